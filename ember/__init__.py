@@ -1,0 +1,37 @@
+"""ember: a PyTorch-compatible deep-learning framework on NumPy, built to be extended.
+
+>>> import ember as torch
+>>> x = torch.randn(3, requires_grad=True)
+>>> (x * 2).sum().backward()
+>>> x.grad
+tensor([2., 2., 2.])
+"""
+from .backend.dtypes import (dtype, float16, float32, float64, int8, int16, int32, int64,
+                             uint8, half, float, double, short, int, long,
+                             get_default_dtype, set_default_dtype)
+from .backend.dtypes import bool_ as bool  # noqa: A001  (PyTorch's spelling: ember.bool)
+from ._tensor import Tensor, Size
+from .device import device
+from . import autograd
+from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
+                                 is_grad_enabled, is_inference_mode_enabled)
+from ._creation import (tensor, as_tensor, from_numpy, zeros, ones, empty, full, zeros_like,
+                        ones_like, empty_like, full_like, arange, linspace, eye, rand, randn,
+                        rand_like, randn_like, randint, randint_like, randperm)
+from .random import (Generator, manual_seed, seed, initial_seed, get_rng_state,
+                     set_rng_state, default_generator)
+from ._functions import *  # noqa: F401,F403
+from . import _tensor_methods
+from . import return_types
+
+FloatTensor = _tensor_methods.LEGACY_TYPES["FloatTensor"]
+DoubleTensor = _tensor_methods.LEGACY_TYPES["DoubleTensor"]
+HalfTensor = _tensor_methods.LEGACY_TYPES["HalfTensor"]
+LongTensor = _tensor_methods.LEGACY_TYPES["LongTensor"]
+IntTensor = _tensor_methods.LEGACY_TYPES["IntTensor"]
+ShortTensor = _tensor_methods.LEGACY_TYPES["ShortTensor"]
+CharTensor = _tensor_methods.LEGACY_TYPES["CharTensor"]
+ByteTensor = _tensor_methods.LEGACY_TYPES["ByteTensor"]
+BoolTensor = _tensor_methods.LEGACY_TYPES["BoolTensor"]
+
+__version__ = "0.1.0"

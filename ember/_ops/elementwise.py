@@ -1,0 +1,652 @@
+"""Element-wise ops with NumPy broadcasting and PyTorch's type promotion.
+
+Each op is a ``Primitive``: forward on arrays, backward on tensors (so it is
+differentiable again), side by side.
+"""
+import math
+
+import numpy as np
+
+from .._tensor import Tensor
+from ..backend import dtypes
+from .primitive import Primitive, unbroadcast
+
+_LN2 = math.log(2.0)
+
+
+# ---- operand handling ---------------------------------------------------------------------
+def _arrays(a, b):
+    """Both operands as arrays/scalars of the promoted dtype (PyTorch's rules)."""
+    if isinstance(a, Tensor):
+        if isinstance(b, Tensor):
+            x, y = a._data, b._data
+            if x.dtype == y.dtype:
+                return x, y
+        else:
+            x = a._data
+            if x.dtype.kind == "f" and isinstance(b, (float, int)) and not isinstance(b, bool):
+                return x, b  # NumPy's weak scalars keep the tensor's float dtype
+    dt = dtypes.result_type(a, b).np
+    return _as(a, dt), _as(b, dt)
+
+
+def _as(x, dt):
+    if isinstance(x, Tensor):
+        d = x._data
+        return d if d.dtype == dt else d.astype(dt)
+    return np.asarray(x, dtype=dt)
+
+
+def _float_arrays(a, b):
+    """Like ``_arrays`` but integer results are lifted to the default float dtype."""
+    x, y = _arrays(a, b)
+    kind = x.dtype.kind if isinstance(x, np.ndarray) else np.asarray(x).dtype.kind
+    if kind != "f":
+        dt = dtypes.get_default_dtype().np
+        x, y = _as_arr(x, dt), _as_arr(y, dt)
+    return x, y
+
+
+def _as_arr(x, dt):
+    return x.astype(dt) if isinstance(x, np.ndarray) else np.asarray(x, dt)
+
+
+def _float_unary(x):
+    """Unary float ops on integer tensors compute in the default float dtype."""
+    d = x._data
+    if d.dtype.kind != "f":
+        return d.astype(dtypes.get_default_dtype().np)
+    return d
+
+
+def _shape(x):
+    return x._data.shape if isinstance(x, Tensor) else ()
+
+
+def _check_broadcast(a, b):
+    sa, sb = _shape(a), _shape(b)
+    if sa != sb:
+        try:
+            np.broadcast_shapes(sa, sb)
+        except ValueError:
+            for i in range(1, min(len(sa), len(sb)) + 1):
+                if sa[-i] != sb[-i] and sa[-i] != 1 and sb[-i] != 1:
+                    raise RuntimeError(
+                        f"The size of tensor a ({sa[-i]}) must match the size of tensor b "
+                        f"({sb[-i]}) at non-singleton dimension {max(len(sa), len(sb)) - i}") from None
+            raise
+
+
+def _grad_for(ctx, i, grad, operand):
+    """``grad`` reduced to the shape of operand ``i`` (None when not needed)."""
+    if not ctx.needs_input_grad[i]:
+        return None
+    return unbroadcast(grad, operand._data.shape)
+
+
+# ---- arithmetic ---------------------------------------------------------------------------
+class Add(Primitive):
+    _backward_name = "AddBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, alpha=1):
+        ctx.a_shape, ctx.b_shape, ctx.alpha = _shape(a), _shape(b), alpha
+        x, y = _arrays(a, b)
+        try:
+            return x + y if alpha == 1 else x + alpha * y
+        except ValueError:
+            _check_broadcast(a, b)
+            raise
+
+    @staticmethod
+    def backward(ctx, grad):
+        ga = unbroadcast(grad, ctx.a_shape) if ctx.needs_input_grad[0] else None
+        gb = None
+        if len(ctx.needs_input_grad) > 1 and ctx.needs_input_grad[1]:
+            gb = unbroadcast(grad if ctx.alpha == 1 else grad * ctx.alpha, ctx.b_shape)
+        return ga, gb, None
+
+
+class Sub(Primitive):
+    _backward_name = "SubBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, alpha=1):
+        ctx.a_shape, ctx.b_shape, ctx.alpha = _shape(a), _shape(b), alpha
+        x, y = _arrays(a, b)
+        if x.dtype == np.bool_ if isinstance(x, np.ndarray) else False:
+            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                               "supported. Use the `^` or `logical_xor()` operator instead.")
+        try:
+            return x - y if alpha == 1 else x - alpha * y
+        except ValueError:
+            _check_broadcast(a, b)
+            raise
+
+    @staticmethod
+    def backward(ctx, grad):
+        ga = unbroadcast(grad, ctx.a_shape) if ctx.needs_input_grad[0] else None
+        gb = None
+        if len(ctx.needs_input_grad) > 1 and ctx.needs_input_grad[1]:
+            gb = unbroadcast(-grad if ctx.alpha == 1 else grad * -ctx.alpha, ctx.b_shape)
+        return ga, gb, None
+
+
+class Mul(Primitive):
+    _backward_name = "MulBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a if isinstance(a, Tensor) else None,
+                              b if isinstance(b, Tensor) else None)
+        if not isinstance(b, Tensor):
+            ctx.scalar = b
+        x, y = _arrays(a, b)
+        try:
+            return x * y
+        except ValueError:
+            _check_broadcast(a, b)
+            raise
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        if b is None:
+            return grad * ctx.scalar, None
+        ga = unbroadcast(grad * b, a._data.shape) if ctx.needs_input_grad[0] else None
+        gb = unbroadcast(grad * a, b._data.shape) if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+
+class Div(Primitive):
+    _backward_name = "DivBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, rounding_mode=None):
+        if rounding_mode is not None:
+            ctx.rounding = True
+            x, y = _arrays(a, b)
+            if rounding_mode == "floor":
+                return _floor_divide(x, y)
+            if rounding_mode == "trunc":
+                q = np.true_divide(x, y)
+                return np.trunc(q).astype(np.result_type(x, y)) if q.dtype != np.result_type(x, y) \
+                    else np.trunc(q)
+            raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
+                               f"'floor' but found '{rounding_mode}'")
+        ctx.save_for_backward(a if isinstance(a, Tensor) else None,
+                              b if isinstance(b, Tensor) else None)
+        if not isinstance(b, Tensor):
+            ctx.scalar = b
+        x, y = _float_arrays(a, b)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            try:
+                return x / y
+            except ValueError:
+                _check_broadcast(a, b)
+                raise
+
+    @staticmethod
+    def backward(ctx, grad):
+        if getattr(ctx, "rounding", False):
+            return grad * 0, None, None
+        a, b = ctx.saved_tensors
+        if b is None:
+            return grad / ctx.scalar, None, None
+        ga = unbroadcast(grad / b, a._data.shape) if ctx.needs_input_grad[0] else None
+        gb = None
+        if ctx.needs_input_grad[1]:
+            gb = unbroadcast(-grad * a / (b * b), b._data.shape)
+        return ga, gb, None
+
+
+class RDiv(Primitive):
+    """``scalar / tensor``."""
+    _backward_name = "DivBackward0"
+    saves_output = True
+
+    @staticmethod
+    def forward(ctx, b, a):
+        ctx.save_for_backward(b)
+        x, y = _float_arrays(a, b)
+        with np.errstate(divide="ignore"):
+            return x / y
+
+    @staticmethod
+    def backward(ctx, grad):
+        b, out = ctx.saved_tensors
+        return -grad * out / b, None
+
+
+def _floor_divide(x, y):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if np.asarray(x).dtype.kind in "iub" and np.asarray(y).dtype.kind in "iub":
+            if np.any(np.asarray(y) == 0):
+                raise RuntimeError("ZeroDivisionError")
+        return np.floor_divide(x, y)
+
+
+class FloorDivide(Primitive):
+    _backward_name = "FloorDivideBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = _arrays(a, b)
+        return _floor_divide(x, y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0, (grad * 0 if ctx.needs_input_grad[1] else None)
+
+
+class Remainder(Primitive):
+    _backward_name = "RemainderBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a if isinstance(a, Tensor) else None,
+                              b if isinstance(b, Tensor) else None)
+        x, y = _arrays(a, b)
+        if np.asarray(x).dtype.kind in "iu" and np.any(np.asarray(y) == 0):
+            raise RuntimeError("ZeroDivisionError")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.remainder(x, y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        ga = unbroadcast(grad, a._data.shape) if a is not None and ctx.needs_input_grad[0] \
+            else None
+        gb = None
+        if b is not None and ctx.needs_input_grad[1]:
+            gb = unbroadcast(-grad * a.div(b, rounding_mode="floor"), b._data.shape)
+        return ga, gb
+
+
+class Pow(Primitive):
+    _backward_name = "PowBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b if isinstance(b, Tensor) else None)
+        if not isinstance(b, Tensor):
+            ctx.exponent = b
+        x, y = _arrays(a, b)
+        if isinstance(x, np.ndarray) and x.dtype.kind in "iu" and np.any(np.asarray(y) < 0):
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.power(x, y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        if b is None:
+            p = ctx.exponent
+            if p == 0:
+                return grad * 0, None
+            return grad * p * a ** (p - 1), None
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            ga = unbroadcast(grad * b * a ** (b - 1), a._data.shape)
+        if ctx.needs_input_grad[1]:
+            # d/db a**b = a**b log a, taken as 0 where a == 0 and b >= 0 (PyTorch's choice)
+            safe = ((a == 0) & (b >= 0))
+            gb = grad * (a ** b) * a.masked_fill(safe, 1.0).log()
+            gb = unbroadcast(gb.masked_fill(safe, 0.0), b._data.shape)
+        return ga, gb
+
+
+class RPow(Primitive):
+    """``scalar ** tensor``."""
+    _backward_name = "PowBackward1"
+    saves_output = True
+
+    @staticmethod
+    def forward(ctx, b, base):
+        ctx.base = base
+        x, y = _arrays(base, b)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.power(x, y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        out, = ctx.saved_tensors
+        if ctx.base == 0:
+            return grad * 0, None
+        return grad * out * math.log(ctx.base), None
+
+
+class Neg(Primitive):
+    _backward_name = "NegBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        if x._data.dtype == np.bool_:
+            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
+                               "If you are trying to invert a mask, use the `~` or "
+                               "`logical_not()` operator instead.")
+        return -x._data
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad
+
+
+# ---- unary math ---------------------------------------------------------------------------
+def _unary(name, fn, grad_fn, saves="input", float_only=True, backward_name=None):
+    """Define a unary Primitive: ``fn`` on arrays, ``grad_fn(grad, x, out)`` on tensors."""
+
+    def forward(ctx, x):
+        if saves == "input":
+            ctx.save_for_backward(x)
+        d = _float_unary(x) if float_only else x._data
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return fn(d)
+
+    def backward(ctx, grad):
+        saved = ctx.saved_tensors
+        x = saved[0] if saves == "input" else None
+        out = saved[-1] if saves == "output" else None
+        return grad_fn(grad, x, out)
+
+    return type(name, (Primitive,), {
+        "forward": staticmethod(forward), "backward": staticmethod(backward),
+        "saves_output": saves == "output",
+        "_backward_name": backward_name or name + "Backward0", "__module__": __name__})
+
+
+def _zero_grad(grad, x, out):
+    return grad * 0
+
+
+Abs = _unary("Abs", np.abs, lambda g, x, o: g * x.sign(), float_only=False)
+Sign = _unary("Sign", np.sign, _zero_grad, saves=None, float_only=False)
+Exp = _unary("Exp", np.exp, lambda g, x, o: g * o, saves="output")
+Exp2 = _unary("Exp2", np.exp2, lambda g, x, o: g * o * _LN2, saves="output")
+Log = _unary("Log", np.log, lambda g, x, o: g / x)
+Log2 = _unary("Log2", np.log2, lambda g, x, o: g / (x * _LN2))
+Log1p = _unary("Log1p", np.log1p, lambda g, x, o: g / (x + 1))
+Expm1 = _unary("Expm1", np.expm1, lambda g, x, o: g * (o + 1), saves="output")
+Sqrt = _unary("Sqrt", np.sqrt, lambda g, x, o: g / (2 * o), saves="output")
+Rsqrt = _unary("Rsqrt", lambda d: 1 / np.sqrt(d), lambda g, x, o: g * -0.5 * o * o * o,
+               saves="output")
+Reciprocal = _unary("Reciprocal", lambda d: 1 / d, lambda g, x, o: -g * o * o, saves="output")
+Sin = _unary("Sin", np.sin, lambda g, x, o: g * x.cos())
+Cos = _unary("Cos", np.cos, lambda g, x, o: -g * x.sin())
+Tan = _unary("Tan", np.tan, lambda g, x, o: g * (1 + o * o), saves="output")
+Tanh = _unary("Tanh", np.tanh, lambda g, x, o: g * (1 - o * o), saves="output")
+Floor = _unary("Floor", np.floor, _zero_grad, saves=None, float_only=False)
+Ceil = _unary("Ceil", np.ceil, _zero_grad, saves=None, float_only=False)
+Trunc = _unary("Trunc", np.trunc, _zero_grad, saves=None, float_only=False)
+Relu = _unary("Relu", lambda d: np.maximum(d, 0, dtype=d.dtype),
+              lambda g, x, o: g * (o > 0), saves="output", float_only=False,
+              backward_name="ReluBackward0")
+
+
+def _sigmoid(d):
+    # exp of a non-positive number only: no overflow warnings for large |x|
+    e = np.exp(-np.abs(d))
+    return np.where(d >= 0, 1 / (1 + e), e / (1 + e)).astype(d.dtype, copy=False)
+
+
+Sigmoid = _unary("Sigmoid", _sigmoid, lambda g, x, o: g * o * (1 - o), saves="output")
+
+
+def _erf(d):
+    try:
+        from scipy.special import erf
+        return erf(d).astype(d.dtype, copy=False)
+    except ImportError:
+        return np.vectorize(math.erf, otypes=[d.dtype])(d) if d.size else d.copy()
+
+
+Erf = _unary("Erf", _erf, lambda g, x, o: g * (2 / math.sqrt(math.pi)) * (-(x * x)).exp())
+
+
+class Round(Primitive):
+    _backward_name = "RoundBackward0"
+
+    @staticmethod
+    def forward(ctx, x, decimals=0):
+        return np.round(x._data, decimals)  # half to even, like PyTorch
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0, None
+
+
+class Clamp(Primitive):
+    _backward_name = "ClampBackward1"
+
+    @staticmethod
+    def forward(ctx, x, min=None, max=None):
+        if min is None and max is None:
+            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        ctx.save_for_backward(x)
+        ctx.min, ctx.max = min, max
+        d = x._data
+        if min is not None:
+            d = np.maximum(d, np.asarray(min).astype(d.dtype) if d.dtype.kind == "f" else min)
+        if max is not None:
+            d = np.minimum(d, np.asarray(max).astype(d.dtype) if d.dtype.kind == "f" else max)
+        if min is not None and max is not None and min > max:
+            d = np.full_like(d, max)
+        return d
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        keep = None
+        if ctx.min is not None:
+            keep = x >= ctx.min
+        if ctx.max is not None:
+            below = x <= ctx.max
+            keep = below if keep is None else keep & below
+        return grad * keep, None, None
+
+
+class Maximum(Primitive):
+    _backward_name = "MaximumBackward0"
+    pick = staticmethod(np.maximum)
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        x, y = _arrays(a, b)
+        return type(ctx)._forward_cls.pick(x, y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        wins = (a > b) if type(ctx)._forward_cls is Maximum else (a < b)
+        tie = (a == b)
+        share_a = wins.to(grad.dtype) + tie.to(grad.dtype) * 0.5
+        ga = unbroadcast(grad * share_a, a._data.shape) if ctx.needs_input_grad[0] else None
+        gb = unbroadcast(grad * (1 - share_a), b._data.shape) if ctx.needs_input_grad[1] \
+            else None
+        return ga, gb
+
+
+class Minimum(Maximum):
+    _backward_name = "MinimumBackward0"
+    pick = staticmethod(np.minimum)
+
+
+class Lerp(Primitive):
+    _backward_name = "LerpBackward0"
+
+    @staticmethod
+    def forward(ctx, start, end, weight):
+        ctx.save_for_backward(start, end, weight if isinstance(weight, Tensor) else None)
+        ctx.weight = weight
+        w = weight._data if isinstance(weight, Tensor) else weight
+        return start._data + w * (end._data - start._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        start, end, w_t = ctx.saved_tensors
+        w = w_t if w_t is not None else ctx.weight
+        g_start = unbroadcast(grad * (1 - w), start._data.shape) if ctx.needs_input_grad[0] \
+            else None
+        g_end = unbroadcast(grad * w, end._data.shape) if ctx.needs_input_grad[1] else None
+        g_w = None
+        if w_t is not None and ctx.needs_input_grad[2]:
+            g_w = unbroadcast(grad * (end - start), w_t._data.shape)
+        return g_start, g_end, g_w
+
+
+# ---- comparisons and logic (no gradient) -------------------------------------------------
+def _compare(name, fn):
+    def forward(ctx, a, b):
+        _check_broadcast(a, b)
+        x, y = _arrays(a, b)
+        return fn(x, y)
+    return type(name, (Primitive,), {"forward": staticmethod(forward), "differentiable": False,
+                                     "__module__": __name__})
+
+
+Eq = _compare("Eq", np.equal)
+Ne = _compare("Ne", np.not_equal)
+Lt = _compare("Lt", np.less)
+Le = _compare("Le", np.less_equal)
+Gt = _compare("Gt", np.greater)
+Ge = _compare("Ge", np.greater_equal)
+LogicalAnd = _compare("LogicalAnd", lambda x, y: np.logical_and(x, y))
+LogicalOr = _compare("LogicalOr", lambda x, y: np.logical_or(x, y))
+LogicalXor = _compare("LogicalXor", lambda x, y: np.logical_xor(x, y))
+
+
+def _bitwise(name, fn):
+    def forward(ctx, a, b):
+        x, y = _arrays(a, b)
+        if np.asarray(x).dtype.kind == "f":
+            raise RuntimeError(f"\"{name.lower()}_cpu\" not implemented for 'Float'")
+        return fn(x, y)
+    return type(name, (Primitive,), {"forward": staticmethod(forward), "differentiable": False,
+                                     "__module__": __name__})
+
+
+BitwiseAnd = _bitwise("bitwise_and", np.bitwise_and)
+BitwiseOr = _bitwise("bitwise_or", np.bitwise_or)
+BitwiseXor = _bitwise("bitwise_xor", np.bitwise_xor)
+
+
+class LogicalNot(Primitive):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.logical_not(x._data)
+
+
+class BitwiseNot(Primitive):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x):
+        if x._data.dtype.kind == "f":
+            raise RuntimeError("\"bitwise_not_cpu\" not implemented for 'Float'")
+        return np.invert(x._data)
+
+
+class IsNan(Primitive):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.isnan(x._data)
+
+
+class Where(Primitive):
+    _backward_name = "WhereBackward0"
+
+    @staticmethod
+    def forward(ctx, cond, a, b):
+        if cond._data.dtype != np.bool_:
+            raise RuntimeError(f"where expected condition to be a boolean tensor, but got a "
+                               f"tensor with dtype {cond.dtype.name.capitalize()}")
+        ctx.save_for_backward(cond)
+        ctx.a_shape, ctx.b_shape = _shape(a), _shape(b)
+        x, y = _arrays(a, b)
+        return np.where(cond._data, x, y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        cond, = ctx.saved_tensors
+        zero = grad * 0
+        ga = unbroadcast(Where.apply(cond, grad, zero), ctx.a_shape) \
+            if ctx.needs_input_grad[1] else None
+        gb = unbroadcast(Where.apply(cond, zero, grad), ctx.b_shape) \
+            if ctx.needs_input_grad[2] else None
+        return None, ga, gb
+
+
+class MaskedFill(Primitive):
+    _backward_name = "MaskedFillBackward0"
+
+    @staticmethod
+    def forward(ctx, x, mask, value):
+        if mask._data.dtype != np.bool_:
+            raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with "
+                               f"dtype {mask.dtype.name}")
+        if isinstance(value, Tensor) and value.dim() != 0:
+            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
+                               f"got tensor with {value.dim()} dimension(s).")
+        ctx.save_for_backward(mask)
+        v = value._data if isinstance(value, Tensor) else value
+        d = x._data
+        out = np.where(mask._data, np.asarray(v).astype(d.dtype), d)
+        if out.shape != d.shape:
+            raise RuntimeError(f"The size of tensor a ({d.shape[-1] if d.ndim else 1}) must "
+                               f"match the size of tensor b ({mask._data.shape[-1]})")
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        mask, = ctx.saved_tensors
+        gx = grad.masked_fill(mask, 0.0)
+        gv = None
+        if len(ctx.needs_input_grad) > 2 and ctx.needs_input_grad[2]:
+            gv = Where.apply(mask, grad, grad * 0).sum()
+        return gx, None, gv
+
+
+class Addcmul(Primitive):
+    _backward_name = "AddcmulBackward0"
+
+    @staticmethod
+    def forward(ctx, x, t1, t2, value=1):
+        ctx.save_for_backward(t1, t2)
+        ctx.value = value
+        ctx.x_shape = x._data.shape
+        return x._data + value * (t1._data * t2._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        t1, t2 = ctx.saved_tensors
+        v = ctx.value
+        return (unbroadcast(grad, ctx.x_shape),
+                unbroadcast(grad * t2 * v, t1._data.shape) if ctx.needs_input_grad[1] else None,
+                unbroadcast(grad * t1 * v, t2._data.shape) if ctx.needs_input_grad[2] else None,
+                None)
+
+
+class Addcdiv(Primitive):
+    _backward_name = "AddcdivBackward0"
+
+    @staticmethod
+    def forward(ctx, x, t1, t2, value=1):
+        ctx.save_for_backward(t1, t2)
+        ctx.value = value
+        ctx.x_shape = x._data.shape
+        return x._data + value * (t1._data / t2._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        t1, t2 = ctx.saved_tensors
+        v = ctx.value
+        return (unbroadcast(grad, ctx.x_shape),
+                unbroadcast(grad * v / t2, t1._data.shape) if ctx.needs_input_grad[1] else None,
+                unbroadcast(-grad * v * t1 / (t2 * t2), t2._data.shape)
+                if ctx.needs_input_grad[2] else None,
+                None)

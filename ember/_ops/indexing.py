@@ -1,0 +1,480 @@
+"""Indexing: ``x[...]`` (views for basic indices, copies for advanced ones),
+``x[...] = v``, gather/scatter, index_select/index_add, masked_select,
+take_along_dim, nonzero, sort, topk.
+
+Gradients of gathers are scatters with ``np.add.at``, so repeated indices
+accumulate (``x[[0, 0]].sum()`` gives 2 at index 0).
+"""
+import numpy as np
+
+from .._tensor import Tensor, _wrap_dim
+from .primitive import Primitive, unbroadcast
+from .. import return_types
+
+
+# ---- turning a Python index into a NumPy one ----------------------------------------------
+def _index_array(t):
+    d = t._data
+    if d.dtype.kind == "f":
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    return d.astype(np.bool_) if d.dtype == np.uint8 else d
+
+
+def normalize_index(index, shape):
+    """(numpy index tuple, is_basic); PyTorch's errors for bad indices."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    out, basic, dim = [], True, 0
+    consumed = sum(_dims_consumed(i) for i in index)
+    for item in index:
+        if isinstance(item, Tensor):
+            item = _index_array(item)
+            if item.dtype == np.bool_:
+                _check_mask(item, shape, dim)
+                dim += item.ndim
+            else:
+                _check_bounds(item, shape, dim)
+                dim += 1
+            basic = False
+            out.append(item)
+        elif isinstance(item, (list, np.ndarray)):
+            arr = np.asarray(item)
+            if arr.dtype.kind == "f":
+                raise IndexError("tensors used as indices must be long, int, byte or bool "
+                                 "tensors")
+            if arr.dtype != np.bool_:
+                _check_bounds(arr, shape, dim)
+            dim += arr.ndim if arr.dtype == np.bool_ else 1
+            basic = False
+            out.append(arr)
+        elif item is None:
+            out.append(None)
+        elif item is Ellipsis:
+            out.append(Ellipsis)
+            dim += max(len(shape) - consumed, 0)
+        elif isinstance(item, slice):
+            if item.step is not None and int(item.step) <= 0:
+                raise ValueError("step must be greater than zero")
+            if dim >= len(shape):
+                raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+            out.append(item)
+            dim += 1
+        elif isinstance(item, bool):
+            out.append(item)
+            basic = False
+        else:
+            try:
+                i = item.__index__()
+            except AttributeError:
+                raise TypeError(f"only integers, slices (`:`), ellipsis (`...`), None and long "
+                                f"or byte Variables are valid indices (got "
+                                f"{type(item).__name__})") from None
+            if dim >= len(shape):
+                raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+            size = shape[dim]
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size "
+                                 f"{size}")
+            out.append(i)
+            dim += 1
+    if dim > len(shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+    return tuple(out), basic
+
+
+def _dims_consumed(item):
+    if item is None or item is Ellipsis or isinstance(item, bool):
+        return 0
+    if isinstance(item, (Tensor, list, np.ndarray)):
+        arr = item._data if isinstance(item, Tensor) else np.asarray(item)
+        return arr.ndim if arr.dtype in (np.bool_, np.uint8) and isinstance(item, Tensor) \
+            or arr.dtype == np.bool_ else 1
+    return 1
+
+
+def _check_bounds(arr, shape, dim):
+    if dim >= len(shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+    size = shape[dim]
+    if arr.size and (arr.max() >= size or arr.min() < -size):
+        bad = arr.max() if arr.max() >= size else arr.min()
+        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
+def _check_mask(mask, shape, dim):
+    for i, s in enumerate(mask.shape):
+        if dim + i >= len(shape) or shape[dim + i] != s:
+            have = shape[dim + i] if dim + i < len(shape) else 0
+            raise IndexError(f"The shape of the mask [{', '.join(map(str, mask.shape))}] at "
+                             f"index {i} does not match the shape of the indexed tensor "
+                             f"[{', '.join(map(str, shape))}] at index {dim + i}")
+            del have
+
+
+# ---- x[index] ----------------------------------------------------------------------------
+class BasicIndex(Primitive):
+    """Ints, slices, None and Ellipsis: a view."""
+    _backward_name = "SliceBackward0"
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, x, index):
+        ctx.in_shape, ctx.index = x._data.shape, index
+        if Ellipsis not in index:
+            index = index + (Ellipsis,)  # always a view, even for all-int indices
+        return x._data[index]
+
+    @staticmethod
+    def backward(ctx, grad):
+        return IndexGrad.apply(grad, ctx.in_shape, ctx.index, False), None
+
+
+class AdvancedIndex(Primitive):
+    """Index with integer arrays or masks: a copy."""
+    _backward_name = "IndexBackward0"
+
+    @staticmethod
+    def forward(ctx, x, index):
+        ctx.in_shape, ctx.index = x._data.shape, index
+        return x._data[index]
+
+    @staticmethod
+    def backward(ctx, grad):
+        return IndexGrad.apply(grad, ctx.in_shape, ctx.index, True), None
+
+
+class IndexGrad(Primitive):
+    """Zeros of ``shape`` with ``grad`` added at ``index`` (accumulating repeats)."""
+    _backward_name = "IndexPutBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, shape, index, accumulate):
+        ctx.index = index
+        ctx.advanced = accumulate
+        out = np.zeros(shape, grad._data.dtype)
+        if accumulate:
+            np.add.at(out, index, grad._data)
+        else:
+            out[index] = grad._data
+        return out
+
+    @staticmethod
+    def backward(ctx, gg):
+        cls = AdvancedIndex if ctx.advanced else BasicIndex
+        return cls.apply(gg, ctx.index), None, None, None
+
+
+def getitem(x, index):
+    np_index, basic = normalize_index(index, x._data.shape)
+    if basic:
+        return BasicIndex.apply(x, np_index)
+    return AdvancedIndex.apply(x, np_index)
+
+
+class IndexPut(Primitive):
+    """Out-of-place ``x[index] = value`` (``__setitem__`` runs it in place)."""
+    _backward_name = "IndexPutBackward0"
+
+    @staticmethod
+    def forward(ctx, x, value, index):
+        ctx.index = index
+        ctx.v_shape = value._data.shape if isinstance(value, Tensor) else None
+        out = x._data.copy()
+        v = value._data if isinstance(value, Tensor) else value
+        try:
+            out[index] = v
+        except ValueError:
+            target = x._data[index].shape
+            raise RuntimeError(f"shape mismatch: value tensor of shape "
+                               f"[{', '.join(map(str, np.shape(v)))}] cannot be broadcast to "
+                               f"indexing result of shape [{', '.join(map(str, target))}]") \
+                from None
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        keep = np.ones(grad._data.shape, grad._data.dtype)
+        keep[ctx.index] = 0
+        gx = grad * Tensor._make(keep)
+        gv = None
+        if ctx.v_shape is not None and ctx.needs_input_grad[1]:
+            taken = grad[ctx.index] if not isinstance(ctx.index, tuple) else \
+                (BasicIndex if _is_basic(ctx.index) else AdvancedIndex).apply(grad, ctx.index)
+            gv = unbroadcast(taken, ctx.v_shape)
+        return gx, gv, None
+
+
+def _is_basic(index):
+    return all(i is None or i is Ellipsis or isinstance(i, (int, slice)) for i in index)
+
+
+def setitem(x, index, value):
+    np_index, _ = normalize_index(index, x._data.shape)
+    if not isinstance(value, Tensor):
+        value = float(value) if isinstance(value, float) else value
+    x._inplace(lambda s, v: IndexPut.apply(s, v, np_index), value)
+
+
+# ---- gather / scatter --------------------------------------------------------------------
+def _grid(index, dim):
+    """An index tuple addressing ``index``'s positions, with ``index`` along ``dim``."""
+    grids = list(np.ix_(*[np.arange(s) for s in index.shape]))
+    grids[dim] = index
+    return tuple(grids)
+
+
+def _check_gather(x, dim, index, name):
+    if index._data.dtype != np.int64:
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    if index._data.ndim != x._data.ndim and x._data.ndim:
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as "
+                           f"{'input' if name == 'gather' else 'self'} tensor")
+    dim = _wrap_dim(dim, x._data.ndim)
+    size = x._data.shape[dim] if x._data.ndim else 1
+    idx = index._data
+    if idx.size and (idx.max() >= size or idx.min() < -size):
+        bad = idx.max() if idx.max() >= size else idx.min()
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+    return dim
+
+
+class Gather(Primitive):
+    _backward_name = "GatherBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim, index):
+        ctx.in_shape, ctx.dim, ctx.index = x._data.shape, dim, index
+        return x._data[_grid(index._data, dim)]
+
+    @staticmethod
+    def backward(ctx, grad):
+        zeros = grad.new_zeros(ctx.in_shape)
+        return ScatterAdd.apply(zeros, ctx.dim, ctx.index, grad), None, None
+
+
+def gather(x, dim, index, sparse_grad=False):
+    dim = _check_gather(x, dim, index, "gather")
+    return Gather.apply(x, dim, index)
+
+
+class Scatter(Primitive):
+    _backward_name = "ScatterBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim, index, src):
+        ctx.dim, ctx.index = dim, index
+        out = x._data.copy()
+        grid = _grid(index._data, dim)
+        if isinstance(src, Tensor):
+            out[grid] = src._data[tuple(slice(0, s) for s in index._data.shape)]
+        else:
+            out[grid] = src
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        gx = Scatter.apply(grad, ctx.dim, ctx.index, 0.0)
+        gs = None
+        if len(ctx.needs_input_grad) > 3 and ctx.needs_input_grad[3]:
+            gs = Gather.apply(grad, ctx.dim, ctx.index)
+        return gx, None, None, gs
+
+
+class ScatterAdd(Primitive):
+    _backward_name = "ScatterAddBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim, index, src):
+        ctx.dim, ctx.index = dim, index
+        ctx.src_shape = src._data.shape
+        out = x._data.copy()
+        np.add.at(out, _grid(index._data, dim),
+                  src._data[tuple(slice(0, s) for s in index._data.shape)])
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        gs = None
+        if ctx.needs_input_grad[3]:
+            gs = Gather.apply(grad, ctx.dim, ctx.index)
+            if gs._data.shape != ctx.src_shape:
+                gs = IndexGrad.apply(gs, ctx.src_shape,
+                                     tuple(slice(0, s) for s in gs._data.shape), False)
+        return grad, None, None, gs
+
+
+def scatter(x, dim, index, src=None, value=None, reduce=None):
+    if src is None:
+        src = value
+    dim = _check_gather(x, dim, index, "scatter")
+    if reduce is not None:
+        if reduce not in ("add", "multiply"):
+            raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
+        if reduce == "add":
+            if not isinstance(src, Tensor):
+                src = x.new_full(index.shape, src)
+            return ScatterAdd.apply(x, dim, index, src)
+        raise NotImplementedError("scatter(reduce='multiply') is not supported yet")
+    if isinstance(src, Tensor) and src.dtype is not x.dtype:
+        raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype")
+    return Scatter.apply(x, dim, index, src)
+
+
+def scatter_add(x, dim, index, src):
+    dim = _check_gather(x, dim, index, "scatter_add")
+    return ScatterAdd.apply(x, dim, index, src)
+
+
+class IndexSelect(Primitive):
+    _backward_name = "IndexSelectBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim, index):
+        ctx.in_shape, ctx.dim, ctx.index = x._data.shape, dim, index
+        return np.take(x._data, index._data, axis=dim) if x._data.ndim else x._data.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return IndexAdd.apply(grad.new_zeros(ctx.in_shape), ctx.dim, ctx.index, grad, 1), \
+            None, None
+
+
+def _check_index_vector(x, dim, index, name):
+    if index._data.dtype.kind not in "iu":
+        raise IndexError(f"{name}(): Expected dtype int32/int64 for index")
+    if index._data.ndim > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector")
+    dim = _wrap_dim(dim, x._data.ndim)
+    size = x._data.shape[dim] if x._data.ndim else 1
+    idx = index._data
+    if idx.size and (idx.max() >= size or idx.min() < -size):
+        bad = idx.max() if idx.max() >= size else idx.min()
+        raise IndexError(f"index out of range in self: index {bad} is out of bounds for "
+                         f"dimension {dim} with size {size}")
+    return dim
+
+
+def index_select(x, dim, index):
+    dim = _check_index_vector(x, dim, index, "index_select")
+    return IndexSelect.apply(x, dim, index.reshape(-1) if index.dim() == 0 else index)
+
+
+class IndexAdd(Primitive):
+    _backward_name = "IndexAddBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim, index, source, alpha=1):
+        ctx.dim, ctx.index, ctx.alpha = dim, index, alpha
+        out = x._data.copy()
+        moved = np.moveaxis(out, dim, 0)
+        np.add.at(moved, index._data, np.moveaxis(source._data * alpha, dim, 0)
+                  .astype(out.dtype, copy=False))
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        gs = None
+        if ctx.needs_input_grad[3]:
+            gs = IndexSelect.apply(grad, ctx.dim, ctx.index)
+            if ctx.alpha != 1:
+                gs = gs * ctx.alpha
+        return grad, None, None, gs, None
+
+
+def index_add(x, dim, index, source, *, alpha=1):
+    dim = _check_index_vector(x, dim, index, "index_add")
+    return IndexAdd.apply(x, dim, index, source, alpha)
+
+
+def masked_select(x, mask):
+    if mask._data.dtype != np.bool_:
+        raise RuntimeError(f"masked_select: expected BoolTensor for mask")
+    shape = np.broadcast_shapes(x._data.shape, mask._data.shape)
+    xb = x.expand(shape) if x._data.shape != shape else x
+    mb = mask._data if mask._data.shape == shape else np.broadcast_to(mask._data, shape)
+    return AdvancedIndex.apply(xb, (mb,))
+
+
+def take_along_dim(x, indices, dim=None):
+    if dim is None:
+        return AdvancedIndex.apply(x.reshape(-1), (indices._data.reshape(-1),))
+    dim = _wrap_dim(dim, x._data.ndim)
+    shape = list(np.broadcast_shapes(
+        tuple(s for i, s in enumerate(x._data.shape) if i != dim),
+        tuple(s for i, s in enumerate(indices._data.shape) if i != dim)))
+    xs, ids = list(shape), list(shape)
+    xs.insert(dim, x._data.shape[dim])
+    ids.insert(dim, indices._data.shape[dim])
+    xb = x.expand(xs) if tuple(xs) != x._data.shape else x
+    idx = np.broadcast_to(indices._data, ids)
+    return AdvancedIndex.apply(xb, _grid(idx, dim))
+
+
+class Nonzero(Primitive):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.argwhere(x._data).astype(np.int64)
+
+
+def nonzero(x, *, as_tuple=False):
+    if as_tuple:
+        if x._data.ndim == 0:
+            return (Tensor._make(np.nonzero(x._data.reshape(1))[0].astype(np.int64)),)
+        return tuple(Tensor._make(i.astype(np.int64)) for i in np.nonzero(x._data))
+    return Nonzero.apply(x)
+
+
+# ---- sort / topk -------------------------------------------------------------------------
+class SortLike(Primitive):
+    """Values chosen by ``indices`` along ``dim``; gradient scattered back."""
+    _backward_name = "SortBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim, indices):
+        ctx.in_shape, ctx.dim, ctx.indices = x._data.shape, dim, indices
+        if x._data.ndim == 0:
+            return x._data.copy()
+        return np.take_along_axis(x._data, indices, dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        if not ctx.in_shape:
+            return grad, None, None
+        zeros = grad.new_zeros(ctx.in_shape)
+        return ScatterAdd.apply(zeros, ctx.dim, Tensor._make(ctx.indices), grad), None, None
+
+
+def sort(x, dim=-1, descending=False, stable=False):
+    d = x._data
+    if d.ndim == 0:
+        return return_types.sort(SortLike.apply(x, 0, None), Tensor._make(np.zeros((), np.int64)))
+    dim = _wrap_dim(dim, d.ndim)
+    key = -d if descending and d.dtype.kind in "fi" else d
+    idx = np.argsort(key, axis=dim, kind="stable")
+    if descending and d.dtype.kind not in "fi":
+        idx = np.flip(np.argsort(d, axis=dim, kind="stable"), dim)
+    if descending and d.dtype.kind == "f":
+        # NaN sorts first when descending, like PyTorch
+        idx = np.argsort(np.where(np.isnan(d), -np.inf, -d), axis=dim, kind="stable")
+        nan_first = np.argsort(~np.isnan(np.take_along_axis(d, idx, dim)), axis=dim,
+                               kind="stable")
+        idx = np.take_along_axis(idx, nan_first, dim)
+    idx = idx.astype(np.int64)
+    return return_types.sort(SortLike.apply(x, dim, idx), Tensor._make(idx))
+
+
+def argsort(x, dim=-1, descending=False, stable=False):
+    return sort(x, dim, descending, stable).indices
+
+
+def topk(x, k, dim=-1, largest=True, sorted=True):
+    d = x._data
+    dim = _wrap_dim(dim, d.ndim) if d.ndim else 0
+    size = d.shape[dim] if d.ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError("selected index k out of range")
+    order = sort(x.detach(), dim, descending=largest).indices._data
+    idx = np.ascontiguousarray(np.take(order, np.arange(k), axis=dim)) if d.ndim else order
+    return return_types.topk(SortLike.apply(x, dim, idx), Tensor._make(idx))

@@ -1,0 +1,228 @@
+"""Matrix products: mm, matmul (1-D, 2-D, batched, broadcasting), bmm, dot,
+mv, outer, addmm, einsum."""
+import numpy as np
+
+from .._tensor import Tensor
+from ..backend import dtypes
+from .primitive import Primitive
+
+
+def _dims(shape):
+    return "x".join(map(str, shape))
+
+
+def _check_same_dtype(a, b, name):
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_legacy(a)} != {_legacy(b)}" if name == "mm" else
+                           f"expected scalar type {_legacy(a)} but found {_legacy(b)}")
+
+
+def _legacy(t):
+    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+            "int32": "int", "int16": "short int", "int8": "signed char",
+            "uint8": "unsigned char", "bool": "bool"}[t.dtype.name]
+
+
+class Matmul(Primitive):
+    """NumPy's matmul semantics, which are PyTorch's; backward undoes the 1-D
+    promotion and the batch broadcasting."""
+    _backward_name = "MmBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return np.matmul(a._data, b._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        a_shape, b_shape = a._data.shape, b._data.shape
+        a2 = a.unsqueeze(0) if len(a_shape) == 1 else a
+        b2 = b.unsqueeze(-1) if len(b_shape) == 1 else b
+        g = grad
+        if len(a_shape) == 1:
+            g = g.unsqueeze(-2)
+        if len(b_shape) == 1:
+            g = g.unsqueeze(-1)
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            ga = matmul(g, b2.mT).sum_to_size(a2._data.shape).reshape(a_shape)
+        if ctx.needs_input_grad[1]:
+            gb = matmul(a2.mT, g).sum_to_size(b2._data.shape).reshape(b_shape)
+        return ga, gb
+
+
+class Mm(Matmul):
+    _backward_name = "MmBackward0"
+
+
+class Bmm(Matmul):
+    _backward_name = "BmmBackward0"
+
+
+def mm(a, b):
+    if a._data.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if b._data.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    if a._data.shape[1] != b._data.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
+                           f"({_dims(a._data.shape)} and {_dims(b._data.shape)})")
+    _check_same_dtype(a, b, "mm")
+    return Mm.apply(a, b)
+
+
+def bmm(a, b):
+    if a._data.ndim != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor")
+    if b._data.ndim != 3:
+        raise RuntimeError(f"batch2 must be a 3D tensor")
+    sa, sb = a._data.shape, b._data.shape
+    if sb[0] != sa[0] or sb[1] != sa[2]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{sa[0]}, {sa[2]}] but got: [{sb[0]}, {sb[1]}].")
+    _check_same_dtype(a, b, "bmm")
+    return Bmm.apply(a, b)
+
+
+def matmul(a, b):
+    sa, sb = a._data.shape, b._data.shape
+    if not sa or not sb:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{len(sa)}D and {len(sb)}D")
+    _check_same_dtype(a, b, "matmul")
+    if len(sa) == 1 and len(sb) == 1:
+        if sa[0] != sb[0]:
+            raise RuntimeError(f"inconsistent tensor size, expected tensor [{sa[0]}] and src "
+                               f"[{sb[0]}] to have the same number of elements, but got "
+                               f"{sa[0]} and {sb[0]} elements respectively")
+    elif len(sa) <= 2 and len(sb) <= 2:
+        inner_a = sa[-1]
+        inner_b = sb[0] if len(sb) == 1 else sb[-2]
+        if inner_a != inner_b:
+            ra = sa if len(sa) == 2 else (1,) + sa
+            rb = sb if len(sb) == 2 else sb + (1,)
+            if len(sa) == 2 and len(sb) == 1:
+                raise RuntimeError(f"size mismatch, got input ({sa[0]}), mat ({_dims(sa)}), "
+                                   f"vec ({sb[0]})")
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
+                               f"({_dims(ra)} and {_dims(rb)})")
+    else:
+        inner_b = sb[0] if len(sb) == 1 else sb[-2]
+        if sa[-1] != inner_b:
+            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                               f"[{int(np.prod(sa[:-2])) if len(sa) > 2 else 1}, {sa[-1]}] "
+                               f"but got: [{int(np.prod(sb[:-2])) if len(sb) > 2 else 1}, "
+                               f"{inner_b}].")
+        try:
+            np.broadcast_shapes(sa[:-2], sb[:-2])
+        except ValueError:
+            raise RuntimeError(f"The size of tensor a ({sa[-3] if len(sa) > 2 else 1}) must "
+                               f"match the size of tensor b ({sb[-3] if len(sb) > 2 else 1}) at "
+                               f"non-singleton dimension 0") from None
+    return Matmul.apply(a, b)
+
+
+def dot(a, b):
+    if a._data.ndim != 1 or b._data.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a._data.ndim}D and {b._data.ndim}D "
+                           "tensors")
+    if a._data.shape != b._data.shape:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{a._data.shape[0]}] and "
+                           f"src [{b._data.shape[0]}] to have the same number of elements, but "
+                           f"got {a._data.shape[0]} and {b._data.shape[0]} elements respectively")
+    _check_same_dtype(a, b, "dot")
+    return Matmul.apply(a, b)
+
+
+def mv(a, v):
+    if a._data.ndim != 2 or v._data.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a._data.ndim}, "
+                           f"{v._data.ndim}")
+    return matmul(a, v)
+
+
+def outer(a, b):
+    if a._data.ndim != 1 or b._data.ndim != 1:
+        raise RuntimeError("outer: expected 1D tensors")
+    return a.reshape(-1, 1) * b.reshape(1, -1)
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    prod = mm(mat1, mat2)
+    if alpha != 1:
+        prod = prod * alpha
+    if beta == 0:
+        return prod + input * 0 if input.requires_grad else prod
+    return prod + (input if beta == 1 else input * beta)
+
+
+class Einsum(Primitive):
+    _backward_name = "EinsumBackward0"
+
+    @staticmethod
+    def forward(ctx, spec, *operands):
+        ctx.spec = spec
+        ctx.save_for_backward(*operands)
+        return np.asarray(np.einsum(spec, *[o._data for o in operands], optimize=len(operands) > 2))
+
+    @staticmethod
+    def backward(ctx, grad):
+        ops = ctx.saved_tensors
+        ins, out = ctx.spec.split("->")
+        subs = ins.split(",")
+        grads = [None]
+        for i, s in enumerate(subs):
+            if not ctx.needs_input_grad[i + 1]:
+                grads.append(None)
+                continue
+            if len(set(s)) != len(s):
+                raise RuntimeError("einsum backward with repeated indices in one operand is "
+                                   "not supported")
+            others = [subs[j] for j in range(len(subs)) if j != i]
+            available = set(out).union(*others) if others else set(out)
+            kept = "".join(c for c in s if c in available)
+            spec = ",".join([out] + others) + "->" + kept
+            g = einsum(spec, grad, *[ops[j] for j in range(len(ops)) if j != i])
+            if kept != s:  # letters only this operand has: broadcast over them
+                shape = ops[i]._data.shape
+                g = g.reshape(tuple(shape[k] if c in available else 1 for k, c in enumerate(s)))
+                g = g.expand(shape)
+            grads.append(g)
+        return tuple(grads)
+
+
+def _normalize_spec(spec, operands):
+    spec = spec.replace(" ", "")
+    if "..." in spec:
+        raise NotImplementedError("einsum with '...' is not supported yet")
+    if "->" not in spec:
+        ins = spec.split(",")
+        letters = "".join(ins)
+        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+        spec = spec + "->" + out
+    ins = spec.split("->")[0].split(",")
+    if len(ins) != len(operands):
+        raise RuntimeError(f"einsum(): more operands were provided than specified in the "
+                           f"equation" if len(operands) > len(ins) else
+                           "einsum(): fewer operands were provided than specified in the "
+                           "equation")
+    for i, (s, o) in enumerate(zip(ins, operands)):
+        if len(s) != o._data.ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(s)}) "
+                               f"does not match the number of dimensions ({o._data.ndim}) for "
+                               f"operand {i} and no ellipsis was given")
+    return spec
+
+
+def einsum(spec, *operands):
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    spec = _normalize_spec(spec, operands)
+    dt = dtypes.result_type(*operands)
+    operands = [o if o.dtype is dt else o.to(dt) for o in operands]
+    return Einsum.apply(spec, *operands)
+
+
+__all__ = ["Tensor"]

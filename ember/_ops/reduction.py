@@ -1,0 +1,425 @@
+"""Reductions: sum, mean, prod, max/min (with and without dim), var/std,
+logsumexp, norm, all/any, cumsum/cumprod, argmax/argmin."""
+import numpy as np
+
+from .._tensor import Tensor, _wrap_dim
+from ..backend import dtypes
+from .primitive import Primitive
+from .. import return_types
+
+
+def reduce_dims(dim, ndim):
+    """``dim`` (None, int, or sequence) as a sorted tuple of non-negative dims."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (tuple, list)):
+        if len(dim) == 0:
+            return tuple(range(ndim))
+        dims = tuple(sorted(_wrap_dim(d, ndim) for d in dim))
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
+        return dims
+    return (_wrap_dim(dim, ndim),)
+
+
+def _kept_shape(shape, dims):
+    return tuple(1 if i in dims else s for i, s in enumerate(shape))
+
+
+def expand_back(grad, in_shape, dims, keepdim):
+    """Broadcast a reduced gradient back over the reduced dims (differentiable)."""
+    if not keepdim:
+        grad = grad.reshape(_kept_shape(in_shape, dims))
+    return grad.expand(in_shape)
+
+
+def _np_axis(dims, ndim):
+    if ndim == 0:
+        return None
+    return dims
+
+
+class Sum(Primitive):
+    _backward_name = "SumBackward1"
+
+    @staticmethod
+    def forward(ctx, x, dim=None, keepdim=False, dtype=None):
+        d = x._data
+        dims = reduce_dims(dim, d.ndim)
+        ctx.in_shape, ctx.dims, ctx.keepdim = d.shape, dims, keepdim
+        out = d.sum(axis=_np_axis(dims, d.ndim), keepdims=keepdim)
+        if dtype is not None:
+            return np.asarray(out).astype(dtype.np, copy=False)
+        if d.dtype.kind in "iub":
+            return np.asarray(out).astype(np.int64, copy=False)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return expand_back(grad, ctx.in_shape, ctx.dims, ctx.keepdim), None, None, None
+
+
+class Mean(Primitive):
+    _backward_name = "MeanBackward1"
+
+    @staticmethod
+    def forward(ctx, x, dim=None, keepdim=False, dtype=None):
+        d = x._data
+        if dtype is not None:
+            d = d.astype(dtype.np)
+        elif d.dtype.kind != "f":
+            raise RuntimeError(
+                "mean(): could not infer output dtype. Input dtype must be either a floating "
+                f"point or complex dtype. Got: {_legacy_name(x.dtype)}")
+        dims = reduce_dims(dim, d.ndim)
+        ctx.in_shape, ctx.dims, ctx.keepdim = d.shape, dims, keepdim
+        ctx.count = int(np.prod([d.shape[i] for i in dims])) if d.ndim else 1
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return d.mean(axis=_np_axis(dims, d.ndim), keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return expand_back(grad, ctx.in_shape, ctx.dims, ctx.keepdim) / ctx.count, None, None, \
+            None
+
+
+def _legacy_name(dt):
+    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool", "float32": "Float", "float64": "Double", "float16": "Half"}[dt.name]
+
+
+class Prod(Primitive):
+    _backward_name = "ProdBackward1"
+    saves_output = True
+
+    @staticmethod
+    def forward(ctx, x, dim=None, keepdim=False, dtype=None):
+        d = x._data
+        ctx.save_for_backward(x)
+        ctx.dim_given = dim is not None
+        ctx.keepdim = keepdim
+        if dim is None:
+            out = d.prod()
+            ctx.dims = tuple(range(d.ndim))
+        else:
+            ctx.dims = reduce_dims(dim, d.ndim)
+            out = d.prod(axis=_np_axis(ctx.dims, d.ndim), keepdims=keepdim)
+        if d.dtype.kind in "iub" and dtype is None:
+            out = np.asarray(out).astype(np.int64)
+        return out if dtype is None else np.asarray(out).astype(dtype.np)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out = ctx.saved_tensors
+        shape = x._data.shape
+        g = expand_back(grad, shape, ctx.dims, ctx.keepdim)
+        if not (x == 0).any():
+            return g * expand_back(out, shape, ctx.dims, ctx.keepdim) / x, None, None, None
+        # With zeros, divide-by-x fails: take the product of all *other* elements
+        # along the reduced dim from exclusive cumulative products both ways.
+        if ctx.dim_given:
+            dim = ctx.dims[0]
+            return g * _prod_of_others(x, dim), None, None, None
+        flat = x.reshape(-1)
+        return g * _prod_of_others(flat, 0).reshape(shape), None, None, None
+
+
+def _prod_of_others(x, dim):
+    n = x._data.shape[dim]
+    ones_shape = list(x._data.shape)
+    ones_shape[dim] = 1
+    one = Tensor._make(np.ones(ones_shape, x._data.dtype))
+    left = x.narrow(dim, 0, n - 1)
+    right = x.narrow(dim, 1, n - 1)
+    excl_left = _cat([one, left.cumprod(dim)], dim)
+    excl_right = _cat([right.flip(dim).cumprod(dim).flip(dim), one], dim)
+    return excl_left * excl_right
+
+
+def _cat(ts, dim):
+    from .shape import cat
+    return cat(ts, dim)
+
+
+class ExtremeAll(Primitive):
+    """``max()``/``min()`` over all elements; ties share the gradient evenly."""
+    _backward_name = "MaxBackward1"
+    saves_output = True
+
+    @staticmethod
+    def forward(ctx, x, largest):
+        d = x._data
+        if d.size == 0:
+            name = "max" if largest else "min"
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                               "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                               "argument.")
+        ctx.save_for_backward(x)
+        return d.max() if largest else d.min()
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out = ctx.saved_tensors
+        hit = (x == out).to(grad.dtype)
+        return grad * hit / hit.sum(), None
+
+
+class ExtremeDim(Primitive):
+    """``max(dim)``/``min(dim)``: (values, indices); gradient to the chosen index."""
+    _backward_name = "MaxBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim, largest):
+        d = x._data
+        dim = _wrap_dim(dim, d.ndim)
+        if d.ndim and d.shape[dim] == 0:
+            raise IndexError(f"{'max' if largest else 'min'}(): Expected reduction dim {dim} to "
+                             "have non-zero size.")
+        axis = dim if d.ndim else None
+        idx = (np.argmax if largest else np.argmin)(d, axis=axis, keepdims=True) \
+            if d.ndim else np.zeros((), np.int64)
+        values = np.take_along_axis(d, idx, axis) if d.ndim else d.copy()
+        if not keepdim and d.ndim:
+            values, idx = values.squeeze(dim), idx.squeeze(dim)
+        ctx.in_shape, ctx.dim, ctx.keepdim = d.shape, dim, keepdim
+        ctx.indices = idx.astype(np.int64)
+        return values, ctx.indices
+
+    @staticmethod
+    def backward(ctx, grad, grad_indices):
+        if not ctx.in_shape:
+            return grad, None, None, None
+        idx = Tensor._make(ctx.indices)
+        if not ctx.keepdim:
+            grad, idx = grad.unsqueeze(ctx.dim), idx.unsqueeze(ctx.dim)
+        zeros = grad.new_zeros(ctx.in_shape)
+        return zeros.scatter(ctx.dim, idx, grad), None, None, None
+
+
+class Amax(Primitive):
+    """amax/amin over dims; gradient shared evenly between ties."""
+    _backward_name = "AmaxBackward0"
+    saves_output = True
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim, largest):
+        d = x._data
+        dims = reduce_dims(dim, d.ndim)
+        ctx.save_for_backward(x)
+        ctx.dims, ctx.keepdim = dims, keepdim
+        fn = np.max if largest else np.min
+        return fn(d, axis=_np_axis(dims, d.ndim), keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out = ctx.saved_tensors
+        shape = x._data.shape
+        hit = (x == expand_back(out, shape, ctx.dims, ctx.keepdim)).to(grad.dtype)
+        count = hit.sum(ctx.dims, keepdim=True) if shape else hit
+        return expand_back(grad, shape, ctx.dims, ctx.keepdim) * hit / count, None, None, None
+
+
+class ArgExtreme(Primitive):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim, largest):
+        d = x._data
+        fn = np.argmax if largest else np.argmin
+        if dim is None:
+            out = fn(d)
+            return np.asarray(out, np.int64).reshape((1,) * d.ndim if keepdim else ())
+        dim = _wrap_dim(dim, d.ndim)
+        return fn(d, axis=dim if d.ndim else None, keepdims=keepdim).astype(np.int64)
+
+
+class Var(Primitive):
+    _backward_name = "VarBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim, correction, keepdim, take_sqrt):
+        d = x._data
+        if d.dtype.kind != "f":
+            raise RuntimeError("std and var only support floating point and complex dtypes")
+        dims = reduce_dims(dim, d.ndim)
+        ctx.save_for_backward(x)
+        ctx.dims, ctx.correction, ctx.keepdim, ctx.sqrt = dims, correction, keepdim, take_sqrt
+        with np.errstate(divide="ignore", invalid="ignore"):
+            v = np.var(d, axis=_np_axis(dims, d.ndim), ddof=correction, keepdims=keepdim)
+            return np.sqrt(v) if take_sqrt else v
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        shape = x._data.shape
+        n = int(np.prod([shape[i] for i in ctx.dims])) if shape else 1
+        centered = x - x.mean(ctx.dims, keepdim=True) if shape else x - x
+        g = expand_back(grad, shape, ctx.dims, ctx.keepdim)
+        if ctx.sqrt:
+            std = x.std(ctx.dims, correction=ctx.correction, keepdim=True) if shape else None
+            return g * centered / (std * (n - ctx.correction)), None, None, None, None
+        return g * 2 * centered / (n - ctx.correction), None, None, None, None
+
+
+class LogSumExp(Primitive):
+    _backward_name = "LogsumexpBackward0"
+    saves_output = True
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim):
+        d = x._data
+        if d.dtype.kind != "f":
+            d = d.astype(dtypes.get_default_dtype().np)
+        dims = reduce_dims(dim, d.ndim)
+        ctx.save_for_backward(x)
+        ctx.dims, ctx.keepdim = dims, keepdim
+        axis = _np_axis(dims, d.ndim)
+        if d.size == 0:
+            return np.log(np.exp(d).sum(axis=axis, keepdims=keepdim))
+        m = np.max(d, axis=axis, keepdims=True)
+        m = np.where(np.isfinite(m), m, 0)
+        with np.errstate(divide="ignore"):
+            out = np.log(np.exp(d - m).sum(axis=axis, keepdims=True)) + m
+        return out if keepdim else out.reshape([s for i, s in enumerate(d.shape)
+                                                if i not in dims])
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out = ctx.saved_tensors
+        shape = x._data.shape
+        g = expand_back(grad, shape, ctx.dims, ctx.keepdim)
+        return g * (x - expand_back(out, shape, ctx.dims, ctx.keepdim)).exp(), None, None
+
+
+class Norm(Primitive):
+    """Vector p-norm over dims: p = 2 (default), 1, inf, -inf, 0, or any float."""
+    _backward_name = "NormBackward1"
+    saves_output = True
+
+    @staticmethod
+    def forward(ctx, x, p, dim, keepdim):
+        d = x._data
+        if d.dtype.kind != "f":
+            raise RuntimeError("linalg.vector_norm: Expected a floating point or complex "
+                               f"tensor as input. Got {_legacy_name(x.dtype)}")
+        dims = reduce_dims(dim, d.ndim)
+        ctx.save_for_backward(x)
+        ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
+        axis = _np_axis(dims, d.ndim)
+        a = np.abs(d)
+        if p == float("inf"):
+            return a.max(axis=axis, keepdims=keepdim)
+        if p == float("-inf"):
+            return a.min(axis=axis, keepdims=keepdim)
+        if p == 0:
+            return (a != 0).sum(axis=axis, keepdims=keepdim).astype(d.dtype)
+        if p == 1:
+            return a.sum(axis=axis, keepdims=keepdim)
+        if p == 2:
+            return np.sqrt((d * d).sum(axis=axis, keepdims=keepdim))
+        return (a ** p).sum(axis=axis, keepdims=keepdim) ** (1.0 / p)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out = ctx.saved_tensors
+        shape, p = x._data.shape, ctx.p
+        g = expand_back(grad, shape, ctx.dims, ctx.keepdim)
+        n = expand_back(out, shape, ctx.dims, ctx.keepdim)
+        if p == 0:
+            return g * 0, None, None, None
+        if p == 1:
+            return g * x.sign(), None, None, None
+        if p in (float("inf"), float("-inf")):
+            hit = (x.abs() == n).to(g.dtype)
+            count = hit.sum(ctx.dims, keepdim=True) if shape else hit
+            return g * x.sign() * hit / count, None, None, None
+        if p == 2:
+            return (g * x / n).masked_fill(n == 0, 0.0), None, None, None
+        gx = g * x * x.abs() ** (p - 2) / n ** (p - 1)
+        return gx.masked_fill(n == 0, 0.0), None, None, None
+
+
+class AllAny(Primitive):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim, is_all):
+        d = x._data
+        fn = np.all if is_all else np.any
+        if dim is None:
+            return np.asarray(fn(d))
+        dims = reduce_dims(dim, d.ndim)
+        return fn(d, axis=_np_axis(dims, d.ndim), keepdims=keepdim)
+
+
+class Cumsum(Primitive):
+    _backward_name = "CumsumBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim, dtype=None):
+        d = x._data
+        ctx.dim = dim = _wrap_dim(dim, d.ndim)
+        if dtype is not None:
+            d = d.astype(dtype.np)
+        elif d.dtype.kind in "iub":
+            d = d.astype(np.int64)
+        return np.cumsum(d, axis=dim) if d.ndim else d.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        if grad.dim() == 0:
+            return grad, None, None
+        return grad.flip(ctx.dim).cumsum(ctx.dim).flip(ctx.dim), None, None
+
+
+class Cumprod(Primitive):
+    _backward_name = "CumprodBackward0"
+    saves_output = True
+
+    @staticmethod
+    def forward(ctx, x, dim, dtype=None):
+        d = x._data
+        ctx.save_for_backward(x)
+        ctx.dim = dim = _wrap_dim(dim, d.ndim)
+        if dtype is not None:
+            d = d.astype(dtype.np)
+        elif d.dtype.kind in "iub":
+            d = d.astype(np.int64)
+        return np.cumprod(d, axis=dim) if d.ndim else d.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out = ctx.saved_tensors
+        if x.dim() == 0:
+            return grad, None, None
+        dim = ctx.dim
+        if not (x == 0).any():
+            return (grad * out).flip(dim).cumsum(dim).flip(dim) / x, None, None
+        # d out_j / d x_i = prod_{k<=j, k!=i} x_k: build it per i (only when zeros occur)
+        n = x.shape[dim]
+        shape = [1] * x.dim()
+        shape[dim] = n
+        cols = []
+        for i in range(n):
+            keep = np.ones(shape, x._data.dtype)
+            keep.reshape(-1)[i] = 0
+            keep = Tensor._make(keep)
+            with_one = x * keep + (1 - keep)  # x with element i replaced by 1
+            partial = with_one.cumprod(dim).narrow(dim, i, n - i)
+            cols.append((grad.narrow(dim, i, n - i) * partial).sum(dim, keepdim=True))
+        from .shape import cat
+        return cat(cols, dim), None, None
+
+
+def max_min(x, dim=None, keepdim=False, *, largest, other=None):
+    """``ember.max``/``ember.min`` in all their call forms."""
+    if isinstance(dim, Tensor):
+        other = dim
+    if other is not None:
+        from .elementwise import Maximum, Minimum
+        return (Maximum if largest else Minimum).apply(x, other)
+    if dim is None:
+        return ExtremeAll.apply(x, largest)
+    values, indices = ExtremeDim.apply(x, dim, keepdim, largest)
+    cls = return_types.max if largest else return_types.min
+    return cls(values, indices)

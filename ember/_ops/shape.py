@@ -1,0 +1,514 @@
+"""Shape ops. Views (``is_view = True``) return NumPy views of their input and
+so share memory and the version counter; the rest copy."""
+import numpy as np
+
+from .._tensor import Tensor, _wrap_dim
+from .primitive import Primitive, unbroadcast
+
+
+def infer_shape(shape, numel):
+    """Resolve a single -1 in ``shape``; PyTorch's error when sizes don't fit."""
+    shape = tuple(int(s) for s in shape)
+    neg = [i for i, s in enumerate(shape) if s == -1]
+    if len(neg) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    if any(s < -1 for s in shape):
+        raise RuntimeError(f"invalid shape dimension {min(shape)}")
+    known = 1
+    for s in shape:
+        if s != -1:
+            known *= s
+    if neg:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '[{', '.join(map(str, shape))}]' is invalid for input of "
+                               f"size {numel}")
+        shape = shape[:neg[0]] + (numel // known,) + shape[neg[0] + 1:]
+    elif known != numel:
+        raise RuntimeError(f"shape '[{', '.join(map(str, shape))}]' is invalid for input of size "
+                           f"{numel}")
+    return shape
+
+
+def parse_sizes(sizes):
+    """``f(2, 3)`` and ``f((2, 3))`` / ``f([2, 3])`` / ``f(Size)`` alike."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        return tuple(sizes[0])
+    return tuple(int(s) for s in sizes)
+
+
+def _try_view(d, shape):
+    out = d.view()
+    try:
+        out.shape = shape
+    except AttributeError:
+        return None
+    return out
+
+
+class View(Primitive):
+    _backward_name = "ViewBackward0"
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.in_shape = x._data.shape
+        out = _try_view(x._data, shape)
+        if out is None:
+            raise RuntimeError(
+                "view size is not compatible with input tensor's size and stride (at least one "
+                "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(ctx.in_shape), None
+
+
+class Unsqueeze(View):
+    _backward_name = "UnsqueezeBackward0"
+
+
+class Squeeze(View):
+    _backward_name = "SqueezeBackward0"
+
+
+class ReshapeCopy(Primitive):
+    _backward_name = "ReshapeAliasBackward0"
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.in_shape = x._data.shape
+        return x._data.reshape(shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(ctx.in_shape), None
+
+
+def view(x, *shape):
+    shape = infer_shape(parse_sizes(shape), x._data.size)
+    return View.apply(x, shape)
+
+
+def reshape(x, *shape):
+    shape = infer_shape(parse_sizes(shape), x._data.size)
+    if shape == x._data.shape:
+        return View.apply(x, shape)
+    if _try_view(x._data, shape) is not None:
+        return View.apply(x, shape)
+    return ReshapeCopy.apply(x, shape)
+
+
+def flatten(x, start_dim=0, end_dim=-1):
+    n = x._data.ndim
+    if n == 0:
+        return reshape(x, 1)
+    s, e = _wrap_dim(start_dim, n), _wrap_dim(end_dim, n)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    shape = x._data.shape
+    return reshape(x, shape[:s] + (int(np.prod(shape[s:e + 1])),) + shape[e + 1:])
+
+
+def unflatten(x, dim, sizes):
+    n = x._data.ndim
+    dim = _wrap_dim(dim, n)
+    shape = x._data.shape
+    sizes = infer_shape(sizes, shape[dim])
+    return view(x, shape[:dim] + tuple(sizes) + shape[dim + 1:])
+
+
+def squeeze(x, dim=None):
+    shape = x._data.shape
+    if dim is None:
+        new = tuple(s for s in shape if s != 1)
+    else:
+        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+        dims = {_wrap_dim(d, len(shape)) for d in dims} if shape else set()
+        new = tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1))
+    return Squeeze.apply(x, new)
+
+
+def unsqueeze(x, dim):
+    shape = x._data.shape
+    dim = _wrap_dim(dim, len(shape) + 1)
+    return Unsqueeze.apply(x, shape[:dim] + (1,) + shape[dim:])
+
+
+class Permute(Primitive):
+    _backward_name = "PermuteBackward0"
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, x, dims):
+        ctx.dims = dims
+        return x._data.transpose(dims)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.permute(tuple(np.argsort(ctx.dims))), None
+
+
+class Transpose(Permute):
+    _backward_name = "TransposeBackward0"
+
+
+def permute(x, *dims):
+    dims = parse_sizes(dims)
+    n = x._data.ndim
+    if len(dims) != n:
+        raise RuntimeError(
+            "permute(sparse_coo): number of dimensions in the tensor input does not match the "
+            f"length of the desired ordering of dimensions i.e. input.dim() = {n} is not equal "
+            f"to len(dims) = {len(dims)}")
+    dims = tuple(_wrap_dim(d, n) for d in dims)
+    if len(set(dims)) != n:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return Permute.apply(x, dims)
+
+
+def transpose(x, dim0, dim1):
+    n = x._data.ndim
+    if n == 0:
+        return View.apply(x, ())
+    d0, d1 = _wrap_dim(dim0, n), _wrap_dim(dim1, n)
+    perm = list(range(n))
+    perm[d0], perm[d1] = perm[d1], perm[d0]
+    return Transpose.apply(x, tuple(perm))
+
+
+def t(x):
+    n = x._data.ndim
+    if n > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {n}D")
+    return transpose(x, 0, 1) if n == 2 else View.apply(x, x._data.shape)
+
+
+def mT(x):
+    if x._data.ndim < 2:
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
+                           f"Got {x._data.ndim}-D tensor.")
+    return transpose(x, -2, -1)
+
+
+class Expand(Primitive):
+    _backward_name = "ExpandBackward0"
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.in_shape = x._data.shape
+        return np.broadcast_to(x._data, shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.sum_to_size(ctx.in_shape), None
+
+
+def expand(x, *sizes):
+    sizes = parse_sizes(sizes)
+    shape = x._data.shape
+    if len(sizes) < len(shape):
+        raise RuntimeError(
+            f"expand(torch.FloatTensor{{[{', '.join(map(str, shape))}]}}, size=[{', '.join(map(str, sizes))}]): the number of sizes provided ({len(sizes)}) must be greater or equal to the number of dimensions in the tensor ({len(shape)})")
+    lead = len(sizes) - len(shape)
+    target = []
+    for i, s in enumerate(sizes):
+        if i < lead:
+            if s < 0:
+                raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a "
+                                   "leading, non-existing dimension 0")
+            target.append(s)
+            continue
+        cur = shape[i - lead]
+        if s == -1:
+            s = cur
+        if cur != s and cur != 1:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
+                f"non-singleton dimension {i}.  Target sizes: [{', '.join(map(str, sizes))}].  "
+                f"Tensor sizes: [{', '.join(map(str, shape))}]")
+        target.append(s)
+    target = tuple(target)
+    if target == shape:
+        return View.apply(x, shape)
+    return Expand.apply(x, target)
+
+
+class SumToSize(Primitive):
+    _backward_name = "SumToSizeBackward0"
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        d = x._data
+        ctx.in_shape = d.shape
+        lead = d.ndim - len(shape)
+        axes = tuple(range(lead)) + tuple(
+            lead + i for i, s in enumerate(shape) if s == 1 and d.shape[lead + i] != 1)
+        out = d.sum(axis=axes, keepdims=True) if axes else d
+        return out.reshape(shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.expand(ctx.in_shape), None
+
+
+def sum_to_size(x, *size):
+    size = parse_sizes(size)
+    if tuple(size) == x._data.shape:
+        return x
+    from ..autograd.function import _expandable
+    if not _expandable(size, x._data.shape):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size "
+                           f"{{{list(x._data.shape)}}}.")
+    return SumToSize.apply(x, tuple(size))
+
+
+class Clone(Primitive):
+    _backward_name = "CloneBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.array(x._data, copy=True, order="C")
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+def contiguous(x, memory_format=None):
+    return x if x._data.flags.c_contiguous else Clone.apply(x)
+
+
+class Cat(Primitive):
+    _backward_name = "CatBackward0"
+
+    @staticmethod
+    def forward(ctx, dim, *tensors):
+        arrays = [t._data for t in tensors]
+        ctx.sizes = [a.shape[dim] for a in arrays]
+        ctx.dim = dim
+        return np.concatenate(arrays, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        out, start = [None], 0
+        for size in ctx.sizes:
+            out.append(grad.narrow(ctx.dim, start, size))
+            start += size
+        return tuple(out)
+
+
+def _result_dtype_arrays(tensors):
+    from ..backend.dtypes import result_type
+    return result_type(*tensors)
+
+
+def cat(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    # legacy rule: 1-D empty tensors are skipped
+    nonempty = [t for t in tensors if not (t._data.ndim == 1 and t._data.shape[0] == 0)]
+    if not nonempty:
+        return tensors[0].clone()
+    ref = nonempty[0]
+    if ref._data.ndim == 0:
+        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    dim = _wrap_dim(dim, ref._data.ndim)
+    dt = nonempty[0].dtype
+    for i, tt in enumerate(nonempty):
+        if tt._data.ndim != ref._data.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got "
+                               f"{ref._data.ndim} and {tt._data.ndim}")
+        for d in range(ref._data.ndim):
+            if d != dim and tt._data.shape[d] != ref._data.shape[d]:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {dim}. Expected size "
+                    f"{ref._data.shape[d]} but got size {tt._data.shape[d]} for tensor number "
+                    f"{tensors.index(tt)} in the list.")
+        if tt.dtype is not dt:
+            dt = None
+    if dt is None:
+        target = _result_dtype_arrays(nonempty)
+        nonempty = [tt.to(target) for tt in nonempty]
+    return Cat.apply(dim, *nonempty)
+
+
+def stack(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shape = tensors[0]._data.shape
+    for i, tt in enumerate(tensors):
+        if tt._data.shape != shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"[{', '.join(map(str, shape))}] at entry 0 and "
+                               f"[{', '.join(map(str, tt._data.shape))}] at entry {i}")
+    dim = _wrap_dim(dim, len(shape) + 1)
+    return cat([unsqueeze(tt, dim) for tt in tensors], dim)
+
+
+class Flip(Primitive):
+    _backward_name = "FlipBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dims):
+        ctx.dims = dims
+        return np.flip(x._data, dims).copy() if dims else x._data.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Flip.apply(grad, ctx.dims), None
+
+
+def flip(x, *dims):
+    dims = parse_sizes(dims)
+    n = x._data.ndim
+    return Flip.apply(x, tuple(_wrap_dim(d, n) for d in dims))
+
+
+class Roll(Primitive):
+    _backward_name = "RollBackward0"
+
+    @staticmethod
+    def forward(ctx, x, shifts, dims):
+        ctx.shifts, ctx.dims = shifts, dims
+        return np.roll(x._data, shifts, dims)
+
+    @staticmethod
+    def backward(ctx, grad):
+        neg = tuple(-s for s in ctx.shifts) if isinstance(ctx.shifts, tuple) else -ctx.shifts
+        return Roll.apply(grad, neg, ctx.dims), None, None
+
+
+def roll(x, shifts, dims=None):
+    if isinstance(shifts, list):
+        shifts = tuple(shifts)
+    if isinstance(dims, list):
+        dims = tuple(dims)
+    if dims is None:
+        return Roll.apply(x.reshape(-1), shifts, 0).view(x._data.shape)
+    return Roll.apply(x, shifts, dims)
+
+
+class Repeat(Primitive):
+    _backward_name = "RepeatBackward0"
+
+    @staticmethod
+    def forward(ctx, x, reps):
+        d = x._data
+        lead = len(reps) - d.ndim
+        ctx.in_shape = d.shape
+        ctx.reps = reps
+        return np.tile(d.reshape((1,) * lead + d.shape), reps)
+
+    @staticmethod
+    def backward(ctx, grad):
+        reps, in_shape = ctx.reps, ctx.in_shape
+        lead = len(reps) - len(in_shape)
+        full = (1,) * lead + tuple(in_shape)
+        split = []
+        for r, s in zip(reps, full):
+            split += [r, s]
+        g = grad.reshape(tuple(split)).sum(tuple(range(0, len(split), 2)))
+        return g.reshape(in_shape), None
+
+
+def repeat(x, *reps):
+    reps = parse_sizes(reps)
+    if len(reps) < x._data.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    return Repeat.apply(x, tuple(reps))
+
+
+def tile(x, *reps):
+    reps = parse_sizes(reps)
+    reps = (1,) * (x._data.ndim - len(reps)) + tuple(reps)
+    return Repeat.apply(x, reps)
+
+
+class Tri(Primitive):
+    _backward_name = "TrilBackward0"
+
+    @staticmethod
+    def forward(ctx, x, diagonal, lower):
+        if x._data.ndim < 2:
+            raise RuntimeError(f"{'tril' if lower else 'triu'}: input tensor must have at least "
+                               "2 dimensions")
+        ctx.diagonal, ctx.lower = diagonal, lower
+        return (np.tril if lower else np.triu)(x._data, diagonal)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Tri.apply(grad, ctx.diagonal, ctx.lower), None, None
+
+
+def narrow(x, dim, start, length):
+    from .indexing import BasicIndex
+    n = x._data.ndim
+    dim = _wrap_dim(dim, n)
+    size = x._data.shape[dim]
+    if isinstance(start, Tensor):
+        start = int(start)
+    if start < 0:
+        start += size
+    if not 0 <= start <= size or length < 0 or start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                           f"({size}).")
+    idx = (slice(None),) * dim + (slice(start, start + length),)
+    return BasicIndex.apply(x, idx)
+
+
+def select(x, dim, index):
+    from .indexing import BasicIndex
+    n = x._data.ndim
+    if n == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    dim = _wrap_dim(dim, n)
+    size = x._data.shape[dim]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"[{', '.join(map(str, x._data.shape))}] at dimension {dim}")
+    idx = (slice(None),) * dim + (index % size,)
+    return BasicIndex.apply(x, idx)
+
+
+def unbind(x, dim=0):
+    dim = _wrap_dim(dim, x._data.ndim)
+    return tuple(select(x, dim, i) for i in range(x._data.shape[dim]))
+
+
+def split(x, split_size_or_sections, dim=0):
+    dim = _wrap_dim(dim, x._data.ndim)
+    size = x._data.shape[dim]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0 and size:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {size}")
+        sizes = [min(step, size - s) for s in range(0, size, step)] if size else [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if sum(sizes) != size:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} "
+                               f"(input tensor's size at dimension {dim}), but got "
+                               f"split_sizes={sizes}")
+    out, start = [], 0
+    for s in sizes:
+        out.append(narrow(x, dim, start, s))
+        start += s
+    return tuple(out)
+
+
+def chunk(x, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    dim = _wrap_dim(dim, x._data.ndim)
+    size = x._data.shape[dim]
+    step = -(-size // chunks) if size else 1
+    return split(x, step, dim)
+
+
+__all__ = ["unbroadcast"]

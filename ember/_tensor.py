@@ -1,0 +1,455 @@
+"""``ember.Tensor``: an array, its autograd metadata and a version counter.
+
+The class is deliberately thin. Math lives in ``ember._ops`` as Functions;
+``ember._tensor_methods`` binds them here as one-line methods and operators.
+
+Views (``view``, ``transpose``, basic slicing, ...) share their base's NumPy
+memory *and* its version counter (a one-element list, ``_vc``), and remember
+how to re-derive themselves from the base (``_view_fn``) so that an in-place
+op on a view can be replayed onto the base's graph (see ``_inplace``).
+"""
+import numpy as np
+
+from .autograd import grad_mode
+from .autograd.function import gradient_edge, _bind_tensor_class
+from .autograd.graph import RemovableHandle
+from .backend import dtypes
+from .backend.dtypes import _BY_NUMPY
+
+_state = grad_mode._state
+
+
+class Size(tuple):
+    """The shape of a tensor: a tuple that prints as ``ember.Size([2, 3])``."""
+
+    def __repr__(self):
+        return f"ember.Size([{', '.join(str(s) for s in self)}])"
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+class Tensor:
+    """A multi-dimensional array that can record the ops applied to it.
+
+    Prefer ``ember.tensor(data)``; the legacy constructor ``ember.Tensor(2, 3)``
+    makes an uninitialized float tensor of that size and ``ember.Tensor([1, 2])``
+    copies data into a default-dtype tensor.
+
+    >>> import ember
+    >>> x = ember.tensor([1.0, 2.0], requires_grad=True)
+    >>> (x * x).sum().backward(); x.grad
+    tensor([2., 4.])
+    """
+    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_vc", "_base",
+                 "_view_fn", "_view_version", "_accumulator", "_grad", "_retains_grad",
+                 "_leaf_hooks", "__weakref__", "__dict__")
+    __array_priority__ = 1000  # so ndarray <op> Tensor defers to Tensor's reflected op
+
+    def __init__(self, *args, dtype=None, device=None):
+        from ._creation import legacy_tensor_data
+        _init(self, legacy_tensor_data(args, dtype), False)
+
+    @classmethod
+    def _make(cls, array, requires_grad=False):
+        """Wrap an array without copying (the constructor every op uses)."""
+        if type(array) is not np.ndarray:
+            array = np.asarray(array)
+        t = object.__new__(cls)
+        _init(t, array, requires_grad)
+        return t
+
+    # ---- basic properties -------------------------------------------------------------
+    @property
+    def dtype(self):
+        return _BY_NUMPY[self._data.dtype]
+
+    @property
+    def shape(self):
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    def dim(self):
+        return self._data.ndim
+
+    @property
+    def ndim(self):
+        return self._data.ndim
+
+    def ndimension(self):
+        return self._data.ndim
+
+    def nelement(self):
+        return self._data.size
+
+    def numel(self):
+        return self._data.size
+
+    def element_size(self):
+        return self._data.itemsize
+
+    def stride(self, dim=None):
+        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
+
+    def storage_offset(self):
+        base = self._data
+        while base.base is not None and isinstance(base.base, np.ndarray):
+            base = base.base
+        return (self._data.__array_interface__["data"][0]
+                - base.__array_interface__["data"][0]) // self._data.itemsize
+
+    def data_ptr(self):
+        return self._data.__array_interface__["data"][0]
+
+    def is_contiguous(self, memory_format=None):
+        return self._data.flags.c_contiguous
+
+    def is_floating_point(self):
+        return self._data.dtype.kind == "f"
+
+    def is_complex(self):
+        return False
+
+    @property
+    def device(self):
+        from .device import cpu
+        return cpu
+
+    @property
+    def is_cuda(self):
+        return False
+
+    @property
+    def layout(self):
+        return "strided"
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    @property
+    def _version(self):
+        return self._vc[0]
+
+    @property
+    def is_sparse(self):
+        return False
+
+    # ---- autograd metadata ------------------------------------------------------------
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad=True):
+        """Set ``requires_grad`` on a leaf in place; returns self."""
+        if self._grad_fn is not None:
+            if requires_grad:
+                return self
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach().")
+        if requires_grad and self._data.dtype.kind not in "fc":
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def grad_fn(self):
+        if self._base is not None and self._view_version != self._vc[0]:
+            gradient_edge(self)  # refreshes a view whose base changed in place
+        return self._grad_fn
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    @property
+    def grad(self):
+        if self._grad_fn is not None and not self._retains_grad and _state.enabled:
+            import warnings
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
+                "Its .grad attribute won't be populated during autograd.backward(). If you "
+                "indeed want the .grad field to be populated for a non-leaf Tensor, use "
+                ".retain_grad() on the non-leaf Tensor.", UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
+                                f"of type {type(value).__name__}")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+        self._grad = value
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    @property
+    def data(self):
+        """A detached alias sharing storage (but not the version counter)."""
+        t = Tensor._make(self._data)
+        return t
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        self._data = value._data
+
+    def detach(self):
+        """A new tensor sharing storage and version counter, cut from the graph."""
+        t = Tensor._make(self._data)
+        t._vc = self._vc
+        return t
+
+    def detach_(self):
+        if self._base is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self._grad_fn = None
+        self._requires_grad = False
+        return self
+
+    def retain_grad(self):
+        """Make ``.grad`` of a non-leaf tensor filled in by backward."""
+        if self._grad_fn is None and not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self._retains_grad:
+            return
+        self._retains_grad = True
+        ref = _weak(self)
+
+        def retain(grad):
+            t = ref()
+            if t is None:
+                return None
+            if t._grad is None:
+                t._grad = grad.detach().clone() if not grad.requires_grad else grad
+            else:
+                t._grad = t._grad + grad
+            return None
+        self._grad_fn._add_tensor_pre_hook(self._output_nr, retain)
+
+    def register_hook(self, hook):
+        """``hook(grad)`` runs when this tensor's gradient is computed; it may return
+        a replacement gradient.
+
+        >>> import ember
+        >>> x = ember.ones(2, requires_grad=True)
+        >>> h = x.register_hook(lambda g: g * 2)
+        >>> x.sum().backward(); x.grad
+        tensor([2., 2.])
+        """
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        fn = self.grad_fn
+        if fn is not None:
+            return fn._add_tensor_pre_hook(self._output_nr, hook)
+        from .autograd.graph import accumulator_of
+        node = accumulator_of(self)
+        if self._leaf_hooks is None:
+            self._leaf_hooks = node  # keeps the accumulator (and its hooks) alive
+        return node._add_tensor_pre_hook(0, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaf) into every leaf's ``.grad``; see ``ember.autograd.backward``."""
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    # ---- conversion -------------------------------------------------------------------
+    def numpy(self, *, force=False):
+        """The NumPy array behind this tensor (shared memory, no copy)."""
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        return self._data if dtype is None else self._data.astype(dtype)
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
+                               "to Scalar")
+        return self._data.reshape(()).item()
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is "
+                               "ambiguous")
+        return bool(self._data.reshape(()).item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(self.item())
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self, *, tensor_contents=None):
+        from ._tensor_repr import tensor_repr
+        return tensor_repr(self)
+
+    def __reduce_ex__(self, proto):
+        return (_rebuild, (self._data.copy(), self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        if self._grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.")
+        new = type(self)._make(self._data.copy(), self._requires_grad) \
+            if type(self) is Tensor else _deepcopy_subclass(self, memo)
+        if self._grad is not None:
+            new._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = new
+        return new
+
+    # ---- in-place machinery -----------------------------------------------------------
+    def _inplace(self, fn, *args):
+        """Run out-of-place op ``fn(self, *args)`` and write the result into self.
+
+        Autograd sees the result as the new value of self: self takes over the
+        result's graph node, and when self is a view its base is re-pointed at a
+        node that splices the new values into the old base (``CopySlices``).
+        """
+        record = _state.enabled and (self._requires_grad or any(
+            isinstance(a, Tensor) and a._requires_grad for a in args))
+        if not record:
+            with grad_mode.no_grad():
+                out = fn(self, *args)
+            self._write(out._data)
+            return self
+        _check_inplace_allowed(self)
+        src = Tensor._make(self._data.copy(), self._requires_grad)  # saved values stay intact
+        src._grad_fn, src._output_nr = gradient_edge(self)  # same place in the graph as self
+        out = fn(src, *args)
+        if out.dtype is not self.dtype:
+            out = out.to(self.dtype)
+        self._write(out._data)
+        if self._base is None:
+            self._grad_fn, self._output_nr, self._requires_grad = out._grad_fn, out._output_nr, True
+        else:
+            from ._ops.inplace_views import rebase_view
+            rebase_view(self, out)
+        return self
+
+    def _write(self, array):
+        """Copy ``array`` into this tensor's memory and bump the version counter."""
+        data = self._data
+        if array is not data:
+            if array.shape != data.shape and np.broadcast_shapes(array.shape, data.shape) \
+                    != data.shape:
+                raise RuntimeError(
+                    f"output with shape {list(data.shape)} doesn't match the broadcast shape "
+                    f"{list(np.broadcast_shapes(array.shape, data.shape))}")
+            if array.dtype != data.dtype:
+                _check_cast(array.dtype, data.dtype)
+                array = array.astype(data.dtype)
+            data[...] = array
+        self._vc[0] += 1
+
+
+def _init(t, array, requires_grad):
+    t._data = array
+    t._requires_grad = requires_grad
+    t._grad_fn = None
+    t._output_nr = 0
+    t._vc = [0]
+    t._base = None
+    t._view_fn = None
+    t._view_version = 0
+    t._accumulator = None
+    t._grad = None
+    t._retains_grad = False
+    t._leaf_hooks = None
+
+
+def _rebuild(array, requires_grad):
+    return Tensor._make(array, requires_grad)
+
+
+def _deepcopy_subclass(t, memo):
+    import copy
+    new = type(t).__new__(type(t))
+    _init(new, t._data.copy(), t._requires_grad)
+    for k, v in t.__dict__.items():
+        setattr(new, k, copy.deepcopy(v, memo))
+    return new
+
+
+def _weak(t):
+    import weakref
+    return weakref.ref(t)
+
+
+def _check_cast(src, dst):
+    src_dt, dst_dt = _BY_NUMPY[src], _BY_NUMPY[dst]
+    if src_dt.category > dst_dt.category:
+        names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+                 "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                 "bool": "Bool"}
+        raise RuntimeError(f"result type {names[src_dt.name]} can't be cast to the desired "
+                           f"output type {names[dst_dt.name]}")
+
+
+def _check_inplace_allowed(t):
+    if t._grad_fn is None and t._requires_grad and t._base is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    base = t._base
+    if base is not None and base._grad_fn is None and base._requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+
+
+def _wrap_dim(dim, ndim):
+    """Normalize a possibly negative ``dim``; IndexError in PyTorch's words."""
+    n = ndim if ndim > 0 else 1
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+_bind_tensor_class(Tensor)

@@ -1,0 +1,163 @@
+"""The backward engine: runs graph nodes once each, in dependency order.
+
+No recursion anywhere (Chainer's lesson, and micrograd's pitfall): a
+depth-first walk with an explicit stack counts how many edges reach each node,
+then a ready queue ordered by sequence number (latest-created first, like
+PyTorch) runs each node as soon as every gradient flowing into it has arrived.
+
+The engine knows nothing of specific ops: it calls ``node._apply``.
+"""
+import heapq
+
+from . import grad_mode
+from .graph import AccumulateGrad
+
+
+class _Capture:
+    """Where ``autograd.grad`` collects the gradient of one input."""
+    __slots__ = ("node", "nr", "grad")
+
+    def __init__(self, node, nr):
+        self.node, self.nr, self.grad = node, nr, None
+
+
+def _walk(roots):
+    """Dependency counts and a children-first order of every reachable node."""
+    deps = {}
+    order = []
+    seen = set()
+    stack = [(node, False) for node in roots]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if node in seen:
+            continue
+        seen.add(node)
+        stack.append((node, True))
+        for child, _ in node.next_functions:
+            if child is not None:
+                deps[child] = deps.get(child, 0) + 1
+                if child not in seen:
+                    stack.append((child, False))
+    return deps, order
+
+
+def _needed_nodes(order, targets):
+    """Nodes that must run so gradients reach some target: those with a target
+    among their descendants (a target with none below it only captures)."""
+    needed = set()
+    for node in order:  # children come before parents
+        for child, _ in node.next_functions:
+            if child is not None and (child in targets or child in needed):
+                needed.add(node)
+                break
+    return needed
+
+
+def _num_outputs(node):
+    meta = getattr(node, "_output_meta", None)
+    return len(meta) if meta else 1
+
+
+def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False, inputs=None):
+    """Propagate ``root_grads`` from ``root_edges`` through the graph.
+
+    Without ``inputs`` every reachable leaf sums its gradient into ``.grad``.
+    With ``inputs`` (a list of edges) nothing is accumulated: only the nodes on
+    a path to an input run, and the gradients reaching each input are returned
+    (None where none does).
+    """
+    buffers = {}
+    roots = []
+    for (node, nr), g in zip(root_edges, root_grads):
+        if node is None:
+            continue
+        _add_to_buffer(buffers, node, nr, g)
+        roots.append(node)
+    deps, order = _walk(roots)
+
+    captures = {}
+    if inputs is not None:
+        for node, nr in inputs:
+            if node is not None:
+                captures.setdefault(node, []).append(_Capture(node, nr))
+        needed = _needed_nodes(order, captures)
+    else:
+        needed = None
+
+    ready = []
+    for node in set(roots):
+        if deps.get(node, 0) == 0:
+            heapq.heappush(ready, (-node._sequence_nr, id(node), node))
+
+    with grad_mode.set_grad_enabled(create_graph):
+        while ready:
+            _, _, node = heapq.heappop(ready)
+            grads = buffers.pop(node, None) or [None] * _num_outputs(node)
+            grads = _run_pre_hooks(node, grads)
+            caps = captures.get(node)
+            if caps:
+                for cap in caps:
+                    cap.grad = grads[cap.nr]
+            outputs = ()
+            if needed is None or node in needed:
+                outputs = _run_node(node, grads, create_graph)
+                if not retain_graph:
+                    node._release()
+            for i, (child, nr) in enumerate(node.next_functions):
+                if child is None:
+                    continue
+                if outputs:
+                    g = outputs[i]
+                    if g is not None:
+                        _add_to_buffer(buffers, child, nr, g)
+                left = deps[child] - 1
+                deps[child] = left
+                if left == 0:
+                    heapq.heappush(ready, (-child._sequence_nr, id(child), child))
+
+    if inputs is None:
+        return None
+    result = []
+    for node, nr in inputs:
+        caps = captures.get(node, ())
+        result.append(next((c.grad for c in caps if c.nr == nr), None))
+    return result
+
+
+def _add_to_buffer(buffers, node, nr, grad):
+    buf = buffers.get(node)
+    if buf is None:
+        buf = buffers[node] = [None] * _num_outputs(node)
+    prev = buf[nr]
+    buf[nr] = grad if prev is None else prev + grad
+
+
+def _run_pre_hooks(node, grads):
+    hooks = node._tensor_pre_hooks
+    if hooks:
+        for nr, fns in hooks.items():
+            for fn in list(fns):
+                if grads[nr] is None:
+                    break
+                new = fn(grads[nr])
+                if new is not None:
+                    grads[nr] = new
+    for fn in node._pre_hooks:
+        new = fn(tuple(grads))
+        if new is not None:
+            grads = list(new)
+    return grads
+
+
+def _run_node(node, grads, create_graph):
+    if type(node) is AccumulateGrad:
+        return node._apply(grads, create_graph)
+    outputs = node._apply(grads, create_graph)
+    for fn in node._hooks:
+        new = fn(outputs, tuple(grads))
+        if new is not None:
+            outputs = tuple(new)
+    return outputs

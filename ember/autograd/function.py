@@ -1,0 +1,338 @@
+"""``Function``: the one mechanism behind every differentiable op.
+
+Users subclass ``Function`` with static ``forward(ctx, ...)`` and
+``backward(ctx, *grad_outputs)``; ember's built-in ops are subclasses too
+(``ember._ops``), written the same way with forward and backward side by side.
+Each subclass gets a node class named ``<Name>Backward`` made in
+``__init_subclass__``: the ``ctx`` that forward fills in *is* the backward node
+of the graph (as in PyTorch), so whatever forward stores on it is there in
+backward.
+
+>>> import ember
+>>> class Square(ember.autograd.Function):
+...     @staticmethod
+...     def forward(ctx, x):
+...         ctx.save_for_backward(x)
+...         return x * x
+...     @staticmethod
+...     def backward(ctx, grad):
+...         x, = ctx.saved_tensors
+...         return 2 * x * grad
+>>> x = ember.tensor([3.0], requires_grad=True)
+>>> Square.apply(x).backward(); x.grad
+tensor([6.])
+"""
+import inspect
+
+from . import grad_mode
+from .graph import Node, SavedTensor, FREED_MESSAGE, accumulator_of, _sequence
+
+_state = grad_mode._state
+Tensor = None  # set by ember._tensor once the class exists (it imports this module)
+
+
+def _bind_tensor_class(cls):
+    global Tensor
+    Tensor = cls
+
+
+def gradient_edge(t):
+    """The (node, input_nr) that gradients for tensor ``t`` flow into."""
+    if t._base is not None and t._view_version != t._vc[0]:
+        _refresh_view_grad_fn(t)
+    fn = t._grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    if t._requires_grad:
+        return (accumulator_of(t), 0)
+    return (None, 0)
+
+
+def _refresh_view_grad_fn(view):
+    """Re-derive a view's grad_fn from its base after the base changed in place."""
+    base = view._base
+    view._view_version = view._vc[0]
+    if not base._requires_grad or view._view_fn is None:
+        return
+    with grad_mode.enable_grad():
+        fresh = view._view_fn(base)
+    view._grad_fn = fresh._grad_fn
+    view._output_nr = fresh._output_nr
+    view._requires_grad = True
+
+
+class FunctionCtx:
+    """Methods available on ``ctx`` inside ``forward``/``setup_context``."""
+
+    def save_for_backward(self, *tensors):
+        """Save tensors (inputs, outputs or None) for ``backward``; read them back
+        with ``ctx.saved_tensors``. Call once, from forward or setup_context.
+
+        >>> # in forward:  ctx.save_for_backward(input, weight)
+        >>> # in backward: input, weight = ctx.saved_tensors
+        """
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(
+                    "save_for_backward can only save variables, but argument "
+                    f"{i} is of type {type(t).__name__}")
+        self._to_save = tensors
+
+    def save_for_forward(self, *tensors):
+        self._saved_for_forward = tensors
+
+    def mark_dirty(self, *tensors):
+        """Declare inputs that forward modified in place (and returns)."""
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors):
+        """Declare outputs that are not differentiable (integer indices, masks):
+        they get ``requires_grad=False`` and backward receives zeros for them."""
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value):
+        """True (default): gradients that did not arrive reach backward as zeros;
+        False: they arrive as None."""
+        self._materialize_grads = bool(value)
+
+
+class BackwardFunction(Node, FunctionCtx):
+    """The graph node of one ``Function.apply`` call; also its ``ctx``."""
+    _forward_cls = None
+    _saved = ()
+    _to_save = ()
+    _dirty = ()
+    _non_differentiable = ()
+    _materialize_grads = True
+    _output_meta = ()
+    _input_meta = ()
+    _tensor_mask = None   # per forward argument: True where it is a tensor (None: all are)
+    needs_input_grad = ()
+
+    @property
+    def saved_tensors(self):
+        """The tensors given to ``save_for_backward``, checked for in-place changes."""
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(FREED_MESSAGE)
+        return tuple(None if s is None else s.unpack(self) for s in saved)
+
+    @property
+    def saved_variables(self):
+        import warnings
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning,
+                      stacklevel=2)
+        return self.saved_tensors
+
+    def _release(self):
+        self._saved = None
+        # Attributes users stash on ctx (outputs included) go with the graph.
+        keep = {k: v for k, v in self.__dict__.items() if k.startswith("_") or k in _CTX_KEEP}
+        self.__dict__.clear()
+        self.__dict__.update(keep)
+
+    def _apply(self, grad_outputs, create_graph=False):
+        if self._materialize_grads:
+            grad_outputs = [g if g is not None or meta is None else _zeros_like_meta(meta)
+                            for g, meta in zip(grad_outputs, self._output_meta)]
+        cls = self._forward_cls
+        grads = cls.backward(self, *grad_outputs)
+        if not isinstance(grads, tuple):
+            grads = (grads,)
+        return cls._check_grads(self, grads)
+
+
+_CTX_KEEP = ("needs_input_grad", "next_functions")
+
+
+def _zeros_like_meta(meta):
+    shape, dtype = meta
+    t = Tensor._make(_xp().zeros(shape, dtype.np))
+    return t
+
+
+def _xp():
+    from ..backend import xp
+    return xp
+
+
+class Function:
+    """Base class for differentiable operations; see the module docstring.
+
+    Subclasses define ``forward`` and ``backward`` as staticmethods and are
+    called through ``apply``. ``forward(ctx, *args)`` runs with graph
+    recording off; ``backward(ctx, *grads)`` returns one gradient per forward
+    argument (None where there is none).
+    """
+    _backward_cls = BackwardFunction
+    _validate_grads = True  # built-in ops are trusted and skip the checks
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        name = cls.__dict__.get("_backward_name", cls.__name__ + "Backward")
+        cls._backward_cls = type(name, (BackwardFunction,), {"_forward_cls": cls,
+                                                             "__module__": cls.__module__})
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD.")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError("setup_context is not implemented.")
+
+    vjp = backward
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        if kwargs:
+            args = _bind_kwargs(cls, args, kwargs)
+        ctx = cls._backward_cls()
+        tensor_mask = [isinstance(a, Tensor) for a in args]
+        record = _state.enabled and any(
+            m and a._requires_grad for m, a in zip(tensor_mask, args))
+        ctx.needs_input_grad = tuple(m and a._requires_grad for m, a in zip(tensor_mask, args))
+        with grad_mode.no_grad():
+            if _uses_setup_context(cls):
+                output = cls.forward(*args)
+                cls.setup_context(ctx, args, output)
+            else:
+                output = cls.forward(ctx, *args)
+        return _wrap_outputs(ctx, args, tensor_mask, output, record)
+
+    @staticmethod
+    def _check_grads(ctx, grads):
+        """Validate backward's result; keep one gradient per tensor input."""
+        mask = ctx._tensor_mask
+        n_args = len(mask)
+        if len(grads) != n_args:
+            if len(grads) > n_args and all(g is None for g in grads[n_args:]):
+                grads = grads[:n_args]
+            else:
+                raise RuntimeError(
+                    f"function {ctx.name()} returned an incorrect number of gradients "
+                    f"(expected {n_args}, got {len(grads)})")
+        out = []
+        meta = iter(ctx._input_meta)
+        for i, (is_tensor, g) in enumerate(zip(mask, grads)):
+            if not is_tensor:
+                if g is not None:
+                    raise RuntimeError(
+                        f"function {ctx.name()} returned a gradient different than None at "
+                        f"position {i + 1}, but the corresponding forward input was not a "
+                        "Variable")
+                continue
+            shape, dtype = next(meta)
+            if g is not None:
+                g = _validate_grad(ctx, i, g, shape, dtype)
+            out.append(g)
+        return tuple(out)
+
+
+def _validate_grad(ctx, i, g, shape, dtype):
+    if not isinstance(g, Tensor):
+        raise TypeError(f"function {ctx.name()} returned a gradient of type "
+                        f"{type(g).__name__} at position {i + 1}; expected a Tensor or None")
+    if g._data.shape != shape:
+        if not _expandable(shape, g._data.shape):
+            raise RuntimeError(
+                f"Function {ctx.name()} returned an invalid gradient at index {i} - got "
+                f"{list(g._data.shape)} but expected shape compatible with {list(shape)}")
+        g = g.sum_to_size(shape)
+    if g.dtype is not dtype:
+        g = g.to(dtype)
+    return g
+
+
+def _expandable(target, shape):
+    """True when ``target`` broadcasts to ``shape`` (so summing back is allowed)."""
+    if len(target) > len(shape):
+        return False
+    for t, s in zip(reversed(target), reversed(shape)):
+        if t != s and t != 1:
+            return False
+    return True
+
+
+def _uses_setup_context(cls):
+    for klass in cls.__mro__:
+        if "setup_context" in klass.__dict__:
+            return klass is not Function
+        if "forward" in klass.__dict__ and klass is not Function:
+            return False
+    return False
+
+
+def _bind_kwargs(cls, args, kwargs):
+    params = list(inspect.signature(cls.forward).parameters.values())
+    if not _uses_setup_context(cls):
+        params = params[1:]  # ctx
+    sig = inspect.Signature(params)
+    bound = sig.bind(*args, **kwargs)
+    bound.apply_defaults()
+    return tuple(bound.arguments[p.name] if p.kind not in (p.VAR_POSITIONAL,) else
+                 bound.arguments.get(p.name, ()) for p in params if p.name in bound.arguments)
+
+
+def _wrap_outputs(ctx, args, tensor_mask, output, record):
+    """Give the outputs of a user forward their graph identity (the general path)."""
+    is_tuple = isinstance(output, tuple)
+    outputs = output if is_tuple else (output,)
+    if not record:
+        ctx._to_save = ()
+        return output
+    inputs = [a for m, a in zip(tensor_mask, args) if m]
+    ctx._tensor_mask = tensor_mask
+    ctx._input_meta = tuple((t._data.shape, t.dtype) for t in inputs)
+    ctx.next_functions = tuple(gradient_edge(t) for t in inputs)
+    ctx._sequence_nr = next(_sequence)
+    dirty = {id(t) for t in ctx._dirty}
+    non_diff = {id(t) for t in ctx._non_differentiable}
+    input_ids = {id(t) for t in inputs}
+    wrapped, meta = [], []
+    for nr, o in enumerate(outputs):
+        if not isinstance(o, Tensor):
+            wrapped.append(o)
+            meta.append(None)
+            continue
+        if id(o) in dirty:
+            _rebase_dirty(ctx, o, nr)
+        else:
+            if id(o) in input_ids:
+                o = o.view_as(o)  # an input returned as is: a fresh alias carries the node
+            o._requires_grad = o.dtype.is_floating_point and id(o) not in non_diff
+            o._grad_fn = ctx if o._requires_grad else None
+            o._output_nr = nr
+        meta.append((o._data.shape, o.dtype))
+        wrapped.append(o)
+    ctx._output_meta = tuple(meta)
+    ctx._saved = _save(ctx, ctx._to_save, wrapped)
+    ctx._to_save = ()
+    return tuple(wrapped) if is_tuple else wrapped[0]
+
+
+def _rebase_dirty(ctx, t, nr):
+    if t._grad_fn is None and t._requires_grad and t._base is None:
+        raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
+                           "operation.")
+    t._requires_grad = True
+    t._grad_fn = ctx
+    t._output_nr = nr
+
+
+def _save(ctx, to_save, outputs):
+    saved = []
+    for t in to_save:
+        if t is None:
+            saved.append(None)
+            continue
+        nr = next((i for i, o in enumerate(outputs) if o is t), None)
+        saved.append(SavedTensor(t, nr))
+    return tuple(saved)

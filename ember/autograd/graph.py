@@ -1,0 +1,203 @@
+"""Graph objects: nodes, leaf accumulators and saved tensors.
+
+The engine (``engine.py``) knows only this interface:
+
+* ``node.next_functions``: a tuple of ``(node or None, input_nr)`` edges, one
+  per differentiable input of the forward call;
+* ``node._apply(grad_outputs)``: list of gradients (one per forward output,
+  ``None`` where none arrived) -> tuple of gradients, one per edge;
+* ``node._release()``: drop what was saved for backward;
+* hooks: ``_pre_hooks`` (``fn(grad_outputs)``), ``_tensor_pre_hooks``
+  (``{output_nr: [fn(grad)]}``, from ``Tensor.register_hook``) and ``_hooks``
+  (``fn(grad_inputs, grad_outputs)``).
+
+Nothing here knows about any specific op.
+"""
+import itertools
+import weakref
+
+_sequence = itertools.count()
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``; ``remove()`` takes the hook out again."""
+    __slots__ = ("_container", "_key")
+
+    def __init__(self, container, key):
+        self._container = container
+        self._key = key
+
+    def remove(self):
+        c = self._container
+        if isinstance(c, dict):
+            c.pop(self._key, None)
+        else:
+            try:
+                c.remove(self._key)
+            except ValueError:
+                pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class Node:
+    """A backward step of the graph. Subclasses implement ``_apply``."""
+    _pre_hooks = ()
+    _hooks = ()
+    _tensor_pre_hooks = None
+    _sequence_nr = 0
+    next_functions = ()
+
+    def name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs)`` runs after this node; it may return new grad_inputs."""
+        if not isinstance(self._hooks, list):
+            self._hooks = []
+        self._hooks.append(fn)
+        return RemovableHandle(self._hooks, fn)
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs)`` runs before this node; it may return new grad_outputs."""
+        if not isinstance(self._pre_hooks, list):
+            self._pre_hooks = []
+        self._pre_hooks.append(fn)
+        return RemovableHandle(self._pre_hooks, fn)
+
+    def _add_tensor_pre_hook(self, output_nr, fn):
+        if self._tensor_pre_hooks is None:
+            self._tensor_pre_hooks = {}
+        hooks = self._tensor_pre_hooks.setdefault(output_nr, [])
+        hooks.append(fn)
+        return RemovableHandle(hooks, fn)
+
+    def _release(self):
+        pass
+
+    @property
+    def metadata(self):
+        d = self.__dict__.get("_metadata")
+        if d is None:
+            d = self.__dict__["_metadata"] = {}
+        return d
+
+
+class AccumulateGrad(Node):
+    """The sink for a leaf tensor: sums incoming gradients into ``variable.grad``."""
+
+    def __init__(self, variable):
+        self.variable = variable
+        self._sequence_nr = 2 ** 62  # leaves run as soon as they are ready
+
+    def _apply(self, grad_outputs, create_graph=False):
+        grad = grad_outputs[0]
+        if grad is None:
+            return ()
+        var = self.variable
+        if var.grad is None:
+            # Own the storage: the same gradient tensor may reach several leaves.
+            var.grad = grad if create_graph else grad.detach().clone()
+        elif create_graph or var.grad.requires_grad:
+            var.grad = var.grad + grad
+        else:
+            var.grad.add_(grad.detach())
+        return ()
+
+
+def accumulator_of(tensor):
+    """The (cached) AccumulateGrad node of a leaf tensor that requires grad."""
+    ref = tensor._accumulator
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(tensor)
+        tensor._accumulator = weakref.ref(node)
+    return node
+
+
+class SavedTensor:
+    """A tensor saved for backward, with the version it had when saved.
+
+    Outputs of the node that saves them are kept as bare data plus metadata
+    (not the tensor object), so ``output -> grad_fn -> saved output`` forms no
+    reference cycle; unpacking rebuilds a tensor whose grad_fn is the node.
+    """
+    __slots__ = ("tensor", "version", "output_nr")
+
+    def __init__(self, tensor, output_nr=None):
+        self.version = tensor._vc[0]
+        self.output_nr = output_nr
+        self.tensor = tensor if output_nr is None else _OutputRecord(tensor)
+
+    def unpack(self, node):
+        t = self.tensor
+        if self.output_nr is not None:
+            if t.vc[0] != self.version:
+                _raise_modified(t, self.version, t.vc[0], node, self.output_nr)
+            return t.rebuild(node, self.output_nr)
+        if t._vc[0] != self.version:
+            _raise_modified(t, self.version, t._vc[0], t.grad_fn, t._output_nr)
+        return t
+
+
+class _OutputRecord:
+    __slots__ = ("data", "vc", "requires_grad", "base", "view_fn")
+
+    def __init__(self, t):
+        self.data = t._data
+        self.vc = t._vc
+        self.requires_grad = t._requires_grad
+        self.base = t._base
+        self.view_fn = t._view_fn
+
+    def rebuild(self, node, output_nr):
+        from .._tensor import Tensor
+        t = Tensor._make(self.data, self.requires_grad)
+        t._vc = self.vc
+        t._base = self.base
+        t._view_fn = self.view_fn
+        if self.requires_grad:
+            t._grad_fn = node
+            t._output_nr = output_nr
+        return t
+
+    @property
+    def shape(self):
+        return self.data.shape
+
+
+def type_description(data):
+    from ..backend.dtypes import from_numpy_dtype
+    legacy = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+              "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
+              "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
+    name = legacy[from_numpy_dtype(data.dtype).name]
+    return f"[ember.{name} [{', '.join(str(s) for s in data.shape)}]]"
+
+
+def _raise_modified(t, expected, actual, grad_fn, output_nr):
+    data = t.data if isinstance(t, _OutputRecord) else t._data
+    where = ""
+    if grad_fn is not None:
+        where = f", which is output {output_nr} of {grad_fn.name()},"
+    raise RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: {type_description(data)}{where} is at version {actual}; expected version "
+        f"{expected} instead. Hint: the backtrace further above shows the operation that failed "
+        "to compute its gradient. The variable in question was changed in there or anywhere "
+        "later. Good luck!")
+
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward.")

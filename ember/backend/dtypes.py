@@ -1,0 +1,153 @@
+"""ember's dtypes and PyTorch's type-promotion rules.
+
+A ``dtype`` wraps a NumPy dtype. Promotion follows PyTorch, not NumPy:
+
+* operands fall in categories bool < integer < floating;
+* tensors with dimensions decide the dtype; zero-dim tensors count only when
+  their category is higher; Python scalars count only by category, and then
+  give the *default* dtype of that category (``int_tensor * 1.5`` is float32);
+* across categories the higher one wins outright (float16 + int64 -> float16).
+
+>>> import ember
+>>> (ember.ones(2, dtype=ember.int64) * 1.5).dtype
+ember.float32
+"""
+import builtins
+import threading
+
+import numpy as np
+
+_BOOL, _INT, _FLOAT = 0, 1, 2
+
+
+class dtype:
+    """A tensor element type; compare with ``is`` or ``==`` (``ember.float32``)."""
+    __slots__ = ("name", "np", "category", "itemsize", "is_floating_point", "is_signed")
+
+    def __init__(self, name, np_dtype, category):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.category = category
+        self.itemsize = self.np.itemsize
+        self.is_floating_point = category == _FLOAT
+        self.is_signed = self.np.kind in "if"
+
+    @property
+    def is_complex(self):
+        return False
+
+    def to_real(self):
+        return self
+
+    def __repr__(self):
+        return "ember." + self.name
+
+    def __reduce__(self):
+        return (from_name, (self.name,))
+
+
+float16 = dtype("float16", np.float16, _FLOAT)
+float32 = dtype("float32", np.float32, _FLOAT)
+float64 = dtype("float64", np.float64, _FLOAT)
+int8 = dtype("int8", np.int8, _INT)
+int16 = dtype("int16", np.int16, _INT)
+int32 = dtype("int32", np.int32, _INT)
+int64 = dtype("int64", np.int64, _INT)
+uint8 = dtype("uint8", np.uint8, _INT)
+bool_ = dtype("bool", np.bool_, _BOOL)
+half, float, double = float16, float32, float64
+short, int, long = int16, int32, int64
+
+_ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
+_BY_NUMPY = {d.np: d for d in _ALL}
+_BY_NAME = {d.name: d for d in _ALL}
+
+
+def from_name(name):
+    return _BY_NAME[name]
+
+
+def from_numpy_dtype(np_dtype):
+    """The ember dtype of a NumPy dtype; TypeError for ones ember lacks."""
+    try:
+        return _BY_NUMPY[np.dtype(np_dtype)]
+    except (KeyError, TypeError):
+        raise TypeError(
+            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).name}. The only supported "
+            "types are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+        ) from None
+
+
+def to_numpy_dtype(d):
+    if isinstance(d, dtype):
+        return d.np
+    return np.dtype(d)
+
+
+class _DefaultDtype(threading.local):
+    value = float32
+
+
+_default = _DefaultDtype()
+
+
+def get_default_dtype():
+    """The dtype of float tensors made without ``dtype=`` (float32 unless changed)."""
+    return _default.value
+
+
+def set_default_dtype(d):
+    """Set the default floating dtype (float16, float32 or float64).
+
+    >>> import ember
+    >>> ember.set_default_dtype(ember.float64); ember.tensor([1.5]).dtype
+    ember.float64
+    >>> ember.set_default_dtype(ember.float32)
+    """
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    _default.value = d
+
+
+def scalar_dtype(value):
+    """The dtype a Python scalar gets as a tensor on its own."""
+    if isinstance(value, (builtins.bool, np.bool_)):
+        return bool_
+    if isinstance(value, (builtins.int, np.integer)):
+        return int64
+    return _default.value
+
+
+def _category_default(category):
+    return (bool_, int64, _default.value)[category]
+
+
+def promote_types(a, b):
+    """Promote two dtypes the way PyTorch does (higher category wins outright)."""
+    if a is b:
+        return a
+    if a.category != b.category:
+        return a if a.category > b.category else b
+    return _BY_NUMPY[np.promote_types(a.np, b.np)]
+
+
+def result_type(*operands):
+    """Result dtype of an op on tensors and Python scalars (PyTorch's rules)."""
+    dim_dt = zero_dt = None
+    wrapped_cat = -1
+    for x in operands:
+        d = getattr(x, "dtype", None)
+        if d is None:
+            if x is None:
+                continue
+            wrapped_cat = builtins.max(wrapped_cat, scalar_dtype(x).category)
+        elif x.ndim:
+            dim_dt = d if dim_dt is None else promote_types(dim_dt, d)
+        else:
+            zero_dt = d if zero_dt is None else promote_types(zero_dt, d)
+    result = dim_dt
+    if zero_dt is not None and (result is None or zero_dt.category > result.category):
+        result = zero_dt
+    if wrapped_cat >= 0 and (result is None or wrapped_cat > result.category):
+        result = _category_default(wrapped_cat)
+    return result
