@@ -177,21 +177,28 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
 
 
 # ---- comparisons and logic ----------------------------------------------------------------
-eq = E.Eq.apply
-ne = E.Ne.apply
-lt = E.Lt.apply
-le = E.Le.apply
-gt = E.Gt.apply
-ge = E.Ge.apply
+def _binary(cls, name):
+    def fn(input, other):
+        return cls.apply(input, other)
+    fn.__name__ = name
+    return fn
+
+
+eq = _binary(E.Eq, "eq")
+ne = _binary(E.Ne, "ne")
+lt = _binary(E.Lt, "lt")
+le = _binary(E.Le, "le")
+gt = _binary(E.Gt, "gt")
+ge = _binary(E.Ge, "ge")
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
-logical_and = E.LogicalAnd.apply
-logical_or = E.LogicalOr.apply
-logical_xor = E.LogicalXor.apply
-logical_not = E.LogicalNot.apply
-bitwise_and = E.BitwiseAnd.apply
-bitwise_or = E.BitwiseOr.apply
-bitwise_xor = E.BitwiseXor.apply
-bitwise_not = E.BitwiseNot.apply
+logical_and = _binary(E.LogicalAnd, "logical_and")
+logical_or = _binary(E.LogicalOr, "logical_or")
+logical_xor = _binary(E.LogicalXor, "logical_xor")
+logical_not = _unary(E.LogicalNot)
+bitwise_and = _binary(E.BitwiseAnd, "bitwise_and")
+bitwise_or = _binary(E.BitwiseOr, "bitwise_or")
+bitwise_xor = _binary(E.BitwiseXor, "bitwise_xor")
+bitwise_not = _unary(E.BitwiseNot)
 
 
 def equal(input, other):

@@ -40,11 +40,8 @@ class Matmul(Primitive):
         a_shape, b_shape = a._data.shape, b._data.shape
         a2 = a.unsqueeze(0) if len(a_shape) == 1 else a
         b2 = b.unsqueeze(-1) if len(b_shape) == 1 else b
-        g = grad
-        if len(a_shape) == 1:
-            g = g.unsqueeze(-2)
-        if len(b_shape) == 1:
-            g = g.unsqueeze(-1)
+        sa, sb = a2._data.shape, b2._data.shape
+        g = grad.reshape(np.broadcast_shapes(sa[:-2], sb[:-2]) + (sa[-2], sb[-1]))
         ga = gb = None
         if ctx.needs_input_grad[0]:
             ga = matmul(g, b2.mT).sum_to_size(a2._data.shape).reshape(a_shape)

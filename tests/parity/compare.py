@@ -1,0 +1,69 @@
+"""Run the same code on ember and torch and compare values and gradients.
+
+``compare(fn, *arrays)`` calls ``fn(lib, *tensors)`` once with ``lib=torch``
+and once with ``lib=ember`` on tensors made from the same NumPy arrays
+(requiring grad where floating point), checks output values, shape and dtype,
+then backpropagates the same random cotangent and checks every input gradient.
+``noncontiguous=True`` feeds transposed views instead of contiguous tensors.
+"""
+import numpy as np
+import torch
+
+import ember
+
+TOL = {np.float32: dict(rtol=1e-4, atol=1e-5), np.float64: dict(rtol=1e-7, atol=1e-9)}
+
+
+def _dtype_name(d):
+    return str(d).split(".")[-1]
+
+
+def _make(lib, a, grad, noncontiguous):
+    if noncontiguous and a.ndim >= 2:
+        base = np.ascontiguousarray(np.swapaxes(a, -1, -2))
+        t = lib.tensor(base, requires_grad=grad)
+        return t, t.transpose(-1, -2)
+    t = lib.tensor(a, requires_grad=grad)
+    return t, t
+
+
+def _flatten(out):
+    if isinstance(out, (tuple, list)):
+        return [o for o in out if isinstance(o, (torch.Tensor, ember.Tensor))]
+    return [out]
+
+
+def compare(fn, *arrays, grad=True, noncontiguous=False, rtol=None, atol=None, seed=0):
+    arrays = [np.asarray(a) for a in arrays]
+    dtype = next((a.dtype.type for a in arrays if a.dtype.kind == "f"), np.float64)
+    tol = dict(TOL.get(dtype, TOL[np.float32]))
+    if rtol is not None:
+        tol["rtol"] = rtol
+    if atol is not None:
+        tol["atol"] = atol
+    leaves, views = {}, {}
+    for lib in (torch, ember):
+        made = [_make(lib, a, grad and a.dtype.kind == "f", noncontiguous) for a in arrays]
+        leaves[lib], views[lib] = [m[0] for m in made], [m[1] for m in made]
+    t_out = _flatten(fn(torch, *views[torch]))
+    e_out = _flatten(fn(ember, *views[ember]))
+    assert len(t_out) == len(e_out)
+    for t, e in zip(t_out, e_out):
+        assert tuple(t.shape) == tuple(e.shape), (t.shape, e.shape)
+        assert _dtype_name(t.dtype) == e.dtype.name, (t.dtype, e.dtype)
+        np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), **tol)
+    diff = [(t, e) for t, e in zip(t_out, e_out) if t.requires_grad]
+    assert [e.requires_grad for e in e_out] == [t.requires_grad for t in t_out]
+    if not diff:
+        return
+    rng = np.random.default_rng(seed)
+    cots = [rng.standard_normal(tuple(t.shape)).astype(_dtype_name(t.dtype)) for t, _ in diff]
+    torch.autograd.backward([t for t, _ in diff], [torch.tensor(c) for c in cots])
+    ember.autograd.backward([e for _, e in diff], [ember.tensor(c) for c in cots])
+    for i, (t, e) in enumerate(zip(leaves[torch], leaves[ember])):
+        if t.grad is None:
+            assert e.grad is None, f"input {i}: torch has no grad, ember has one"
+            continue
+        assert e.grad is not None, f"input {i}: ember has no grad"
+        np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), err_msg=f"grad of input {i}",
+                                   **tol)
