@@ -33,7 +33,10 @@ def _finish(array, requires_grad=False, device=None):
     check_device(device)
     t = Tensor._make(array)
     if requires_grad:
-        t.requires_grad_(True)
+        if array.dtype.kind != "f":
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        t._requires_grad = True
     return t
 
 

@@ -44,9 +44,17 @@ class Tensor:
     >>> (x * x).sum().backward(); x.grad
     tensor([2., 4.])
     """
+    # Every op reads these, so they are slots. Rarely-set metadata lives in the
+    # instance dict and falls back to the class defaults below, which keeps the
+    # constructor every op runs down to six stores.
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_vc", "_base",
-                 "_view_fn", "_view_version", "_accumulator", "_grad", "_retains_grad",
-                 "_leaf_hooks", "__weakref__", "__dict__")
+                 "__weakref__", "__dict__")
+    _view_fn = None        # replays the view ops from the base (views only)
+    _view_version = 0      # base version when the view's grad_fn was last derived
+    _accumulator = None    # weakref to the AccumulateGrad node of a leaf
+    _grad = None
+    _retains_grad = False
+    _leaf_hooks = None     # keeps a leaf's accumulator alive while it has hooks
     __array_priority__ = 1000  # so ndarray <op> Tensor defers to Tensor's reflected op
 
     def __init__(self, *args, dtype=None, device=None):
@@ -59,7 +67,12 @@ class Tensor:
         if type(array) is not np.ndarray:
             array = np.asarray(array)
         t = object.__new__(cls)
-        _init(t, array, requires_grad)
+        t._data = array  # _init, inlined: every op result passes here
+        t._requires_grad = requires_grad
+        t._grad_fn = None
+        t._output_nr = 0
+        t._vc = [0]
+        t._base = None
         return t
 
     # ---- basic properties -------------------------------------------------------------
@@ -397,12 +410,6 @@ def _init(t, array, requires_grad):
     t._output_nr = 0
     t._vc = [0]
     t._base = None
-    t._view_fn = None
-    t._view_version = 0
-    t._accumulator = None
-    t._grad = None
-    t._retains_grad = False
-    t._leaf_hooks = None
 
 
 def _rebuild(array, requires_grad):
@@ -414,7 +421,8 @@ def _deepcopy_subclass(t, memo):
     new = type(t).__new__(type(t))
     _init(new, t._data.copy(), t._requires_grad)
     for k, v in t.__dict__.items():
-        setattr(new, k, copy.deepcopy(v, memo))
+        if k not in ("_accumulator", "_leaf_hooks", "_grad"):
+            setattr(new, k, copy.deepcopy(v, memo))
     return new
 
 

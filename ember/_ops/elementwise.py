@@ -290,8 +290,10 @@ class Pow(Primitive):
             ga = unbroadcast(grad * b * a ** (b - 1), a._data.shape)
         if ctx.needs_input_grad[1]:
             # d/db a**b = a**b log a, taken as 0 where a == 0 and b >= 0 (PyTorch's choice)
-            safe = ((a == 0) & (b >= 0))
-            gb = grad * (a ** b) * a.masked_fill(safe, 1.0).log()
+            shape = grad._data.shape
+            ab = a if a._data.shape == shape else a.expand(shape)
+            safe = ((ab == 0) & (b >= 0))
+            gb = grad * (ab ** b) * ab.masked_fill(safe, 1.0).log()
             gb = unbroadcast(gb.masked_fill(safe, 0.0), b._data.shape)
         return ga, gb
 
@@ -333,13 +335,20 @@ class Neg(Primitive):
 
 
 # ---- unary math ---------------------------------------------------------------------------
-def _unary(name, fn, grad_fn, saves="input", float_only=True, backward_name=None):
-    """Define a unary Primitive: ``fn`` on arrays, ``grad_fn(grad, x, out)`` on tensors."""
+def _unary(name, fn, grad_fn, saves="input", float_only=True, backward_name=None, warns=True):
+    """Define a unary Primitive: ``fn`` on arrays, ``grad_fn(grad, x, out)`` on tensors.
+
+    ``warns=False`` for functions NumPy never warns about: ``np.errstate`` costs
+    more than a small op itself, so only ops that can overflow or hit a domain
+    error pay for silencing NumPy (PyTorch prints no such warnings).
+    """
 
     def forward(ctx, x):
         if saves == "input":
             ctx.save_for_backward(x)
-        d = _float_unary(x) if float_only else x._data
+        d = x._data if not float_only or x._data.dtype.kind == "f" else _float_unary(x)
+        if not warns:
+            return fn(d)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             return fn(d)
 
@@ -359,8 +368,8 @@ def _zero_grad(grad, x, out):
     return grad * 0
 
 
-Abs = _unary("Abs", np.abs, lambda g, x, o: g * x.sign(), float_only=False)
-Sign = _unary("Sign", np.sign, _zero_grad, saves=None, float_only=False)
+Abs = _unary("Abs", np.abs, lambda g, x, o: g * x.sign(), float_only=False, warns=False)
+Sign = _unary("Sign", np.sign, _zero_grad, saves=None, float_only=False, warns=False)
 Exp = _unary("Exp", np.exp, lambda g, x, o: g * o, saves="output")
 Exp2 = _unary("Exp2", np.exp2, lambda g, x, o: g * o * _LN2, saves="output")
 Log = _unary("Log", np.log, lambda g, x, o: g / x)
@@ -371,16 +380,49 @@ Sqrt = _unary("Sqrt", np.sqrt, lambda g, x, o: g / (2 * o), saves="output")
 Rsqrt = _unary("Rsqrt", lambda d: 1 / np.sqrt(d), lambda g, x, o: g * -0.5 * o * o * o,
                saves="output")
 Reciprocal = _unary("Reciprocal", lambda d: 1 / d, lambda g, x, o: -g * o * o, saves="output")
-Sin = _unary("Sin", np.sin, lambda g, x, o: g * x.cos())
-Cos = _unary("Cos", np.cos, lambda g, x, o: -g * x.sin())
+Sin = _unary("Sin", np.sin, lambda g, x, o: g * x.cos(), warns=False)
+Cos = _unary("Cos", np.cos, lambda g, x, o: -g * x.sin(), warns=False)
 Tan = _unary("Tan", np.tan, lambda g, x, o: g * (1 + o * o), saves="output")
-Tanh = _unary("Tanh", np.tanh, lambda g, x, o: g * (1 - o * o), saves="output")
-Floor = _unary("Floor", np.floor, _zero_grad, saves=None, float_only=False)
-Ceil = _unary("Ceil", np.ceil, _zero_grad, saves=None, float_only=False)
-Trunc = _unary("Trunc", np.trunc, _zero_grad, saves=None, float_only=False)
+class TanhGrad(Primitive):
+    """``grad * (1 - out**2)`` as one node (PyTorch's tanh_backward): a hot path."""
+    _backward_name = "TanhBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, out):
+        ctx.save_for_backward(grad, out)
+        o = out._data
+        return grad._data * (1 - o * o)
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, out = ctx.saved_tensors
+        return gg * (1 - out * out), -2 * gg * grad * out
+
+
+class SigmoidGrad(Primitive):
+    """``grad * out * (1 - out)`` as one node (PyTorch's sigmoid_backward)."""
+    _backward_name = "SigmoidBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, out):
+        ctx.save_for_backward(grad, out)
+        o = out._data
+        return grad._data * (o * (1 - o))
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, out = ctx.saved_tensors
+        return gg * out * (1 - out), gg * grad * (1 - 2 * out)
+
+
+Tanh = _unary("Tanh", np.tanh, lambda g, x, o: TanhGrad.apply(g, o), saves="output",
+              warns=False)
+Floor = _unary("Floor", np.floor, _zero_grad, saves=None, float_only=False, warns=False)
+Ceil = _unary("Ceil", np.ceil, _zero_grad, saves=None, float_only=False, warns=False)
+Trunc = _unary("Trunc", np.trunc, _zero_grad, saves=None, float_only=False, warns=False)
 Relu = _unary("Relu", lambda d: np.maximum(d, 0, dtype=d.dtype),
               lambda g, x, o: g * (o > 0), saves="output", float_only=False,
-              backward_name="ReluBackward0")
+              backward_name="ReluBackward0", warns=False)
 
 
 def _sigmoid(d):
@@ -389,7 +431,8 @@ def _sigmoid(d):
     return np.where(d >= 0, 1 / (1 + e), e / (1 + e)).astype(d.dtype, copy=False)
 
 
-Sigmoid = _unary("Sigmoid", _sigmoid, lambda g, x, o: g * o * (1 - o), saves="output")
+Sigmoid = _unary("Sigmoid", _sigmoid, lambda g, x, o: SigmoidGrad.apply(g, o), saves="output",
+                 warns=False)
 
 
 def _erf(d):
@@ -425,6 +468,8 @@ class Clamp(Primitive):
         ctx.save_for_backward(x)
         ctx.min, ctx.max = min, max
         d = x._data
+        if d.dtype.kind != "f" and (isinstance(min, float) or isinstance(max, float)):
+            d = d.astype(dtypes.result_type(x, min, max).np)  # int tensor, float bound
         if min is not None:
             d = np.maximum(d, np.asarray(min).astype(d.dtype) if d.dtype.kind == "f" else min)
         if max is not None:
@@ -595,16 +640,15 @@ class MaskedFill(Primitive):
         ctx.save_for_backward(mask)
         v = value._data if isinstance(value, Tensor) else value
         d = x._data
-        out = np.where(mask._data, np.asarray(v).astype(d.dtype), d)
-        if out.shape != d.shape:
-            raise RuntimeError(f"The size of tensor a ({d.shape[-1] if d.ndim else 1}) must "
-                               f"match the size of tensor b ({mask._data.shape[-1]})")
-        return out
+        ctx.x_shape = d.shape
+        if mask._data.shape != d.shape:
+            _check_broadcast(mask, x)  # the out-of-place form broadcasts both ways
+        return np.where(mask._data, np.asarray(v).astype(d.dtype), d)
 
     @staticmethod
     def backward(ctx, grad):
         mask, = ctx.saved_tensors
-        gx = grad.masked_fill(mask, 0.0)
+        gx = unbroadcast(grad.masked_fill(mask, 0.0), ctx.x_shape)
         gv = None
         if len(ctx.needs_input_grad) > 2 and ctx.needs_input_grad[2]:
             gv = Where.apply(mask, grad, grad * 0).sum()

@@ -24,7 +24,7 @@ def normalize_index(index, shape):
     """(numpy index tuple, is_basic); PyTorch's errors for bad indices."""
     if not isinstance(index, tuple):
         index = (index,)
-    out, basic, dim = [], True, 0
+    out, basic, dim, adv = [], True, 0, 0
     consumed = sum(_dims_consumed(i) for i in index)
     for item in index:
         if isinstance(item, Tensor):
@@ -32,9 +32,11 @@ def normalize_index(index, shape):
             if item.dtype == np.bool_:
                 _check_mask(item, shape, dim)
                 dim += item.ndim
+                adv += item.ndim
             else:
-                _check_bounds(item, shape, dim)
+                _check_bounds(item, shape, dim, adv)
                 dim += 1
+                adv += 1
             basic = False
             out.append(item)
         elif isinstance(item, (list, np.ndarray)):
@@ -43,8 +45,10 @@ def normalize_index(index, shape):
                 raise IndexError("tensors used as indices must be long, int, byte or bool "
                                  "tensors")
             if arr.dtype != np.bool_:
-                _check_bounds(arr, shape, dim)
-            dim += arr.ndim if arr.dtype == np.bool_ else 1
+                _check_bounds(arr, shape, dim, adv)
+            n = arr.ndim if arr.dtype == np.bool_ else 1
+            dim += n
+            adv += n
             basic = False
             out.append(arr)
         elif item is None:
@@ -65,8 +69,8 @@ def normalize_index(index, shape):
         else:
             try:
                 i = item.__index__()
-            except AttributeError:
-                raise TypeError(f"only integers, slices (`:`), ellipsis (`...`), None and long "
+            except (AttributeError, TypeError):
+                raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long "
                                 f"or byte Variables are valid indices (got "
                                 f"{type(item).__name__})") from None
             if dim >= len(shape):
@@ -92,13 +96,14 @@ def _dims_consumed(item):
     return 1
 
 
-def _check_bounds(arr, shape, dim):
+def _check_bounds(arr, shape, dim, adv):
+    """``adv``: the position among the advanced indices, which PyTorch's message names."""
     if dim >= len(shape):
         raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
     size = shape[dim]
     if arr.size and (arr.max() >= size or arr.min() < -size):
         bad = arr.max() if arr.max() >= size else arr.min()
-        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+        raise IndexError(f"index {bad} is out of bounds for dimension {adv} with size {size}")
 
 
 def _check_mask(mask, shape, dim):
@@ -224,8 +229,8 @@ def _grid(index, dim):
 
 
 def _check_gather(x, dim, index, name):
-    if index._data.dtype != np.int64:
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    if index._data.dtype.kind not in "iu" or index._data.dtype == np.uint8:
+        raise RuntimeError(f"{name.split('_')[0]}(): Expected dtype int32/int64 for index")
     if index._data.ndim != x._data.ndim and x._data.ndim:
         raise RuntimeError(f"Index tensor must have the same number of dimensions as "
                            f"{'input' if name == 'gather' else 'self'} tensor")
@@ -340,8 +345,11 @@ class IndexSelect(Primitive):
 
 
 def _check_index_vector(x, dim, index, name):
-    if index._data.dtype.kind not in "iu":
-        raise IndexError(f"{name}(): Expected dtype int32/int64 for index")
+    if index._data.dtype.kind not in "iu" or index._data.dtype == np.uint8:
+        if name == "index_select":
+            raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+        raise RuntimeError(f"{name}_(): Expected dtype int32/int64 for index but got: "
+                           f"{_legacy_name(index._data.dtype)}")
     if index._data.ndim > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector")
     dim = _wrap_dim(dim, x._data.ndim)
@@ -349,9 +357,16 @@ def _check_index_vector(x, dim, index, name):
     idx = index._data
     if idx.size and (idx.max() >= size or idx.min() < -size):
         bad = idx.max() if idx.max() >= size else idx.min()
-        raise IndexError(f"index out of range in self: index {bad} is out of bounds for "
-                         f"dimension {dim} with size {size}")
+        if name == "index_select":
+            raise IndexError("index out of range in self")
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
     return dim
+
+
+def _legacy_name(np_dtype):
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool"}[np.dtype(np_dtype).name]
 
 
 def index_select(x, dim, index):
@@ -396,6 +411,9 @@ def masked_select(x, mask):
 
 
 def take_along_dim(x, indices, dim=None):
+    if indices._data.dtype != np.int64:
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{_legacy_name(indices._data.dtype)}")
     if dim is None:
         return AdvancedIndex.apply(x.reshape(-1), (indices._data.reshape(-1),))
     dim = _wrap_dim(dim, x._data.ndim)

@@ -19,15 +19,34 @@ Class attributes an op may set: ``saves_output`` (output 0 is appended to
 import numpy as np
 
 from ..autograd import grad_mode
-from ..autograd.function import Function, gradient_edge
-from ..autograd.graph import SavedTensor, _sequence
+from ..autograd.function import Function, BackwardFunction, gradient_edge
+from ..autograd.graph import SavedTensor, FREED_MESSAGE, _sequence
 from .._tensor import Tensor
 
 _state = grad_mode._state
 _new = object.__new__
 
 
+class PrimitiveNode(BackwardFunction):
+    """Node of a built-in op: trusted, so saving skips validation and freeing
+    drops only the saved tensors (built-ins keep nothing else that is large)."""
+
+    def save_for_backward(self, *tensors):
+        self._to_save = tensors
+
+    @property
+    def saved_tensors(self):
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(FREED_MESSAGE)
+        return [None if s is None else s.unpack(self) for s in saved]
+
+    def _release(self):
+        self._saved = None
+
+
 class Primitive(Function):
+    _node_base = PrimitiveNode
     _validate_grads = False
     saves_output = False
     is_view = False
@@ -57,9 +76,12 @@ class Primitive(Function):
 
     @staticmethod
     def _check_grads(ctx, grads):
+        mask = ctx._tensor_mask
+        if mask is None:  # all arguments were tensors of the output's dtype
+            return grads
         out = []
         dtypes = iter(ctx._input_meta)
-        for is_tensor, g in zip(ctx._tensor_mask, grads):
+        for is_tensor, g in zip(mask, grads):
             if is_tensor:
                 dt = next(dtypes)
                 if g is not None and g._data.dtype != dt:
@@ -69,27 +91,53 @@ class Primitive(Function):
 
 
 def _connect(ctx, cls, args, outs):
-    mask = tuple(isinstance(a, Tensor) for a in args)
-    inputs = [a for a, m in zip(args, mask) if m]
-    ctx._tensor_mask = mask
-    ctx.needs_input_grad = tuple(m and a._requires_grad for a, m in zip(args, mask))
-    ctx.next_functions = tuple(gradient_edge(a) for a in inputs)
-    ctx._input_meta = tuple(a._data.dtype for a in inputs)
+    """Give ``outs`` their node: edges to the inputs, saved tensors, metadata."""
+    out_dtype = outs[0]._data.dtype
+    plain = True  # every argument a tensor of the output's dtype: no filtering or casting
+    needs, edges, dts = [], [], []
+    for a in args:
+        if isinstance(a, Tensor):
+            needs.append(a._requires_grad)
+            fn = a._grad_fn
+            if fn is not None and a._base is None:
+                edges.append((fn, a._output_nr))
+            else:
+                edges.append(gradient_edge(a))
+            dt = a._data.dtype
+            dts.append(dt)
+            if dt != out_dtype:
+                plain = False
+        else:
+            needs.append(False)
+            plain = False
+    if not plain:
+        ctx._tensor_mask = [isinstance(a, Tensor) for a in args]
+        ctx._input_meta = dts
+    ctx.needs_input_grad = needs
+    ctx.next_functions = edges
     ctx._sequence_nr = next(_sequence)
-    meta = []
-    for nr, t in enumerate(outs):
-        float_out = t._data.dtype.kind == "f"
-        meta.append((t._data.shape, t.dtype) if float_out else None)
-        if float_out:
-            t._requires_grad = True
-            t._grad_fn = ctx
-            t._output_nr = nr
-    ctx._output_meta = tuple(meta)
-    saved = [None if s is None else SavedTensor(s) for s in ctx._to_save]
-    if cls.saves_output:
-        saved.append(SavedTensor(outs[0], 0))
-    ctx._saved = saved
-    ctx._to_save = ()
+    if len(outs) == 1:
+        t = outs[0]
+        ctx._output_meta = ((t._data.shape, _BY_NUMPY[out_dtype]),)
+        t._requires_grad = True
+        t._grad_fn = ctx
+    else:
+        meta = []
+        for nr, t in enumerate(outs):
+            float_out = t._data.dtype.kind == "f"
+            meta.append((t._data.shape, _BY_NUMPY[t._data.dtype]) if float_out else None)
+            if float_out:
+                t._requires_grad = True
+                t._grad_fn = ctx
+                t._output_nr = nr
+        ctx._output_meta = tuple(meta)
+    to_save = ctx._to_save
+    if to_save or cls.saves_output:
+        saved = [None if s is None else SavedTensor(s) for s in to_save]
+        if cls.saves_output:
+            saved.append(SavedTensor(outs[0], 0))
+        ctx._saved = saved
+        ctx._to_save = ()
 
 
 def _link_view(t, cls, args):

@@ -114,8 +114,18 @@ def unflatten(x, dim, sizes):
     n = x._data.ndim
     dim = _wrap_dim(dim, n)
     shape = x._data.shape
-    sizes = infer_shape(sizes, shape[dim])
-    return view(x, shape[:dim] + tuple(sizes) + shape[dim + 1:])
+    sizes = tuple(int(s) for s in sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    try:
+        sizes = infer_shape(sizes, shape[dim])
+    except RuntimeError as e:
+        if "inferred" in str(e):
+            raise
+        raise RuntimeError(f"unflatten: Provided sizes [{', '.join(map(str, sizes))}] don't "
+                           f"multiply up to the size of dim {dim} ({shape[dim]}) in the input "
+                           "tensor") from None
+    return view(x, shape[:dim] + sizes + shape[dim + 1:])
 
 
 def squeeze(x, dim=None):
@@ -212,13 +222,14 @@ def expand(x, *sizes):
         raise RuntimeError(
             f"expand(torch.FloatTensor{{[{', '.join(map(str, shape))}]}}, size=[{', '.join(map(str, sizes))}]): the number of sizes provided ({len(sizes)}) must be greater or equal to the number of dimensions in the tensor ({len(shape)})")
     lead = len(sizes) - len(shape)
-    target = []
-    for i, s in enumerate(sizes):
+    target = [0] * len(sizes)
+    for i in range(len(sizes) - 1, -1, -1):  # PyTorch checks (and reports) from the last dim
+        s = sizes[i]
         if i < lead:
             if s < 0:
                 raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a "
-                                   "leading, non-existing dimension 0")
-            target.append(s)
+                                   f"leading, non-existing dimension {i}")
+            target[i] = s
             continue
         cur = shape[i - lead]
         if s == -1:
@@ -228,7 +239,7 @@ def expand(x, *sizes):
                 f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
                 f"non-singleton dimension {i}.  Target sizes: [{', '.join(map(str, sizes))}].  "
                 f"Tensor sizes: [{', '.join(map(str, shape))}]")
-        target.append(s)
+        target[i] = s
     target = tuple(target)
     if target == shape:
         return View.apply(x, shape)
@@ -317,7 +328,9 @@ def cat(tensors, dim=0):
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     dim = _wrap_dim(dim, ref._data.ndim)
     dt = nonempty[0].dtype
-    for i, tt in enumerate(nonempty):
+    for i, tt in enumerate(tensors):
+        if tt._data.ndim == 1 and tt._data.shape[0] == 0:
+            continue
         if tt._data.ndim != ref._data.ndim:
             raise RuntimeError(f"Tensors must have same number of dimensions: got "
                                f"{ref._data.ndim} and {tt._data.ndim}")
@@ -326,7 +339,7 @@ def cat(tensors, dim=0):
                 raise RuntimeError(
                     f"Sizes of tensors must match except in dimension {dim}. Expected size "
                     f"{ref._data.shape[d]} but got size {tt._data.shape[d]} for tensor number "
-                    f"{tensors.index(tt)} in the list.")
+                    f"{i} in the list.")
         if tt.dtype is not dt:
             dt = None
     if dt is None:
@@ -507,8 +520,9 @@ def chunk(x, chunks, dim=0):
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     dim = _wrap_dim(dim, x._data.ndim)
     size = x._data.shape[dim]
-    step = -(-size // chunks) if size else 1
-    return split(x, step, dim)
+    if size == 0:  # PyTorch: `chunks` empty pieces
+        return tuple(narrow(x, dim, 0, 0) for _ in range(chunks))
+    return split(x, -(-size // chunks), dim)
 
 
 __all__ = ["unbroadcast"]

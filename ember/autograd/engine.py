@@ -10,7 +10,6 @@ The engine knows nothing of specific ops: it calls ``node._apply``.
 import heapq
 
 from . import grad_mode
-from .graph import AccumulateGrad
 
 
 class _Capture:
@@ -21,27 +20,38 @@ class _Capture:
         self.node, self.nr, self.grad = node, nr, None
 
 
-def _walk(roots):
-    """Dependency counts and a children-first order of every reachable node."""
+def _walk(roots, want_order):
+    """Dependency counts (and, if asked, a children-first order) of reachable nodes."""
     deps = {}
-    order = []
-    seen = set()
+    seen = set(roots)
+    stack = list(seen)
+    while stack:
+        node = stack.pop()
+        for child, _ in node.next_functions:
+            if child is not None:
+                if child in deps:
+                    deps[child] += 1
+                else:
+                    deps[child] = 1
+                if child not in seen:
+                    seen.add(child)
+                    stack.append(child)
+    return deps, (_postorder(roots) if want_order else None)
+
+
+def _postorder(roots):
+    order, done = [], set()
     stack = [(node, False) for node in roots]
     while stack:
         node, expanded = stack.pop()
         if expanded:
             order.append(node)
-            continue
-        if node in seen:
-            continue
-        seen.add(node)
-        stack.append((node, True))
-        for child, _ in node.next_functions:
-            if child is not None:
-                deps[child] = deps.get(child, 0) + 1
-                if child not in seen:
-                    stack.append((child, False))
-    return deps, order
+        elif node not in done:
+            done.add(node)
+            stack.append((node, True))
+            stack.extend((c, False) for c, _ in node.next_functions
+                         if c is not None and c not in done)
+    return order
 
 
 def _needed_nodes(order, targets):
@@ -56,11 +66,6 @@ def _needed_nodes(order, targets):
     return needed
 
 
-def _num_outputs(node):
-    meta = getattr(node, "_output_meta", None)
-    return len(meta) if meta else 1
-
-
 def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False, inputs=None):
     """Propagate ``root_grads`` from ``root_edges`` through the graph.
 
@@ -72,41 +77,41 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
     buffers = {}
     roots = []
     for (node, nr), g in zip(root_edges, root_grads):
-        if node is None:
-            continue
-        _add_to_buffer(buffers, node, nr, g)
-        roots.append(node)
-    deps, order = _walk(roots)
-
+        if node is not None:
+            _add_to_buffer(buffers, node, nr, g)
+            roots.append(node)
+    deps, order = _walk(roots, inputs is not None)
     captures = {}
+    needed = None
     if inputs is not None:
         for node, nr in inputs:
             if node is not None:
                 captures.setdefault(node, []).append(_Capture(node, nr))
         needed = _needed_nodes(order, captures)
-    else:
-        needed = None
 
-    ready = []
-    for node in set(roots):
-        if deps.get(node, 0) == 0:
-            heapq.heappush(ready, (-node._sequence_nr, id(node), node))
-
+    ready = [(-n._sequence_nr, id(n), n) for n in set(roots) if n not in deps]
+    heapq.heapify(ready)
+    push, pop = heapq.heappush, heapq.heappop
     with grad_mode.set_grad_enabled(create_graph):
         while ready:
-            _, _, node = heapq.heappop(ready)
-            grads = buffers.pop(node, None) or [None] * _num_outputs(node)
-            grads = _run_pre_hooks(node, grads)
-            caps = captures.get(node)
-            if caps:
-                for cap in caps:
+            node = pop(ready)[2]
+            grads = buffers.pop(node, None)
+            if grads is None:
+                grads = [None] * len(node._output_meta)
+            if node._tensor_pre_hooks or node._pre_hooks:
+                grads = _run_pre_hooks(node, grads)
+            if captures:
+                for cap in captures.get(node, ()):
                     cap.grad = grads[cap.nr]
             outputs = ()
             if needed is None or node in needed:
-                outputs = _run_node(node, grads, create_graph)
+                outputs = node._apply(grads, create_graph)
+                if node._hooks:
+                    outputs = _run_post_hooks(node, outputs, grads)
                 if not retain_graph:
                     node._release()
-            for i, (child, nr) in enumerate(node.next_functions):
+            edges = node.next_functions
+            for i, (child, nr) in enumerate(edges):
                 if child is None:
                     continue
                 if outputs:
@@ -115,8 +120,8 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
                         _add_to_buffer(buffers, child, nr, g)
                 left = deps[child] - 1
                 deps[child] = left
-                if left == 0:
-                    heapq.heappush(ready, (-child._sequence_nr, id(child), child))
+                if not left:
+                    push(ready, (-child._sequence_nr, id(child), child))
 
     if inputs is None:
         return None
@@ -130,7 +135,9 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
 def _add_to_buffer(buffers, node, nr, grad):
     buf = buffers.get(node)
     if buf is None:
-        buf = buffers[node] = [None] * _num_outputs(node)
+        buf = buffers[node] = [None] * len(node._output_meta)
+        buf[nr] = grad
+        return
     prev = buf[nr]
     buf[nr] = grad if prev is None else prev + grad
 
@@ -152,12 +159,9 @@ def _run_pre_hooks(node, grads):
     return grads
 
 
-def _run_node(node, grads, create_graph):
-    if type(node) is AccumulateGrad:
-        return node._apply(grads, create_graph)
-    outputs = node._apply(grads, create_graph)
+def _run_post_hooks(node, outputs, grads):
     for fn in node._hooks:
-        new = fn(outputs, tuple(grads))
+        new = fn(tuple(outputs), tuple(grads))
         if new is not None:
             outputs = tuple(new)
     return outputs

@@ -133,8 +133,11 @@ class BackwardFunction(Node, FunctionCtx):
 
     def _apply(self, grad_outputs, create_graph=False):
         if self._materialize_grads:
-            grad_outputs = [g if g is not None or meta is None else _zeros_like_meta(meta)
-                            for g, meta in zip(grad_outputs, self._output_meta)]
+            for g in grad_outputs:
+                if g is None:
+                    grad_outputs = [_zeros_like_meta(meta) if g is None and meta is not None
+                                    else g for g, meta in zip(grad_outputs, self._output_meta)]
+                    break
         cls = self._forward_cls
         grads = cls.backward(self, *grad_outputs)
         if not isinstance(grads, tuple):
@@ -167,11 +170,13 @@ class Function:
     _backward_cls = BackwardFunction
     _validate_grads = True  # built-in ops are trusted and skip the checks
 
+    _node_base = BackwardFunction  # the class the generated <Name>Backward node derives from
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         name = cls.__dict__.get("_backward_name", cls.__name__ + "Backward")
-        cls._backward_cls = type(name, (BackwardFunction,), {"_forward_cls": cls,
-                                                             "__module__": cls.__module__})
+        cls._backward_cls = type(name, (cls._node_base,), {"_forward_cls": cls,
+                                                           "__module__": cls.__module__})
 
     @staticmethod
     def forward(ctx, *args, **kwargs):

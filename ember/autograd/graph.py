@@ -51,6 +51,7 @@ class Node:
     _tensor_pre_hooks = None
     _sequence_nr = 0
     next_functions = ()
+    _output_meta = (None,)  # one entry per forward output (gradient slot)
 
     def name(self):
         return type(self).__name__
@@ -95,7 +96,7 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable):
         self.variable = variable
-        self._sequence_nr = 2 ** 62  # leaves run as soon as they are ready
+        self._sequence_nr = 2 ** 62 + next(_sequence)  # leaves run as soon as they are ready
 
     def _apply(self, grad_outputs, create_graph=False):
         grad = grad_outputs[0]
