@@ -114,9 +114,9 @@ class Sub(Primitive):
     def forward(ctx, a, b, alpha=1):
         ctx.a_shape, ctx.b_shape, ctx.alpha = _shape(a), _shape(b), alpha
         x, y = _arrays(a, b)
-        if x.dtype == np.bool_ if isinstance(x, np.ndarray) else False:
-            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
-                               "supported. Use the `^` or `logical_xor()` operator instead.")
+        if (isinstance(a, Tensor) and a._data.dtype.kind == "b") or \
+                (isinstance(b, Tensor) and b._data.dtype.kind == "b"):
+            _bool_sub_error(x)
         try:
             return x - y if alpha == 1 else x - alpha * y
         except ValueError:
@@ -130,6 +130,15 @@ class Sub(Primitive):
         if len(ctx.needs_input_grad) > 1 and ctx.needs_input_grad[1]:
             gb = unbroadcast(-grad if ctx.alpha == 1 else grad * -ctx.alpha, ctx.b_shape)
         return ga, gb, None
+
+
+def _bool_sub_error(x):
+    if np.asarray(x).dtype == np.bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                       "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                       "operator instead.")
 
 
 class Mul(Primitive):
@@ -609,7 +618,7 @@ class Where(Primitive):
     def forward(ctx, cond, a, b):
         if cond._data.dtype != np.bool_:
             raise RuntimeError(f"where expected condition to be a boolean tensor, but got a "
-                               f"tensor with dtype {cond.dtype.name.capitalize()}")
+                               f"tensor with dtype {_legacy_name(cond.dtype)}")
         ctx.save_for_backward(cond)
         ctx.a_shape, ctx.b_shape = _shape(a), _shape(b)
         x, y = _arrays(a, b)
@@ -626,6 +635,16 @@ class Where(Primitive):
         return None, ga, gb
 
 
+def _cpp_name(t):
+    from .linalg import _legacy
+    return _legacy(t)
+
+
+def _legacy_name(dt):
+    from .reduction import _legacy_name
+    return _legacy_name(dt)
+
+
 class MaskedFill(Primitive):
     _backward_name = "MaskedFillBackward0"
 
@@ -633,7 +652,7 @@ class MaskedFill(Primitive):
     def forward(ctx, x, mask, value):
         if mask._data.dtype != np.bool_:
             raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with "
-                               f"dtype {mask.dtype.name}")
+                               f"dtype {_cpp_name(mask)}")
         if isinstance(value, Tensor) and value.dim() != 0:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
                                f"got tensor with {value.dim()} dimension(s).")
