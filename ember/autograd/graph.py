@@ -14,6 +14,7 @@ The engine (``engine.py``) knows only this interface:
 Nothing here knows about any specific op.
 """
 import itertools
+import re
 import weakref
 
 _sequence = itertools.count()
@@ -186,14 +187,14 @@ def type_description(data):
 def _raise_modified(t, expected, actual, grad_fn, output_nr):
     data = t.data if isinstance(t, _OutputRecord) else t._data
     where = ""
-    if grad_fn is not None:
-        where = f", which is output {output_nr} of {grad_fn.name()},"
+    if grad_fn is not None:  # PyTorch names the forward op: "output 0 of Exp"
+        op = re.sub(r"Backward\d*$", "", grad_fn.name())
+        where = f", which is output {output_nr} of {op},"
     raise RuntimeError(
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: {type_description(data)}{where} is at version {actual}; expected version "
-        f"{expected} instead. Hint: the backtrace further above shows the operation that failed "
-        "to compute its gradient. The variable in question was changed in there or anywhere "
-        "later. Good luck!")
+        f"{expected} instead. Hint: enable anomaly detection to find the operation that failed "
+        "to compute its gradient, with ember.autograd.set_detect_anomaly(True).")
 
 
 FREED_MESSAGE = (
