@@ -190,6 +190,9 @@ class IndexPut(Primitive):
             out[index] = v
         except ValueError:
             target = x._data[index].shape
+            if _is_basic(index if isinstance(index, tuple) else (index,)):
+                from .shape import expand  # PyTorch copies into the view: expand's message
+                expand(Tensor._make(np.asarray(v)), target)
             raise RuntimeError(f"shape mismatch: value tensor of shape "
                                f"[{', '.join(map(str, np.shape(v)))}] cannot be broadcast to "
                                f"indexing result of shape [{', '.join(map(str, target))}]") \
@@ -398,6 +401,15 @@ class IndexAdd(Primitive):
 
 def index_add(x, dim, index, source, *, alpha=1):
     dim = _check_index_vector(x, dim, index, "index_add")
+    xs, ss = x._data.shape, source._data.shape
+    if len(xs) != len(ss) or any(a != b for i, (a, b) in enumerate(zip(xs, ss)) if i != dim) \
+            or (ss[dim] if ss else 1) != index._data.size:
+        if len(xs) == len(ss) and all(a == b for i, (a, b) in enumerate(zip(xs, ss)) if i != dim):
+            raise RuntimeError(f"index_add_(): Number of indices ({index._data.size}) should be "
+                               f"equal to source.size(dim): ({ss[dim] if ss else 1}), for dim: {dim}")
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = [{', '.join(map(str, xs))}] "
+                           f"source.shape = [{', '.join(map(str, ss))}]")
     return IndexAdd.apply(x, dim, index, source, alpha)
 
 
