@@ -3,7 +3,6 @@ mv, outer, addmm, einsum."""
 import numpy as np
 
 from .._tensor import Tensor
-from ..backend import dtypes
 from .primitive import Primitive
 
 
@@ -174,26 +173,72 @@ class Einsum(Primitive):
             if not ctx.needs_input_grad[i + 1]:
                 grads.append(None)
                 continue
-            if len(set(s)) != len(s):
-                raise RuntimeError("einsum backward with repeated indices in one operand is "
-                                   "not supported")
             others = [subs[j] for j in range(len(subs)) if j != i]
             available = set(out).union(*others) if others else set(out)
-            kept = "".join(c for c in s if c in available)
+            first = [k for k, c in enumerate(s) if s.index(c) == k]  # first occurrences
+            kept = "".join(s[k] for k in first if s[k] in available)
             spec = ",".join([out] + others) + "->" + kept
             g = einsum(spec, grad, *[ops[j] for j in range(len(ops)) if j != i])
-            if kept != s:  # letters only this operand has: broadcast over them
-                shape = ops[i]._data.shape
-                g = g.reshape(tuple(shape[k] if c in available else 1 for k, c in enumerate(s)))
+            shape = ops[i]._data.shape
+            own = tuple(shape[s.index(c)] for c in kept)
+            if g._data.shape != own:  # a size-1 dim broadcast against the other operands
+                g = g.sum_to_size(own)
+            if len(first) != len(s) or len(kept) != len(s):
+                # letters only this operand has: broadcast over them; a repeated letter
+                # (a diagonal, "ii->i"): the gradient lives on that diagonal only
+                g = g.reshape(tuple(shape[k] if k in first and s[k] in available else 1
+                                    for k in range(len(s))))
                 g = g.expand(shape)
+                if len(first) != len(s):
+                    g = g * Tensor._make(_diagonal_mask(s, shape, g._data.dtype))
             grads.append(g)
         return tuple(grads)
+
+
+def _diagonal_mask(sub, shape, dtype):
+    """1 where every repeated subscript letter takes equal indices, else 0."""
+    mask = np.ones(shape, bool)
+    grids = np.indices(shape, sparse=True)
+    for k, c in enumerate(sub):
+        j = sub.index(c)
+        if j != k:
+            mask = mask & (grids[j] == grids[k])
+    return mask.astype(dtype)
+
+
+def _expand_ellipsis(spec, operands):
+    """Replace '...' by explicit letters (unused ones), as NumPy and PyTorch align them:
+    the broadcast dims are right-aligned across operands."""
+    ins, arrow, out = spec.partition("->")
+    subs = ins.split(",")
+    if len(subs) != len(operands):
+        return spec  # reported by the operand-count check
+    used = set(spec) - {".", ",", "-", ">"}
+    free = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used]
+    n = 0
+    for s, o in zip(subs, operands):
+        if "..." in s:
+            n = max(n, o._data.ndim - (len(s) - 3))
+    ell = "".join(free[:n])
+    new = []
+    for s, o in zip(subs, operands):
+        if "..." in s:
+            k = o._data.ndim - (len(s) - 3)
+            s = s.replace("...", ell[n - k:] if k > 0 else "")
+        new.append(s)
+    if arrow:
+        out = out.replace("...", ell)
+    else:  # implicit output: the ellipsis dims first, then the letters used once
+        letters = "".join(new)
+        out = ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1
+                                   and c not in ell))
+    return ",".join(new) + "->" + out
 
 
 def _normalize_spec(spec, operands):
     spec = spec.replace(" ", "")
     if "..." in spec:
-        raise NotImplementedError("einsum with '...' is not supported yet")
+        spec = _expand_ellipsis(spec, operands)
     if "->" not in spec:
         ins = spec.split(",")
         letters = "".join(ins)
@@ -217,8 +262,12 @@ def einsum(spec, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     spec = _normalize_spec(spec, operands)
-    dt = dtypes.result_type(*operands)
-    operands = [o if o.dtype is dt else o.to(dt) for o in operands]
+    first = operands[0].dtype
+    for o in operands[1:]:
+        if o.dtype is not first:  # PyTorch does not promote einsum operands
+            from .reduction import _legacy_name
+            raise RuntimeError(f"expected scalar type {_legacy_name(first)} but found "
+                               f"{_legacy_name(o.dtype)}")
     return Einsum.apply(spec, *operands)
 
 

@@ -28,8 +28,9 @@ class Softmax(Primitive):
         ctx.dim = dim
         if d.ndim == 0:
             return np.ones_like(d)
-        e = np.exp(d - d.max(axis=dim, keepdims=True))
-        return e / e.sum(axis=dim, keepdims=True)
+        with np.errstate(invalid="ignore"):  # a slice of all -inf gives nan, like PyTorch
+            e = np.exp(d - d.max(axis=dim, keepdims=True))
+            return e / e.sum(axis=dim, keepdims=True)
 
     @staticmethod
     def backward(ctx, grad):
@@ -49,8 +50,9 @@ class LogSoftmax(Primitive):
         ctx.dim = dim
         if d.ndim == 0:
             return np.zeros_like(d)
-        shifted = d - d.max(axis=dim, keepdims=True)
-        return shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+        with np.errstate(invalid="ignore"):
+            shifted = d - d.max(axis=dim, keepdims=True)
+            return shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
 
     @staticmethod
     def backward(ctx, grad):

@@ -325,8 +325,8 @@ class Norm(Primitive):
         shape, p = x._data.shape, ctx.p
         g = expand_back(grad, shape, ctx.dims, ctx.keepdim)
         n = expand_back(out, shape, ctx.dims, ctx.keepdim)
-        if p == 0:
-            return g * 0, None, None, None
+        if p == 0:  # PyTorch: no gradient at all (the input's .grad stays None)
+            return None, None, None, None
         if p == 1:
             return g * x.sign(), None, None, None
         if p in (float("inf"), float("-inf")):
