@@ -156,6 +156,14 @@ class Tensor:
     def is_sparse(self):
         return False
 
+    @property
+    def volatile(self):
+        """Pre-0.4 flag; volatile was removed (use no_grad), so it reads False."""
+        import warnings
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning,
+                      stacklevel=2)
+        return False
+
     # ---- autograd metadata ------------------------------------------------------------
     @property
     def requires_grad(self):

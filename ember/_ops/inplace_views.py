@@ -13,8 +13,8 @@ from ..autograd.graph import Node, _sequence
 
 
 class CopySlices(Node):
-    def __init__(self, base, view_fn, result):
-        self.next_functions = (gradient_edge(base), gradient_edge(result))
+    def __init__(self, base, view_fn, result_edge):
+        self.next_functions = (gradient_edge(base), result_edge)
         self._view_fn = view_fn
         self._output_meta = ((base._data.shape, base.dtype),)
         self._sequence_nr = next(_sequence)
@@ -33,9 +33,11 @@ class CopySlices(Node):
 
 
 def rebase_view(view, result):
-    """Point ``view``'s base at a CopySlices node holding ``result``."""
+    """Point ``view``'s base at a CopySlices node holding ``result`` (a tensor, or
+    the ``(node, output_nr)`` edge of a custom Function that modified the view)."""
     base = view._base
-    node = CopySlices(base, view._view_fn, result)
+    edge = result if isinstance(result, tuple) else gradient_edge(result)
+    node = CopySlices(base, view._view_fn, edge)
     base._grad_fn, base._output_nr, base._requires_grad = node, 0, True
     view._view_version = -1
     _refresh_view_grad_fn(view)

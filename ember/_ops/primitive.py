@@ -18,7 +18,7 @@ Class attributes an op may set: ``saves_output`` (output 0 is appended to
 """
 import numpy as np
 
-from ..autograd import grad_mode
+from ..autograd import grad_mode, anomaly as _anomaly
 from ..autograd.function import Function, BackwardFunction, gradient_edge
 from ..autograd.graph import SavedTensor, FREED_MESSAGE, _sequence
 from .._tensor import Tensor
@@ -116,6 +116,8 @@ def _connect(ctx, cls, args, outs):
     ctx.needs_input_grad = needs
     ctx.next_functions = edges
     ctx._sequence_nr = next(_sequence)
+    if _anomaly._state.enabled:
+        _anomaly.record_forward_trace(ctx)
     if len(outs) == 1:
         t = outs[0]
         ctx._output_meta = ((t._data.shape, _BY_NUMPY[out_dtype]),)

@@ -11,9 +11,13 @@ tensor([ 6., 12.])
 """
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: F401
                         is_grad_enabled, is_inference_mode_enabled)
-from .function import Function, FunctionCtx, gradient_edge  # noqa: F401
+from .function import Function, FunctionCtx, gradient_edge, once_differentiable  # noqa: F401
+from .anomaly import (detect_anomaly, set_detect_anomaly, is_anomaly_enabled,  # noqa: F401
+                      is_anomaly_check_nan_enabled)
 from .engine import run_backward
 from .graph import Node  # noqa: F401
+from . import gradcheck  # noqa: F401  (a callable module: gradcheck(...) and gradcheck.gradcheck(...))
+from .gradcheck import gradgradcheck, GradcheckError  # noqa: F401
 
 
 def _as_tuple(x):
@@ -130,7 +134,7 @@ def Variable(data, requires_grad=False, volatile=False):
     """The pre-0.4 wrapper: returns ``data`` itself (a tensor), ``requires_grad`` set."""
     if volatile:
         import warnings
-        warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` "
+        warnings.warn("volatile was removed and now has no effect. Use `with ember.no_grad():` "
                       "instead.", UserWarning, stacklevel=2)
     if requires_grad:
         data.requires_grad_(True)

@@ -9,7 +9,7 @@ The engine knows nothing of specific ops: it calls ``node._apply``.
 """
 import heapq
 
-from . import grad_mode
+from . import anomaly, grad_mode
 
 
 class _Capture:
@@ -105,7 +105,10 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
                     cap.grad = grads[cap.nr]
             outputs = ()
             if needed is None or node in needed:
-                outputs = node._apply(grads, create_graph)
+                if anomaly._state.enabled:
+                    outputs = _apply_checked(node, grads, create_graph)
+                else:
+                    outputs = node._apply(grads, create_graph)
                 if node._hooks:
                     outputs = _run_post_hooks(node, outputs, grads)
                 if not retain_graph:
@@ -164,4 +167,15 @@ def _run_post_hooks(node, outputs, grads):
         new = fn(tuple(outputs), tuple(grads))
         if new is not None:
             outputs = tuple(new)
+    return outputs
+
+
+def _apply_checked(node, grads, create_graph):
+    """``node._apply`` under anomaly detection: NaN check, forward traceback on error."""
+    try:
+        outputs = node._apply(grads, create_graph)
+        anomaly.check_nan(node, outputs)
+    except Exception:
+        anomaly.warn_forward_trace(node)
+        raise
     return outputs

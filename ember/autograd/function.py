@@ -25,7 +25,8 @@ tensor([6.])
 import inspect
 
 from . import grad_mode
-from .graph import Node, SavedTensor, FREED_MESSAGE, accumulator_of, _sequence
+from . import anomaly
+from .graph import Node, SavedTensor, FREED_MESSAGE, accumulator_of, _sequence, _OutputRecord
 
 _state = grad_mode._state
 Tensor = None  # set by ember._tensor once the class exists (it imports this module)
@@ -61,7 +62,7 @@ def _refresh_view_grad_fn(view):
     view._requires_grad = True
 
 
-class FunctionCtx:
+class FunctionCtx:  # noqa: D101  (methods documented one by one)
     """Methods available on ``ctx`` inside ``forward``/``setup_context``."""
 
     def save_for_backward(self, *tensors):
@@ -127,9 +128,19 @@ class BackwardFunction(Node, FunctionCtx):
     def _release(self):
         self._saved = None
         # Attributes users stash on ctx (outputs included) go with the graph.
-        keep = {k: v for k, v in self.__dict__.items() if k.startswith("_") or k in _CTX_KEEP}
+        keep = {k: v for k, v in self.__dict__.items()
+                if (k.startswith("_") and k != "_stashed_outputs") or k in _CTX_KEEP}
         self.__dict__.clear()
         self.__dict__.update(keep)
+
+    def __getattr__(self, name):
+        # ``ctx.out = output`` in forward is kept as data + metadata (see
+        # _stash_outputs), which avoids the cycle output -> node -> output.
+        stash = self.__dict__.get("_stashed_outputs")
+        if stash is not None and name in stash:
+            record, nr = stash[name]
+            return record.rebuild(self, nr)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def _apply(self, grad_outputs, create_graph=False):
         if self._materialize_grads:
@@ -139,7 +150,12 @@ class BackwardFunction(Node, FunctionCtx):
                                     else g for g, meta in zip(grad_outputs, self._output_meta)]
                     break
         cls = self._forward_cls
-        grads = cls.backward(self, *grad_outputs)
+        legacy = self.__dict__.get("_legacy")
+        if legacy is not None:  # pre-0.4 style: backward is a method of the Function object
+            legacy._legacy_node = self
+            grads = legacy.backward(*grad_outputs)
+        else:
+            grads = cls.backward(self, *grad_outputs)
         if not isinstance(grads, tuple):
             grads = (grads,)
         return cls._check_grads(self, grads)
@@ -159,18 +175,21 @@ def _xp():
     return xp
 
 
-class Function:
+class Function(FunctionCtx):
     """Base class for differentiable operations; see the module docstring.
 
     Subclasses define ``forward`` and ``backward`` as staticmethods and are
     called through ``apply``. ``forward(ctx, *args)`` runs with graph
     recording off; ``backward(ctx, *grads)`` returns one gradient per forward
     argument (None where there is none).
+
+    The pre-0.4 style also runs: ``forward(self, ...)``/``backward(self, ...)``
+    as ordinary methods, called as ``MyFunction(params)(inputs...)``, with
+    ``self.save_for_backward``/``self.saved_tensors``/``self.needs_input_grad``.
     """
     _backward_cls = BackwardFunction
-    _validate_grads = True  # built-in ops are trusted and skip the checks
-
     _node_base = BackwardFunction  # the class the generated <Name>Backward node derives from
+    _legacy_node = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -197,20 +216,58 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        """Run forward and record a ``<Name>Backward`` node for backward.
+
+        Keyword arguments are bound through forward's signature (defaults included).
+        """
+        if _is_legacy(cls):
+            raise RuntimeError(f"{cls.__name__} has a non-static forward (the pre-0.4 style): "
+                               f"call it as {cls.__name__}(...)(inputs), not .apply(...)")
         if kwargs:
             args = _bind_kwargs(cls, args, kwargs)
         ctx = cls._backward_cls()
-        tensor_mask = [isinstance(a, Tensor) for a in args]
-        record = _state.enabled and any(
-            m and a._requires_grad for m, a in zip(tensor_mask, args))
-        ctx.needs_input_grad = tuple(m and a._requires_grad for m, a in zip(tensor_mask, args))
+        mask, needs, record = _inspect_args(args)
+        ctx.needs_input_grad = needs
         with grad_mode.no_grad():
             if _uses_setup_context(cls):
                 output = cls.forward(*args)
                 cls.setup_context(ctx, args, output)
             else:
                 output = cls.forward(ctx, *args)
-        return _wrap_outputs(ctx, args, tensor_mask, output, record)
+        return _wrap_outputs(ctx, args, mask, output, record)
+
+    def __call__(self, *args):
+        """The pre-0.4 call: ``Linear()(input, weight, bias)`` runs ``self.forward``."""
+        cls = type(self)
+        if not _is_legacy(cls):
+            raise RuntimeError(
+                "Legacy autograd function with non-static forward method is deprecated. Please "
+                f"use new-style autograd function with static forward method: call "
+                f"{cls.__name__}.apply(...)")
+        node = cls._backward_cls()
+        node._legacy = self
+        self._legacy_node = node
+        self._to_save, self._dirty, self._non_differentiable = (), (), ()
+        mask, needs, record = _inspect_args(args)
+        self.needs_input_grad = needs
+        with grad_mode.no_grad():
+            output = self.forward(*args)
+        node.needs_input_grad = needs
+        node._to_save, node._dirty = self._to_save, self._dirty
+        node._non_differentiable = self._non_differentiable
+        node._materialize_grads = self.__dict__.get("_materialize_grads", True)
+        return _wrap_outputs(node, args, mask, output, record)
+
+    @property
+    def saved_tensors(self):
+        """Legacy style: the tensors this Function object saved in its last call."""
+        if self._legacy_node is None:
+            raise RuntimeError("saved_tensors is only available after the Function was called")
+        return self._legacy_node.saved_tensors
+
+    @property
+    def saved_variables(self):
+        return self._legacy_node.saved_variables
 
     @staticmethod
     def _check_grads(ctx, grads):
@@ -239,6 +296,22 @@ class Function:
                 g = _validate_grad(ctx, i, g, shape, dtype)
             out.append(g)
         return tuple(out)
+
+
+def _is_legacy(cls):
+    """True when ``forward`` is an ordinary method (the pre-0.4 style)."""
+    for klass in cls.__mro__:
+        if "forward" in klass.__dict__:
+            return klass is not Function and not isinstance(klass.__dict__["forward"],
+                                                             (staticmethod, classmethod))
+    return False
+
+
+def _inspect_args(args):
+    """(tensor mask, needs_input_grad, whether to record) for the arguments of a call."""
+    mask = [isinstance(a, Tensor) for a in args]
+    needs = tuple(m and a._requires_grad for m, a in zip(mask, args))
+    return mask, needs, _state.enabled and any(needs)
 
 
 def _validate_grad(ctx, i, g, shape, dtype):
@@ -279,17 +352,34 @@ def _bind_kwargs(cls, args, kwargs):
     params = list(inspect.signature(cls.forward).parameters.values())
     if not _uses_setup_context(cls):
         params = params[1:]  # ctx
-    sig = inspect.Signature(params)
-    bound = sig.bind(*args, **kwargs)
+    bound = inspect.Signature(params).bind(*args, **kwargs)
     bound.apply_defaults()
-    return tuple(bound.arguments[p.name] if p.kind not in (p.VAR_POSITIONAL,) else
-                 bound.arguments.get(p.name, ()) for p in params if p.name in bound.arguments)
+    out = []
+    for p in params:
+        value = bound.arguments[p.name]
+        if p.kind is p.VAR_POSITIONAL:
+            out.extend(value)
+        elif p.kind is p.VAR_KEYWORD:
+            if value:
+                raise TypeError(f"{cls.__name__}.apply: **kwargs of forward can't be passed "
+                                "through apply")
+        else:
+            out.append(value)
+    return tuple(out)
 
 
 def _wrap_outputs(ctx, args, tensor_mask, output, record):
     """Give the outputs of a user forward their graph identity (the general path)."""
     is_tuple = isinstance(output, tuple)
     outputs = output if is_tuple else (output,)
+    dirty = {id(t) for t in ctx._dirty}
+    _check_dirty_returned(ctx, dirty, outputs)
+    for o in outputs:
+        if id(o) in dirty:
+            if record and o._grad_fn is None and o._requires_grad and o._base is None:
+                raise RuntimeError("a leaf Variable that requires grad has been used in an "
+                                   "in-place operation.")
+            o._vc[0] += 1
     if not record:
         ctx._to_save = ()
         return output
@@ -298,7 +388,8 @@ def _wrap_outputs(ctx, args, tensor_mask, output, record):
     ctx._input_meta = tuple((t._data.shape, t.dtype) for t in inputs)
     ctx.next_functions = tuple(gradient_edge(t) for t in inputs)
     ctx._sequence_nr = next(_sequence)
-    dirty = {id(t) for t in ctx._dirty}
+    if anomaly.is_enabled():
+        anomaly.record_forward_trace(ctx)
     non_diff = {id(t) for t in ctx._non_differentiable}
     input_ids = {id(t) for t in inputs}
     wrapped, meta = [], []
@@ -311,7 +402,8 @@ def _wrap_outputs(ctx, args, tensor_mask, output, record):
             _rebase_dirty(ctx, o, nr)
         else:
             if id(o) in input_ids:
-                o = o.view_as(o)  # an input returned as is: a fresh alias carries the node
+                with grad_mode.no_grad():
+                    o = o.view_as(o)  # an input returned as is: a fresh alias carries the node
             o._requires_grad = o.dtype.is_floating_point and id(o) not in non_diff
             o._grad_fn = ctx if o._requires_grad else None
             o._output_nr = nr
@@ -320,13 +412,23 @@ def _wrap_outputs(ctx, args, tensor_mask, output, record):
     ctx._output_meta = tuple(meta)
     ctx._saved = _save(ctx, ctx._to_save, wrapped)
     ctx._to_save = ()
+    _stash_outputs(ctx, wrapped)
     return tuple(wrapped) if is_tuple else wrapped[0]
 
 
+def _check_dirty_returned(ctx, dirty, outputs):
+    if dirty and not dirty <= {id(o) for o in outputs}:
+        raise RuntimeError("Some elements marked as dirty during the forward method were not "
+                           "returned as output. The inputs that are modified inplace must all "
+                           "be outputs of the Function.")
+
+
 def _rebase_dirty(ctx, t, nr):
-    if t._grad_fn is None and t._requires_grad and t._base is None:
-        raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
-                           "operation.")
+    """An input modified in place by forward becomes output ``nr`` of ``ctx``."""
+    if t._base is not None:
+        from .._ops.inplace_views import rebase_view
+        rebase_view(t, (ctx, nr))
+        return
     t._requires_grad = True
     t._grad_fn = ctx
     t._output_nr = nr
@@ -341,3 +443,74 @@ def _save(ctx, to_save, outputs):
         nr = next((i for i, o in enumerate(outputs) if o is t), None)
         saved.append(SavedTensor(t, nr))
     return tuple(saved)
+
+
+def _stash_outputs(ctx, outputs):
+    """Replace ctx attributes that hold this node's outputs by data records."""
+    nrs = {id(o): nr for nr, o in enumerate(outputs) if isinstance(o, Tensor)}
+    stash = {}
+    for name, value in list(ctx.__dict__.items()):
+        if not name.startswith("_") and id(value) in nrs and isinstance(value, Tensor):
+            stash[name] = (_OutputRecord(value), nrs[id(value)])
+            del ctx.__dict__[name]
+    if stash:
+        ctx._stashed_outputs = stash
+
+
+class _DelayedErrorNode(Node):
+    """Stands in for a backward that must not be differentiated again."""
+
+    def __init__(self, message, edges, n_outputs):
+        self._message = message
+        self.next_functions = tuple(edges)
+        self._output_meta = (None,) * n_outputs
+        self._sequence_nr = next(_sequence)
+
+    def name(self):
+        return "DelayedError"
+
+    def _apply(self, grads, create_graph=False):
+        raise RuntimeError(self._message)
+
+
+def once_differentiable(backward):
+    """Decorate a Function's ``backward`` that is not itself differentiable.
+
+    It runs under ``no_grad``; a gradient computed through it with
+    ``create_graph=True`` raises if one tries to differentiate it again.
+
+    >>> import ember
+    >>> from ember.autograd.function import once_differentiable
+    >>> class Cube(ember.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x); return x ** 3
+    ...     @staticmethod
+    ...     @once_differentiable
+    ...     def backward(ctx, g):
+    ...         x, = ctx.saved_tensors; return 3 * x ** 2 * g
+    """
+    import functools
+
+    @functools.wraps(backward)
+    def wrapper(ctx, *grads):
+        with grad_mode.no_grad():
+            outputs = backward(ctx, *grads)
+        if not _state.enabled:
+            return outputs
+        tensors = [g for g in grads if isinstance(g, Tensor) and g._requires_grad]
+        if not tensors:
+            return outputs
+        single = not isinstance(outputs, tuple)
+        outs = (outputs,) if single else outputs
+        node = _DelayedErrorNode("trying to differentiate twice a function that was marked "
+                                 "with @once_differentiable", [gradient_edge(g) for g in tensors],
+                                 len(outs))
+        wrapped = []
+        for nr, o in enumerate(outs):
+            if isinstance(o, Tensor):
+                o = o.detach()
+                o._requires_grad, o._grad_fn, o._output_nr = True, node, nr
+            wrapped.append(o)
+        return wrapped[0] if single else tuple(wrapped)
+    return wrapper
