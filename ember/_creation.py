@@ -78,6 +78,9 @@ def to_array(data, dtype=None):
         return arr.astype(_np_dtype(dtype))
     if arr.dtype.kind == "b":
         return arr
+    if isinstance(data, np.generic):  # NumPy scalars keep their dtype
+        dtypes.from_numpy_dtype(arr.dtype)
+        return arr
     if arr.dtype.kind in "iu":
         return arr.astype(np.int64)
     if arr.dtype.kind == "f" and not isinstance(data, np.generic):  # NumPy scalars keep theirs
@@ -144,6 +147,10 @@ def _filled(fill, size, dtype, requires_grad, device, default=None):
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    if any(isinstance(s, (int, np.integer)) and s < 0 for s in size):
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
     return _filled(0, size, dtype, requires_grad, device)
 
 
@@ -188,11 +195,12 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     """Values from ``start`` to ``end`` (exclusive); integer args give int64."""
     if end is None:
         start, end = 0, start
-    vals = [float(v) if isinstance(v, Tensor) else v for v in (start, end, step)]
+    vals = [(v.item() if v.numel() == 1 else float(v)) if isinstance(v, Tensor) else v
+            for v in (start, end, step)]
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (vals[1] - vals[0]) * vals[2] < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         is_int = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in vals)
         dtype = dtypes.int64 if is_int else get_default_dtype()

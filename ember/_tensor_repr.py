@@ -8,20 +8,23 @@ _EDGE = 3
 
 
 def _float_formatter(values):
-    finite = values[np.isfinite(values)].astype(np.float64)
+    """(format, width) following PyTorch's ``_Formatter``: the mode and the width come
+    from the nonzero finite values only; integral values print as ``3.``."""
+    finite = values[np.isfinite(values) & (values != 0)].astype(np.float64)
     if finite.size == 0:
-        return lambda v: _special(v) or f"{v:.4f}"
+        return (lambda v: _special(v) or f"{v:.0f}."), 1
     absv = np.abs(finite)
-    nonzero = absv[absv != 0]
-    integral = bool(np.all(finite == np.round(finite)))
-    big, small = (nonzero.max(), nonzero.min()) if nonzero.size else (0.0, 0.0)
-    if integral:
-        if big > 1e8:
-            return lambda v: _special(v) or f"{v:.4e}"
-        return lambda v: _special(v) or f"{v:.0f}."
-    if nonzero.size and (big / small > 1000 or big > 1e8 or small < 1e-4):
-        return lambda v: _special(v) or f"{v:.4e}"
-    return lambda v: _special(v) or f"{v:.4f}"
+    big, small = absv.max(), absv.min()
+    integral = bool(np.all(finite == np.ceil(finite)))
+    sci = big / small > 1000.0 or big > 1.0e8 or small < 1.0e-4
+    if sci:
+        fmt = lambda v: _special(v) or f"{v:.4e}"  # noqa: E731
+    elif integral:
+        fmt = lambda v: _special(v) or f"{v:.0f}."  # noqa: E731
+    else:
+        fmt = lambda v: _special(v) or f"{v:.4f}"  # noqa: E731
+    width = max(len(fmt(v)) for v in finite.tolist())
+    return fmt, width
 
 
 def _special(v):
@@ -53,7 +56,7 @@ def _format_array(a, fmt, width, indent, summarize):
     if a.ndim == 1:
         items = [fmt(a[i].item()).rjust(width) for i in _edge_indices(a.shape[0], summarize)]
         if summarize and a.shape[0] > 2 * _EDGE:
-            items.insert(_EDGE, "...")
+            items.insert(_EDGE, " ...")
         per_line = max(1, (80 - indent) // (width + 2))
         lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
@@ -77,12 +80,10 @@ def tensor_repr(t):
     else:
         values = _summarized_values(a, summarize)
         if a.dtype.kind == "f":
-            fmt = _float_formatter(values)
-        elif a.dtype.kind == "b":
-            fmt = lambda v: str(bool(v))  # noqa: E731
+            fmt, width = _float_formatter(values)
         else:
-            fmt = lambda v: str(int(v))  # noqa: E731
-        width = max(len(fmt(v.item())) for v in values)
+            fmt = (lambda v: str(bool(v))) if a.dtype.kind == "b" else (lambda v: str(int(v)))
+            width = max(len(fmt(v)) for v in values.tolist())
         body = _format_array(a, fmt, width, len(prefix), summarize)
     dt = t.dtype
     if dt is not get_default_dtype() and dt is not int64 and dt is not bool_:

@@ -21,8 +21,12 @@ def _index_array(t):
 
 
 def normalize_index(index, shape):
-    """(numpy index tuple, is_basic); PyTorch's errors for bad indices."""
+    """(numpy index tuple, view class or None if advanced); PyTorch's errors for bad
+    indices. The view class is named after the last op PyTorch would apply."""
+    view_cls = AliasIndex
     if not isinstance(index, tuple):
+        if type(index) is slice:  # PyTorch's single-slice fast path always slices
+            view_cls = BasicIndex
         index = (index,)
     out, basic, dim, adv = [], True, 0, 0
     consumed = sum(_dims_consumed(i) for i in index)
@@ -53,6 +57,7 @@ def normalize_index(index, shape):
             out.append(arr)
         elif item is None:
             out.append(None)
+            view_cls = UnsqueezeIndex
         elif item is Ellipsis:
             out.append(Ellipsis)
             dim += max(len(shape) - consumed, 0)
@@ -62,6 +67,8 @@ def normalize_index(index, shape):
             if dim >= len(shape):
                 raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
             out.append(item)
+            if item != _FULL and item.indices(shape[dim]) != (0, shape[dim], 1):
+                view_cls = BasicIndex
             dim += 1
         elif isinstance(item, bool):
             out.append(item)
@@ -80,10 +87,14 @@ def normalize_index(index, shape):
                 raise IndexError(f"index {i} is out of bounds for dimension {dim} with size "
                                  f"{size}")
             out.append(i)
+            view_cls = SelectIndex
             dim += 1
     if dim > len(shape):
         raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
-    return tuple(out), basic
+    return tuple(out), (view_cls if basic else None)
+
+
+_FULL = slice(None)
 
 
 def _dims_consumed(item):
@@ -134,6 +145,18 @@ class BasicIndex(Primitive):
         return IndexGrad.apply(grad, ctx.in_shape, ctx.index, False), None
 
 
+class SelectIndex(BasicIndex):
+    _backward_name = "SelectBackward0"
+
+
+class UnsqueezeIndex(BasicIndex):
+    _backward_name = "UnsqueezeBackward0"
+
+
+class AliasIndex(BasicIndex):
+    _backward_name = "AliasBackward0"
+
+
 class AdvancedIndex(Primitive):
     """Index with integer arrays or masks: a copy."""
     _backward_name = "IndexBackward0"
@@ -170,9 +193,9 @@ class IndexGrad(Primitive):
 
 
 def getitem(x, index):
-    np_index, basic = normalize_index(index, x._data.shape)
-    if basic:
-        return BasicIndex.apply(x, np_index)
+    np_index, view_cls = normalize_index(index, x._data.shape)
+    if view_cls is not None:
+        return view_cls.apply(x, np_index)
     return AdvancedIndex.apply(x, np_index)
 
 

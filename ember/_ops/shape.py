@@ -72,8 +72,16 @@ class Squeeze(View):
     _backward_name = "SqueezeBackward0"
 
 
+class SqueezeDim(View):
+    _backward_name = "SqueezeBackward1"
+
+
+class SqueezeDims(View):
+    _backward_name = "SqueezeBackward2"
+
+
 class ReshapeCopy(Primitive):
-    _backward_name = "ReshapeAliasBackward0"
+    _backward_name = "UnsafeViewBackward0"
 
     @staticmethod
     def forward(ctx, x, shape):
@@ -85,7 +93,40 @@ class ReshapeCopy(Primitive):
         return grad.reshape(ctx.in_shape), None
 
 
+class ViewDtype(Primitive):
+    """``x.view(dtype)``: the same bytes read as another dtype (not differentiable)."""
+    is_view = True
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x, np_dtype):
+        d = x._data
+        if d.itemsize != np_dtype.itemsize:
+            names = _legacy_names()
+            what = (f"to view {names[d.dtype.name]} as {names[np_dtype.name]} (different "
+                    "element sizes)")
+            if d.ndim == 0:
+                raise RuntimeError(f"self.dim() cannot be 0 {what}")
+            if d.strides[-1] != d.itemsize and d.shape[-1] != 1:
+                raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got "
+                                   f"{d.strides[-1] // d.itemsize}")
+            ratio = np_dtype.itemsize // d.itemsize
+            if ratio > 1 and d.shape[-1] % ratio:
+                raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got "
+                                   f"{d.shape[-1]}")
+        return d.view(np_dtype)
+
+
+def _legacy_names():
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
 def view(x, *shape):
+    if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
+        from ..backend.dtypes import dtype as _dtype
+        if isinstance(shape[0], _dtype):
+            return ViewDtype.apply(x, shape[0].np)
     shape = infer_shape(parse_sizes(shape), x._data.size)
     return View.apply(x, shape)
 
@@ -136,6 +177,7 @@ def squeeze(x, dim=None):
         dims = dim if isinstance(dim, (tuple, list)) else (dim,)
         dims = {_wrap_dim(d, len(shape)) for d in dims} if shape else set()
         new = tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1))
+        return (SqueezeDims if isinstance(dim, (tuple, list)) else SqueezeDim).apply(x, new)
     return Squeeze.apply(x, new)
 
 
@@ -161,6 +203,10 @@ class Permute(Primitive):
 
 class Transpose(Permute):
     _backward_name = "TransposeBackward0"
+
+
+class T(Permute):
+    _backward_name = "TBackward0"
 
 
 def permute(x, *dims):
@@ -191,7 +237,7 @@ def t(x):
     n = x._data.ndim
     if n > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {n}D")
-    return transpose(x, 0, 1) if n == 2 else View.apply(x, x._data.shape)
+    return T.apply(x, (1, 0) if n == 2 else tuple(range(n)))
 
 
 def mT(x):
@@ -475,7 +521,7 @@ def narrow(x, dim, start, length):
 
 
 def select(x, dim, index):
-    from .indexing import BasicIndex
+    from .indexing import SelectIndex
     n = x._data.ndim
     if n == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
@@ -485,7 +531,7 @@ def select(x, dim, index):
         raise IndexError(f"select(): index {index} out of range for tensor of size "
                          f"[{', '.join(map(str, x._data.shape))}] at dimension {dim}")
     idx = (slice(None),) * dim + (index % size,)
-    return BasicIndex.apply(x, idx)
+    return SelectIndex.apply(x, idx)
 
 
 def unbind(x, dim=0):
