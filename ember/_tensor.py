@@ -171,6 +171,9 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value):
+        if value and self._data.dtype.kind not in "fc":
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
         self.requires_grad_(value)
 
     def requires_grad_(self, requires_grad=True):
