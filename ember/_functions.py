@@ -136,12 +136,11 @@ def round(input, *, decimals=0):
 
 def clamp(input, min=None, max=None):
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        out = input
-        if min is not None:
-            out = maximum(out, min if isinstance(min, Tensor) else input.new_tensor(min))
-        if max is not None:
-            out = minimum(out, max if isinstance(max, Tensor) else input.new_tensor(max))
-        return out
+        if min is not None and not isinstance(min, Tensor):
+            min = input.new_tensor(min)
+        if max is not None and not isinstance(max, Tensor):
+            max = input.new_tensor(max)
+        return E.ClampTensor.apply(input, min, max)
     return E.Clamp.apply(input, min, max)
 
 

@@ -281,8 +281,12 @@ class Pow(Primitive):
         if not isinstance(b, Tensor):
             ctx.exponent = b
         x, y = _arrays(a, b)
-        if isinstance(x, np.ndarray) and x.dtype.kind in "iu" and np.any(np.asarray(y) < 0):
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if isinstance(x, np.ndarray) and x.dtype.kind in "iu":
+            if not isinstance(b, Tensor):
+                if y < 0:
+                    raise RuntimeError("Integers to negative integer powers are not allowed.")
+            else:
+                return _int_power(x, y)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.power(x, y)
 
@@ -296,7 +300,9 @@ class Pow(Primitive):
             return grad * p * a ** (p - 1), None
         ga = gb = None
         if ctx.needs_input_grad[0]:
-            ga = unbroadcast(grad * b * a ** (b - 1), a._data.shape)
+            # taken as 0 where the exponent is 0 (PyTorch), even at a == 0
+            ga = unbroadcast((grad * b * a ** (b - 1)).masked_fill(b == 0, 0.0),
+                             a._data.shape)
         if ctx.needs_input_grad[1]:
             # d/db a**b = a**b log a, taken as 0 where a == 0 and b >= 0 (PyTorch's choice)
             shape = grad._data.shape
@@ -305,6 +311,20 @@ class Pow(Primitive):
             gb = grad * (ab ** b) * ab.masked_fill(safe, 1.0).log()
             gb = unbroadcast(gb.masked_fill(safe, 0.0), b._data.shape)
         return ga, gb
+
+
+def _int_power(x, y):
+    """Integer ``x ** y`` with an integer tensor exponent, as C integer math (PyTorch):
+    negative exponents give 0 except for bases 1 and -1."""
+    y = np.asarray(y)
+    neg = y < 0
+    if not neg.any():
+        return np.power(x, y)
+    x = np.asarray(x)
+    out = np.power(x, np.where(neg, 0, y))
+    odd = (np.abs(y) % 2).astype(bool)
+    small = np.where(x == 1, 1, np.where(x == -1, np.where(odd, -1, 1), 0)).astype(out.dtype)
+    return np.where(neg, small, out)
 
 
 class RPow(Primitive):
@@ -316,6 +336,8 @@ class RPow(Primitive):
     def forward(ctx, b, base):
         ctx.base = base
         x, y = _arrays(base, b)
+        if y.dtype.kind in "iu":
+            return _int_power(x, y)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.power(x, y)
 
@@ -499,6 +521,47 @@ class Clamp(Primitive):
         return grad * keep, None, None
 
 
+class ClampTensor(Primitive):
+    """``clamp`` with tensor bounds (either may be None); PyTorch's gradient rule: at a
+    bound, the gradient goes to the input, not to the bound."""
+    _backward_name = "ClampBackward0"
+
+    @staticmethod
+    def forward(ctx, x, lo, hi):
+        ctx.save_for_backward(x, lo, hi)
+        dt = dtypes.result_type(x, lo, hi).np
+        d = x._data.astype(dt, copy=False)
+        if lo is not None:
+            _check_broadcast(x, lo)
+            d = np.maximum(d, lo._data.astype(dt, copy=False))
+        if hi is not None:
+            _check_broadcast(x, hi)
+            d = np.minimum(d, hi._data.astype(dt, copy=False))
+        return d
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, lo, hi = ctx.saved_tensors
+        below = (x < lo) if lo is not None else None
+        above = (x > hi) if hi is not None else None
+        if below is None:
+            out = above
+        elif above is None:
+            out = below
+        else:
+            out = below | above
+        gx = gl = gh = None
+        if ctx.needs_input_grad[0]:
+            gx = unbroadcast(grad.masked_fill(out, 0.0), x._data.shape)
+        if lo is not None and ctx.needs_input_grad[1]:
+            take = below if hi is None else below & (lo < hi)
+            gl = unbroadcast(Where.apply(take, grad, grad * 0), lo._data.shape)
+        if hi is not None and ctx.needs_input_grad[2]:
+            take = above if lo is None else above | (hi < lo)
+            gh = unbroadcast(Where.apply(take, grad, grad * 0), hi._data.shape)
+        return gx, gl, gh
+
+
 class Maximum(Primitive):
     _backward_name = "MaximumBackward0"
     pick = staticmethod(np.maximum)
@@ -512,12 +575,14 @@ class Maximum(Primitive):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        wins = (a > b) if type(ctx)._forward_cls is Maximum else (a < b)
-        tie = (a == b)
-        share_a = wins.to(grad.dtype) + tie.to(grad.dtype) * 0.5
-        ga = unbroadcast(grad * share_a, a._data.shape) if ctx.needs_input_grad[0] else None
-        gb = unbroadcast(grad * (1 - share_a), b._data.shape) if ctx.needs_input_grad[1] \
-            else None
+        # PyTorch: ties split the gradient; where either side is nan both get all of it
+        a_loses = (a < b) if type(ctx)._forward_cls is Maximum else (a > b)
+        b_loses = (a > b) if type(ctx)._forward_cls is Maximum else (a < b)
+        half = Where.apply(a == b, grad * 0.5, grad)
+        ga = unbroadcast(half.masked_fill(a_loses, 0.0), a._data.shape) \
+            if ctx.needs_input_grad[0] else None
+        gb = unbroadcast(half.masked_fill(b_loses, 0.0), b._data.shape) \
+            if ctx.needs_input_grad[1] else None
         return ga, gb
 
 
@@ -526,11 +591,20 @@ class Minimum(Maximum):
     pick = staticmethod(np.minimum)
 
 
+def _lerp_dtype_error(start, end, weight):
+    name, other = ("end", end) if end._data.dtype != start._data.dtype else ("weight", weight)
+    raise RuntimeError(f"expected dtype {_cpp_name(start)} for `{name}` but got dtype "
+                       f"{_cpp_name(other)}")
+
+
 class Lerp(Primitive):
     _backward_name = "LerpBackward0"
 
     @staticmethod
     def forward(ctx, start, end, weight):
+        if end._data.dtype != start._data.dtype or (
+                isinstance(weight, Tensor) and weight._data.dtype != start._data.dtype):
+            _lerp_dtype_error(start, end, weight)
         ctx.save_for_backward(start, end, weight if isinstance(weight, Tensor) else None)
         ctx.weight = weight
         w = weight._data if isinstance(weight, Tensor) else weight
@@ -573,8 +647,10 @@ LogicalXor = _compare("LogicalXor", lambda x, y: np.logical_xor(x, y))
 def _bitwise(name, fn):
     def forward(ctx, a, b):
         x, y = _arrays(a, b)
-        if np.asarray(x).dtype.kind == "f":
-            raise RuntimeError(f"\"{name.lower()}_cpu\" not implemented for 'Float'")
+        dt = np.asarray(x).dtype
+        if dt.kind == "f":
+            raise NotImplementedError(f"\"{name.lower()}_cpu\" not implemented for "
+                                      f"'{_legacy_name(dtypes._BY_NUMPY[dt])}'")
         return fn(x, y)
     return type(name, (Primitive,), {"forward": staticmethod(forward), "differentiable": False,
                                      "__module__": __name__})
@@ -599,7 +675,8 @@ class BitwiseNot(Primitive):
     @staticmethod
     def forward(ctx, x):
         if x._data.dtype.kind == "f":
-            raise RuntimeError("\"bitwise_not_cpu\" not implemented for 'Float'")
+            raise NotImplementedError("\"bitwise_not_cpu\" not implemented for "
+                                      f"'{_legacy_name(x.dtype)}'")
         return np.invert(x._data)
 
 

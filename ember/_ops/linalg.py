@@ -11,10 +11,21 @@ def _dims(shape):
 
 
 def _check_same_dtype(a, b, name):
+    """PyTorch's wording differs with the kernel that a product lands in."""
     if a._data.dtype != b._data.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{_legacy(a)} != {_legacy(b)}" if name == "mm" else
-                           f"expected scalar type {_legacy(a)} but found {_legacy(b)}")
+        from .reduction import _legacy_name as cap
+        if name == "mm":
+            msg = (f"expected m1 and m2 to have the same dtype, but got: {_legacy(a)} != "
+                   f"{_legacy(b)}")
+        elif name == "dot":
+            msg = (f"dot : expected both vectors to have same dtype, but found "
+                   f"{cap(a.dtype)} and {cap(b.dtype)}")
+        elif name == "mv":
+            msg = (f"addmv input tensors must have the same dtype, but got {cap(b.dtype)}, "
+                   f"{cap(a.dtype)}, and {cap(b.dtype)}")
+        else:
+            msg = f"expected scalar type {cap(a.dtype)} but found {cap(b.dtype)}"
+        raise RuntimeError(msg)
 
 
 def _legacy(t):
@@ -87,7 +98,9 @@ def matmul(a, b):
     if not sa or not sb:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{len(sa)}D and {len(sb)}D")
-    _check_same_dtype(a, b, "matmul")
+    if a._data.dtype != b._data.dtype:
+        _check_same_dtype(a, b, ("dot" if len(sa) == 1 else "mv") if len(sb) == 1 else
+                          "mm" if len(sb) == 2 else "bmm")
     if len(sa) == 1 and len(sb) == 1:
         if sa[0] != sb[0]:
             raise RuntimeError(f"inconsistent tensor size, expected tensor [{sa[0]}] and src "
@@ -146,11 +159,21 @@ def outer(a, b):
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    from .reduction import _legacy_name as cap
+    if input.dtype is not mat2.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{cap(input.dtype)} and {cap(mat2.dtype)}")
+    if mat1.dtype is not mat2.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                           f"{cap(mat1.dtype)} and {cap(mat2.dtype)}")
     prod = mm(mat1, mat2)
     if alpha != 1:
         prod = prod * alpha
     if beta == 0:
-        return prod + input * 0 if input.requires_grad else prod
+        # input's values are ignored (nan and inf included) but it gets a zero gradient
+        if not input.requires_grad:
+            return prod
+        return prod + input.masked_fill(Tensor._make(np.ones(input._data.shape, bool)), 0.0)
     return prod + (input if beta == 1 else input * beta)
 
 

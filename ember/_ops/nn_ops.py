@@ -11,8 +11,9 @@ def _prepare(x, dim, dtype):
     if dtype is not None:
         d = d.astype(dtype.np)
     elif d.dtype.kind != "f":
-        raise RuntimeError(f"\"softmax_lastdim_kernel_impl\" not implemented for "
-                           f"'{x.dtype.name.capitalize()}'")
+        from .reduction import _legacy_name
+        raise NotImplementedError(f"\"softmax_lastdim_kernel_impl\" not implemented for "
+                                  f"'{_legacy_name(x.dtype)}'")
     if dim is None:
         dim = 0 if d.ndim in (0, 1, 3) else 1  # PyTorch's legacy implicit choice
     return d, _wrap_dim(dim, d.ndim)

@@ -160,7 +160,10 @@ class ExtremeAll(Primitive):
     @staticmethod
     def backward(ctx, grad):
         x, out = ctx.saved_tensors
-        hit = (x == out).to(grad.dtype)
+        hit = (x == out)
+        if out._data != out._data:  # nan is the result: the gradient goes to the nans
+            hit = x.isnan()
+        hit = hit.to(grad.dtype)
         return grad * hit / hit.sum(), None
 
 
@@ -257,7 +260,11 @@ class Var(Primitive):
         g = expand_back(grad, shape, ctx.dims, ctx.keepdim)
         if ctx.sqrt:
             std = x.std(ctx.dims, correction=ctx.correction, keepdim=True) if shape else None
-            return g * centered / (std * (n - ctx.correction)), None, None, None, None
+            if std is None:
+                return g * centered, None, None, None, None
+            # PyTorch: 0 (not nan) where the std is 0
+            gx = g * centered / (std * (n - ctx.correction))
+            return gx.masked_fill(std == 0, 0.0), None, None, None, None
         return g * 2 * centered / (n - ctx.correction), None, None, None, None
 
 

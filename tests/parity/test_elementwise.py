@@ -62,13 +62,11 @@ def test_binary_broadcast(op, shapes, dtype):
     a = away_from_zero(sa, dtype, seed=1)
     b = away_from_zero(sb, dtype, seed=2, margin=0.5)
     if op.startswith("remainder"):
-        # keep away from the discontinuities of a % b (where a / b is an integer)
-        q = np.random.default_rng(3).uniform(0.1, 0.9, np.broadcast_shapes(sa, sb))
-        a = np.broadcast_to(a, q.shape).copy()
-        if sa != q.shape:
-            pytest.skip("remainder: the broadcast-safe construction needs a to be full size")
-        bb = np.broadcast_to(b, q.shape)
-        a = ((np.floor(a / bb) + q) * bb).astype(dtype)
+        # keep away from the discontinuities of a % b (where a / b is an integer):
+        # 0.2 <= |a| <= 0.9 and 1 <= |b| <= 2 puts every |a / b| in [0.1, 0.9]
+        r = np.random.default_rng(3)
+        a = (r.choice([-1, 1], sa) * r.uniform(0.2, 0.9, sa)).astype(dtype)
+        b = (r.choice([-1, 1], sb) * r.uniform(1.0, 2.0, sb)).astype(dtype)
     compare(BINARY[op], a, b)
 
 
@@ -632,9 +630,58 @@ ERRORS = [
     ("where_non_bool", lambda lib, c, a: lib.where(c, a, a), [_i64(1, 0), np.ones(2)]),
     ("int_inplace_float", lambda lib, a: a.add_(1.5), [_i64(1, 2)]),
     ("int_inplace_div", lambda lib, a, b: a.div_(b), [_i64(1, 2), _i64(3, 4)]),
+    ("bitwise_and_float", lambda lib, a: a & a, [np.array([1.0])]),
+    ("bitwise_or_float32", lambda lib, a: lib.bitwise_or(a, a), [np.ones(2, np.float32)]),
+    ("bitwise_not_float", lambda lib, a: lib.bitwise_not(a), [np.ones(2, np.float32)]),
+    ("lerp_end_dtype", lambda lib, a, b: lib.lerp(a, b, 0.5),
+     [np.ones(2, np.float32), np.ones(2)]),
+    ("lerp_weight_dtype", lambda lib, a, w: lib.lerp(a, a, w), [np.ones(2), np.ones(2, np.float32)]),
+    ("clamp_tensor_broadcast", lambda lib, a, m: lib.clamp(a, min=m), [np.ones(3), np.ones(4)]),
 ]
 
 
 @pytest.mark.parametrize("name,fn,arrays", ERRORS, ids=[e[0] for e in ERRORS])
 def test_errors_match_torch(name, fn, arrays):
     same_error(fn, *arrays)
+
+
+# ---- edge points where PyTorch picks a convention -----------------------------------------
+EDGES = [
+    ("pow_scalar_at_zero", lambda lib, x: x ** 2, [np.array([0.0, 1.0, -2.0])]),
+    ("pow_zero_exponent_at_zero", lambda lib, x: x ** 0, [np.array([0.0, 1.0, 2.0])]),
+    ("pow_tensor_zero_base", lambda lib, x, y: x ** y,
+     [np.array([0.0, 0.0, 2.0]), np.array([2.0, 0.0, 1.5])]),
+    ("rpow_zero_base", lambda lib, x: 0 ** x, [np.array([0.0, 1.0, 2.0])]),
+    ("div_by_zero", lambda lib, x, y: x / y, [np.array([1.0, -1.0, 0.0]), np.zeros(3)]),
+    ("sqrt_log_at_zero", lambda lib, x: x.sqrt() + x.log(), [np.array([0.0, 4.0])]),
+    ("abs_sign_at_zero", lambda lib, x: x.abs() + x.sign(), [np.array([0.0, -4.0])]),
+    ("clamp_at_scalar_bounds", lambda lib, x: x.clamp(0.0, 1.0),
+     [np.array([0.0, 1.0, 0.5, 2.0])]),
+    ("clamp_at_tensor_bound", lambda lib, x, m: x.clamp(min=m),
+     [np.array([0.0, 1.0, -1.0]), np.array([0.0, 0.5, 0.2])]),
+    ("clamp_tensor_max_at_bound", lambda lib, x, m: lib.clamp(x, max=m),
+     [np.array([0.5, 1.0, -1.0]), np.array([0.5, 0.5, 0.2])]),
+    ("clamp_tensor_min_above_max", lambda lib, x, lo, hi: lib.clamp(x, lo, hi),
+     [np.array([0.0, 2.0, -2.0, 0.7]), np.array([1.0, 1.0, 1.0, 0.0]),
+      np.array([0.5, 0.5, 0.5, 1.0])]),
+    ("clamp_int_tensor_float_bound", lambda lib, x, m: x.clamp(min=m),
+     [_i64(1, 5), np.array([2.5, 0.5], np.float32)]),
+    ("maximum_nan", lambda lib, x, y: lib.maximum(x, y),
+     [np.array([1.0, np.nan, 2.0]), np.array([np.nan, 0.0, 2.0])]),
+    ("minimum_nan", lambda lib, x, y: lib.minimum(x, y),
+     [np.array([1.0, np.nan, 2.0]), np.array([np.nan, 0.0, 2.0])]),
+    ("relu_sigmoid_inf", lambda lib, x: x.relu() + x.sigmoid(),
+     [np.array([-np.inf, np.inf, 0.5])]),
+    ("int_pow_int_tensor_negative", lambda lib, x, y: x ** y,
+     [_i64(0, 1, -1, 2, -2, 0, 3), _i64(-1, -3, -3, -1, -2, 0, 2)]),
+    ("int_scalar_pow_negative", lambda lib, y: 2 ** y, [_i64(-1, 2, 0)]),
+    ("neg_int_scalar_pow", lambda lib, y: (-1) ** y, [_i64(-1, 2, -4, 3)]),
+    ("addmm_like_nan_mask", lambda lib, x: x.masked_fill(x != x, 0.0),
+     [np.array([np.nan, 1.0])]),
+]
+
+
+@pytest.mark.parametrize("name,fn,arrays", EDGES, ids=[e[0] for e in EDGES])
+def test_edge_conventions(name, fn, arrays):
+    with np.errstate(all="ignore"):
+        compare(fn, *arrays)

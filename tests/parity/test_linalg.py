@@ -172,9 +172,32 @@ ERRORS = [
     ("dot_size", lambda lib, a, b: lib.dot(a, b), [ONES((3,)), ONES((4,))]),
     ("einsum_operands", lambda lib, a: lib.einsum("ij,jk->ik", a), [ONES((2, 3))]),
     ("einsum_dims", lambda lib, a: lib.einsum("ijk->i", a), [ONES((2, 3))]),
+    ("dtype_1d_1d", lambda lib, a, b: a @ b, [ONES(2, np.float32), ONES(2)]),
+    ("dtype_dot", lambda lib, a, b: lib.dot(a, b), [ONES(2, np.float32), ONES(2)]),
+    ("dtype_2d_1d", lambda lib, a, b: a @ b, [ONES((2, 2), np.float32), ONES(2)]),
+    ("dtype_mv", lambda lib, a, b: lib.mv(a, b), [ONES((2, 2)), ONES(2, np.float32)]),
+    ("dtype_3d_1d", lambda lib, a, b: a @ b, [ONES((2, 2, 2), np.float32), ONES(2)]),
+    ("dtype_1d_2d", lambda lib, a, b: a @ b, [ONES(2, np.float32), ONES((2, 2))]),
+    ("dtype_2d_2d", lambda lib, a, b: a @ b, [ONES((2, 2), np.float32), ONES((2, 2))]),
+    ("dtype_3d_2d", lambda lib, a, b: a @ b, [ONES((2, 2, 2), np.float32), ONES((2, 2))]),
+    ("dtype_2d_3d", lambda lib, a, b: a @ b, [ONES((2, 2), np.float32), ONES((2, 2, 2))]),
+    ("dtype_3d_3d", lambda lib, a, b: a @ b, [ONES((2, 2, 2), np.float32), ONES((2, 2, 2))]),
+    ("dtype_bmm", lambda lib, a, b: lib.bmm(a, b), [ONES((2, 2, 2)), ONES((2, 2, 2), np.float32)]),
+    ("dtype_int_float", lambda lib, a, b: a @ b, [ONES((2, 2), np.int64), ONES((2, 2), np.float32)]),
+    ("dtype_addmm_mats", lambda lib, i, a, b: lib.addmm(i, a, b),
+     [ONES((2, 2)), ONES((2, 2)), ONES((2, 2), np.float32)]),
+    ("dtype_addmm_self", lambda lib, i, a, b: lib.addmm(i, a, b),
+     [ONES((2, 2), np.float32), ONES((2, 2)), ONES((2, 2))]),
 ]
 
 
 @pytest.mark.parametrize("name,fn,arrays", ERRORS, ids=[e[0] for e in ERRORS])
 def test_errors_match_torch(name, fn, arrays):
     same_error(fn, *arrays)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_addmm_beta_zero_ignores_nan_input(dtype):
+    inp = np.array([[np.nan, np.inf], [1.0, -np.inf]], dtype)
+    m1, m2 = randn((2, 3), dtype, 30), randn((3, 2), dtype, 31)
+    compare(lambda lib, i, x, y: lib.addmm(i, x, y, beta=0, alpha=2), inp, m1, m2)

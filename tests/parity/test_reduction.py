@@ -332,3 +332,37 @@ def test_softmax_1d_and_composite():
     x = randn((5,), np.float64, seed=19)
     compare(lambda lib, t: (lib.softmax(t, 0) * lib.log_softmax(t, 0)).sum(), x)
     compare(lambda lib, t: lib.softmax(t * t, dim=0), x)
+
+
+# ---- edge points where PyTorch picks a convention -----------------------------------------
+EDGES = [
+    ("max_with_nan", lambda lib, x: x.max(), [np.array([1.0, np.nan, 2.0])]),
+    ("min_with_nan", lambda lib, x: x.min(), [np.array([1.0, np.nan, 2.0])]),
+    ("max_dim_with_nan", lambda lib, x: tuple(x.max(1)), [np.array([[1.0, np.nan, 2.0]])]),
+    ("std_of_constant", lambda lib, x: x.std(), [np.array([1.0, 1.0])]),
+    ("std_dim_constant_row", lambda lib, x: x.std(1), [np.array([[1.0, 1.0], [1.0, 2.0]])]),
+    ("norm_inf_ties", lambda lib, x: x.norm(float("inf")), [np.array([3.0, -3.0, 1.0])]),
+    ("norm_p1_at_zero", lambda lib, x: x.norm(1), [np.array([0.0, -3.0, 1.0])]),
+    ("norm3_of_zero", lambda lib, x: x.norm(3), [np.array([0.0, 0.0])]),
+    ("logsumexp_all_neg_inf", lambda lib, x: x.logsumexp(0), [np.array([-np.inf, -np.inf])]),
+    ("prod_0d_dim", lambda lib, x: x.prod(0), [np.array(3.0)]),
+    ("max_0d", lambda lib, x: x.max(), [np.array(3.0)]),
+    ("max_dim_0d", lambda lib, x: tuple(x.max(0)), [np.array(3.0)]),
+    ("norm_0d", lambda lib, x: x.norm(), [np.array(-3.0)]),
+    ("logsumexp_0d", lambda lib, x: x.logsumexp(0), [np.array(-3.0)]),
+    ("amax_0d", lambda lib, x: x.amax(), [np.array(-3.0)]),
+    ("argmax_0d", lambda lib, x: x.argmax(), [np.array(-3.0)]),
+    ("cumprod_single_zero", lambda lib, x: x.cumprod(0), [np.array([0.0])]),
+    ("sum_mean_list_dims", lambda lib, x: x.sum([0, 1]) + x.mean([0, -2]),
+     [np.ones((2, 3, 4))]),
+    ("sum_f16", lambda lib, x: x.sum(), [np.array([1.5, 2.5], np.float16)]),
+    ("any_dim_tuple", lambda lib, x: x.any((0, 1)), [np.zeros((2, 2))]),
+    ("all_float", lambda lib, x: x.all(), [np.array([1.0, 0.5])]),
+    ("prod_bool", lambda lib, x: x.prod(), [np.array([True, False])]),
+]
+
+
+@pytest.mark.parametrize("name,fn,arrays", EDGES, ids=[e[0] for e in EDGES])
+def test_edge_conventions(name, fn, arrays):
+    with np.errstate(all="ignore"):
+        compare(fn, *arrays)
