@@ -127,7 +127,7 @@ class Overwrite(Primitive):
         gv = None
         if ctx.value_shape is not None and ctx.needs_input_grad[1]:
             gv = grad.sum_to_size(ctx.value_shape)
-        return None, gv
+        return grad * 0, gv  # the old values get a zero gradient, as in PyTorch
 
 
 def fill_(self, value):
@@ -245,6 +245,13 @@ def squeeze_(self, dim=None):
     return self
 
 
+def _invert(self):
+    if self._data.dtype.kind == "f":
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
+    return F.logical_not(self) if self.dtype is dtypes.bool_ else F.bitwise_not(self)
+
+
 def _T(self):
     return F.permute(self, tuple(reversed(range(self.dim()))))
 
@@ -330,8 +337,7 @@ _METHODS = {
     "__mod__": F.remainder, "__rmod__": _scalar_as_tensor(F.remainder),
     "__pow__": F.pow, "__rpow__": _reflected(F.pow), "__matmul__": F.matmul,
     "__rmatmul__": _reflected(F.matmul), "__neg__": F.neg, "__pos__": lambda self: self,
-    "__abs__": F.abs, "__invert__": lambda self: (F.logical_not(self) if self.dtype is
-                                                  dtypes.bool_ else F.bitwise_not(self)),
+    "__abs__": F.abs, "__invert__": _invert,
     "__eq__": _eq, "__ne__": _ne, "__lt__": F.lt, "__le__": F.le, "__gt__": F.gt,
     "__ge__": F.ge, "__and__": F.bitwise_and, "__or__": F.bitwise_or,
     "__xor__": F.bitwise_xor, "__rand__": F.bitwise_and, "__ror__": F.bitwise_or,

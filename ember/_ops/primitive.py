@@ -44,6 +44,13 @@ class PrimitiveNode(BackwardFunction):
     def _release(self):
         self._saved = None
 
+    def _apply(self, grad_outputs, create_graph=False):
+        for g in grad_outputs:
+            if g is not None:
+                return BackwardFunction._apply(self, grad_outputs, create_graph)
+        # No gradient arrived at all: built-ins pass "no gradient" on, not zeros.
+        return [None] * len(self.next_functions)
+
 
 class Primitive(Function):
     _node_base = PrimitiveNode

@@ -687,8 +687,5 @@ def test_edge_conventions(name, fn, arrays):
         compare(fn, *arrays)
 
 
-@pytest.mark.xfail(strict=True, reason="Tensor.__invert__ (ember/_tensor_methods.py) on a float "
-                   "tensor should raise TypeError('~ (operator.invert) is only implemented on "
-                   "integer and Boolean-type tensors') like torch; it calls bitwise_not")
 def test_invert_float_error_matches_torch():
     same_error(lambda lib, a: ~a, np.ones(2, np.float32))

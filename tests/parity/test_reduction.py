@@ -244,9 +244,6 @@ def test_norm(p, dim, dtype):
             noncontiguous=True)
 
 
-@pytest.mark.xfail(strict=True, reason="engine: a built-in node (here TransposeBackward) "
-                   "that receives no gradient at all materializes zeros instead of "
-                   "propagating 'no gradient', so the leaf gets zeros, not None")
 def test_norm_p0_through_view_has_no_grad():
     x = distinct((3, 4), np.float64, seed=13) + 0.05
     compare(lambda lib, t: t.norm(p=0, dim=1), x, noncontiguous=True)
