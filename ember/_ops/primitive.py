@@ -45,6 +45,16 @@ class PrimitiveNode(BackwardFunction):
         self._saved = None
 
     def _apply(self, grad_outputs, create_graph=False):
+        if len(grad_outputs) == 1:  # the common case, kept free of generic work
+            grad = grad_outputs[0]
+            if grad is None:
+                return [None] * len(self.next_functions)
+            grads = self._forward_cls.backward(self, grad)
+            if type(grads) is not tuple and type(grads) is not list:
+                grads = (grads,)
+            if self._tensor_mask is None:
+                return grads
+            return self._forward_cls._check_grads(self, grads)
         for g in grad_outputs:
             if g is not None:
                 return BackwardFunction._apply(self, grad_outputs, create_graph)

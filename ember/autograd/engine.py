@@ -120,7 +120,11 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
                 if outputs:
                     g = outputs[i]
                     if g is not None:
-                        _add_to_buffer(buffers, child, nr, g)
+                        buf = buffers.get(child)
+                        if buf is None:
+                            buf = buffers[child] = [None] * len(child._output_meta)
+                        prev = buf[nr]
+                        buf[nr] = g if prev is None else prev + g
                 left = deps[child] - 1
                 deps[child] = left
                 if not left:
