@@ -13,6 +13,7 @@ from .backend.dtypes import bool_ as bool  # noqa: A001  (PyTorch's spelling: em
 from ._tensor import Tensor, Size
 from .device import device
 from . import autograd
+from .autograd.anomaly import is_anomaly_enabled, is_anomaly_check_nan_enabled, set_detect_anomaly
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
                                  is_grad_enabled, is_inference_mode_enabled)
 from ._creation import (tensor, as_tensor, from_numpy, zeros, ones, empty, full, zeros_like,

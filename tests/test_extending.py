@@ -123,10 +123,6 @@ def test_setup_context_style():
     np.testing.assert_allclose(x.grad.numpy(), [5.0, 5.0])
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="ember bug: with setup_context, apply(x) without kwargs does not bind "
-                          "forward's defaults, so setup_context gets inputs=(x,) instead of "
-                          "(x, 3.0) as in PyTorch")
 def test_setup_context_inputs_include_defaults():
     x = t64([1.0, 2.0])
     y = ScaleSC.apply(x)
@@ -535,9 +531,6 @@ def test_wrong_gradient_shape_names_function_index_and_shapes():
         BadShape.apply(x, y).backward()
 
 
-@pytest.mark.xfail(strict=True, reason="ember bug: the index counts non-tensor forward "
-                                       "arguments too; PyTorch counts tensor inputs only, so "
-                                       "it says 'at index 0' here")
 def test_wrong_gradient_shape_index_counts_tensor_inputs_only():
     class BadShape(Function):
         @staticmethod
@@ -1166,10 +1159,6 @@ def test_legacy_reuse_saved_tensors_belong_to_their_call():
     np.testing.assert_allclose(x.grad.numpy(), [8.0, 11.0])
 
 
-@pytest.mark.xfail(strict=True, reason="ember bug: a reused legacy Function instance reports "
-                                       "the needs_input_grad of its *last* call in the "
-                                       "backward of an earlier call, so a needs_input_grad "
-                                       "check drops a required gradient")
 def test_legacy_reuse_needs_input_grad_belongs_to_its_call():
     class LMul(Function):
         def forward(self, x, w):
@@ -1493,19 +1482,12 @@ def test_double_backward_via_nested_custom_function():
     np.testing.assert_allclose(gg.numpy(), 6 * a)
 
 
-@pytest.mark.xfail(strict=True, reason="ember bug: gradgradcheck runs its first-derivative "
-                                       "function under no_grad for finite differences, so it "
-                                       "raises 'Mismatch in number of gradients: got 1 "
-                                       "gradients for 0 outputs' for every function")
 def test_gradgradcheck_true_on_twice_differentiable_function():
     assert gradgradcheck(CubeTwice.apply, (_pair()[0],)) is True
     assert gradgradcheck(Mul.apply, _pair()) is True
     assert gradgradcheck(lambda t: (t ** 3).sum(), (_pair()[0],)) is True
 
 
-@pytest.mark.xfail(strict=True, reason="ember bug: gradgradcheck fails with a plain "
-                                       "RuntimeError for every function (see above), never "
-                                       "with GradcheckError")
 def test_gradgradcheck_fails_for_wrong_double_backward():
     CubeGrad.wrong = True
     try:

@@ -243,11 +243,6 @@ def test_003_mul_constant_gradcheck():
     assert ember.autograd.gradcheck(ns["MulConstant"].apply, (x, 1.7)) is True
 
 
-@pytest.mark.xfail(strict=True, raises=RuntimeError,
-                   reason="ember bug: gradgradcheck evaluates its first-derivative function "
-                          "under no_grad for the finite differences, so autograd.grad inside "
-                          "fails ('Mismatch in number of gradients: got 1 gradients for 0 "
-                          "outputs') for every function")
 def test_003_mul_constant_gradgradcheck():
     ns, _ = run_seed(SEED_003_MUL_CONSTANT)
     x = ember.randn(3, 4, dtype=ember.double, requires_grad=True)
@@ -598,8 +593,6 @@ def test_004_call_snippet_forward_and_backward_with_args_defined():
     np.testing.assert_allclose(w.grad.numpy(), [[1.0, 2.0, 3.0]])
 
 
-@pytest.mark.xfail(strict=True, reason="ember's grad_fn nodes have no .apply(*grad_outputs) "
-                   "(PyTorch's BackwardCFunction.apply calls the user's backward)")
 def test_004_grad_fn_apply_calls_backward():
     # Seed 004 calls `linear.grad_fn.apply(...)`; on PyTorch that runs the user's backward
     # with the given grad_outputs and returns its result (args as written there: a

@@ -125,6 +125,14 @@ class BackwardFunction(Node, FunctionCtx):
                       stacklevel=2)
         return self.saved_tensors
 
+    def apply(self, *grad_outputs):
+        """Call this node's backward directly (``y.grad_fn.apply(grad)``), unchecked."""
+        legacy = self.__dict__.get("_legacy")
+        if legacy is not None:
+            legacy._legacy_node = self
+            return legacy.backward(*grad_outputs)
+        return self._forward_cls.backward(self, *grad_outputs)
+
     def _release(self):
         self._saved = None
         # Attributes users stash on ctx (outputs included) go with the graph.
@@ -152,7 +160,8 @@ class BackwardFunction(Node, FunctionCtx):
         cls = self._forward_cls
         legacy = self.__dict__.get("_legacy")
         if legacy is not None:  # pre-0.4 style: backward is a method of the Function object
-            legacy._legacy_node = self
+            legacy._legacy_node = self  # one object may have been called several times
+            legacy.needs_input_grad = self.needs_input_grad
             grads = legacy.backward(*grad_outputs)
         else:
             grads = cls.backward(self, *grad_outputs)
@@ -223,13 +232,14 @@ class Function(FunctionCtx):
         if _is_legacy(cls):
             raise RuntimeError(f"{cls.__name__} has a non-static forward (the pre-0.4 style): "
                                f"call it as {cls.__name__}(...)(inputs), not .apply(...)")
-        if kwargs:
+        setup_style = _uses_setup_context(cls)
+        if kwargs or setup_style:  # setup_context sees the inputs with defaults filled in
             args = _bind_kwargs(cls, args, kwargs)
         ctx = cls._backward_cls()
         mask, needs, record = _inspect_args(args)
         ctx.needs_input_grad = needs
         with grad_mode.no_grad():
-            if _uses_setup_context(cls):
+            if setup_style:
                 output = cls.forward(*args)
                 cls.setup_context(ctx, args, output)
             else:
@@ -292,8 +302,8 @@ class Function(FunctionCtx):
                         "Variable")
                 continue
             shape, dtype = next(meta)
-            if g is not None:
-                g = _validate_grad(ctx, i, g, shape, dtype)
+            if g is not None:  # PyTorch counts tensor inputs only in this message
+                g = _validate_grad(ctx, len(out), g, shape, dtype)
             out.append(g)
         return tuple(out)
 

@@ -56,8 +56,8 @@ def _float_outputs(outputs):
 
 
 def _run(func, inputs):
-    with grad_mode.no_grad():
-        return [o._data.astype(np.float64).reshape(-1) for o in _float_outputs(func(*inputs))]
+    # Not under no_grad: gradgradcheck's function itself calls autograd.grad.
+    return [o._data.astype(np.float64).reshape(-1) for o in _float_outputs(func(*inputs))]
 
 
 # ---- step 1: inputs ----------------------------------------------------------------------
@@ -66,7 +66,7 @@ def _check_inputs(inputs):
     diff = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     if not diff:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
-                         "none of the them have requires_grad=True.")
+                         "none of them have requires_grad=True.")
     for i in diff:
         if inputs[i].dtype.name != "float64":
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "

@@ -306,8 +306,6 @@ def test_setup_context_style():
     assert e == t
 
 
-@pytest.mark.xfail(strict=True, reason="ember bug: setup_context's inputs lack forward's "
-                                       "defaults when apply gets no kwargs")
 def test_setup_context_inputs_include_defaults():
     def run(lib):
         x = t64(lib, [1.0, 2.0])
@@ -544,9 +542,6 @@ def test_error_wrong_gradient_shape():
     assert_same_error(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="ember bug: the index in 'returned an invalid gradient "
-                                       "at index N' counts non-tensor forward arguments; "
-                                       "PyTorch counts tensor inputs only (index 0 here)")
 def test_error_wrong_gradient_shape_after_non_tensor_argument():
     def fn(lib):
         F = _fn(lib, lambda ctx, k, x: x.sum() * k,
@@ -719,8 +714,6 @@ def test_gradcheck_fails_on_both_with_same_first_line(case):
     assert t[0] == "GradcheckError" and t[1].startswith("Jacobian mismatch for output 0")
 
 
-@pytest.mark.xfail(strict=True, reason="ember's ValueError text says 'none of the them' "
-                                       "(PyTorch 2.x: 'none of them')")
 def test_gradcheck_no_input_requires_grad_message():
     def fn(lib):
         lib.autograd.gradcheck(_mul(lib).apply, (t64(lib, A3, False), t64(lib, B3, False)))
@@ -783,8 +776,6 @@ def test_second_derivative_through_nested_function():
     assert_same_arrays(*on_both(run))
 
 
-@pytest.mark.xfail(strict=True, reason="ember bug: gradgradcheck raises RuntimeError "
-                                       "('Mismatch in number of gradients') for every function")
 def test_gradgradcheck_on_both():
     def run(lib):
         good = lib.autograd.gradgradcheck(_cube_twice(lib).apply, (t64(lib, A3),))
@@ -834,9 +825,6 @@ def test_set_detect_anomaly():
     assert e == t
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError,
-                   reason="ember has ember.autograd.is_anomaly_enabled but not the top-level "
-                          "ember.is_anomaly_enabled that torch.is_anomaly_enabled has")
 def test_is_anomaly_enabled_top_level():
     def run(lib):
         lib.autograd.set_detect_anomaly(True)
