@@ -1,0 +1,14 @@
+"""``ember.nn``: Modules, Parameters, layers, losses, init and utilities.
+
+>>> import ember
+>>> from ember import nn
+>>> class Twice(nn.Module):
+...     def forward(self, x):
+...         return 2 * x
+>>> Twice()(ember.ones(2))
+tensor([2., 2.])
+"""
+from .parameter import Parameter, Buffer
+from .modules import *  # noqa: F401,F403
+from .modules import Module, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
+from . import functional, init, utils  # noqa: F401

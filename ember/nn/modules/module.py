@@ -1,0 +1,458 @@
+"""``nn.Module``: the base class of layers and models.
+
+A Module keeps three registries — ``_parameters``, ``_buffers``, ``_modules`` —
+filled by attribute assignment, and one iterator (``_named_members``) behind
+every listing. state_dict handling lives in ``state_dict.py``, hooks in
+``hooks.py``.
+
+>>> import ember
+>>> from ember import nn
+>>> class Scale(nn.Module):
+...     def __init__(self):
+...         super().__init__()
+...         self.w = nn.Parameter(ember.ones(2))
+...     def forward(self, x):
+...         return x * self.w
+>>> m = Scale()
+>>> [name for name, _ in m.named_parameters()]
+['w']
+>>> m(ember.tensor([1.0, 2.0]))
+tensor([1., 2.], grad_fn=<MulBackward0>)
+"""
+from collections import OrderedDict
+
+from ..._tensor import Tensor
+from ...autograd.graph import RemovableHandle
+from ..parameter import Parameter, Buffer
+from . import hooks as _hooks
+from . import state_dict as _sd
+
+
+def _type_name(value):
+    if isinstance(value, Tensor):
+        return "ember." + {"float32": "FloatTensor", "float64": "DoubleTensor"}.get(
+            value.dtype.name, "Tensor")
+    return type(value).__name__
+
+
+def _addindent(text, spaces):
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return text
+    return lines[0] + "\n" + "\n".join(" " * spaces + line for line in lines[1:])
+
+
+class Module:
+    """Base class for all neural network modules; subclass it and define ``forward``."""
+    training: bool
+    _version = 1
+    call_super_init = False
+
+    def __init__(self, *args, **kwargs):
+        if args or kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() takes no arguments")
+        setattr_ = object.__setattr__
+        setattr_(self, "training", True)
+        setattr_(self, "_parameters", {})
+        setattr_(self, "_buffers", {})
+        setattr_(self, "_non_persistent_buffers_set", set())
+        setattr_(self, "_modules", {})
+        setattr_(self, "_forward_pre_hooks", OrderedDict())
+        setattr_(self, "_forward_hooks", OrderedDict())
+        setattr_(self, "_backward_hooks", OrderedDict())
+        setattr_(self, "_backward_pre_hooks", OrderedDict())
+        setattr_(self, "_forward_hooks_always_called", set())
+        setattr_(self, "_forward_hooks_with_kwargs", set())
+        setattr_(self, "_forward_pre_hooks_with_kwargs", set())
+
+    def forward(self, *input):
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
+                                  '"forward" function')
+
+    # ---- calling ----------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
+                or self._backward_pre_hooks or _hooks.has_global_hooks()):
+            return self.forward(*args, **kwargs)
+        return _hooks.call_with_hooks(self, args, kwargs)
+
+    _call_impl = __call__
+
+    # ---- registration -----------------------------------------------------------------
+    def register_parameter(self, name, param):
+        """Add ``param`` (a Parameter or None) under ``name``."""
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        _check_name(self, name, "parameter", self._parameters)
+        if param is None:
+            self._parameters[name] = None
+            return
+        if not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{_type_name(param)}' object to parameter '{name}' "
+                            "(ember.nn.Parameter or None required)")
+        if param.grad_fn is not None:
+            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
+                             "parameters must be created explicitly. To express '{name}' as a "
+                             "function of another Tensor, compute the value in the forward() "
+                             "method.")
+        self._parameters[name] = param
+
+    def register_buffer(self, name, tensor, persistent=True):
+        """Add a tensor that is state but not a parameter (e.g. running_mean)."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        _check_name(self, name, "buffer", self._buffers)
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{_type_name(tensor)}' object to buffer '{name}' "
+                            "(ember Tensor or None required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def add_module(self, name, module):
+        """Add a child module under ``name``."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{_type_name(module)} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {type(name).__name__}")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def _get_path(self, target, kind):
+        mod = self
+        if target == "":
+            return mod
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(f"{mod._get_name()} has no attribute `{item}`")
+            mod = getattr(mod, item)
+            if kind == "module" and not isinstance(mod, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
+        return mod
+
+    def get_submodule(self, target):
+        return self._get_path(target, "module")
+
+    def get_parameter(self, target):
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        param = getattr(mod, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target):
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if name not in mod._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return mod._buffers[name]
+
+    # ---- attribute protocol -----------------------------------------------------------
+    def __getattr__(self, name):
+        d = self.__dict__
+        for registry in ("_parameters", "_buffers", "_modules"):
+            reg = d.get(registry)
+            if reg is not None and name in reg:
+                return reg[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __setattr__(self, name, value):
+        d = self.__dict__
+        params = d.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            _remove_from(self, name, skip="_parameters")
+            self.register_parameter(name, value)
+            return
+        if params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_type_name(value)}' as parameter '{name}' "
+                                "(ember.nn.Parameter or None expected)")
+            self.register_parameter(name, value)
+            return
+        modules = d.get("_modules")
+        if isinstance(value, Module):
+            if modules is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            _remove_from(self, name, skip="_modules")
+            modules[name] = value
+            return
+        if modules is not None and name in modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_type_name(value)}' as child module '{name}' "
+                                "(ember.nn.Module or None expected)")
+            modules[name] = value
+            return
+        buffers = d.get("_buffers")
+        if isinstance(value, Buffer):
+            if buffers is None:
+                raise AttributeError("cannot assign buffer before Module.__init__() call")
+            _remove_from(self, name, skip="_buffers")
+            self.register_buffer(name, value, getattr(value, "persistent", True))
+            return
+        if buffers is not None and name in buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{_type_name(value)}' as buffer '{name}' "
+                                "(ember Tensor or None expected)")
+            buffers[name] = value
+            return
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        for registry in ("_parameters", "_buffers", "_modules"):
+            reg = self.__dict__.get(registry)
+            if reg is not None and name in reg:
+                del reg[name]
+                self._non_persistent_buffers_set.discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def __dir__(self):
+        keys = set(super().__dir__())
+        for registry in ("_parameters", "_buffers", "_modules"):
+            keys.update(self.__dict__.get(registry, {}))
+        return sorted(k for k in keys if not k[0].isdigit())
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    # ---- iteration (one iterator behind every listing) --------------------------------
+    def _named_members(self, get_members, prefix="", recurse=True, remove_duplicate=True):
+        memo = set()
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) \
+            if recurse else [(prefix, self)]
+        for module_prefix, module in modules:
+            for name, value in get_members(module):
+                if value is None or (remove_duplicate and id(value) in memo):
+                    continue
+                if remove_duplicate:
+                    memo.add(id(value))
+                yield (module_prefix + ("." if module_prefix else "") + name, value)
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse,
+                                       remove_duplicate)
+
+    def parameters(self, recurse=True):
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse,
+                                       remove_duplicate)
+
+    def buffers(self, recurse=True):
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def named_children(self):
+        memo = set()
+        for name, module in self._modules.items():
+            if module is not None and id(module) not in memo:
+                memo.add(id(module))
+                yield name, module
+
+    def children(self):
+        for _, m in self.named_children():
+            yield m
+
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """Every module in the tree (self first), depth-first, without recursion."""
+        memo = set() if memo is None else memo
+        stack = [(prefix, self)]
+        while stack:
+            name, module = stack.pop()
+            if remove_duplicate:
+                if id(module) in memo:
+                    continue
+                memo.add(id(module))
+            yield name, module
+            kids = [(name + ("." if name else "") + k, m)
+                    for k, m in module._modules.items() if m is not None]
+            stack.extend(reversed(kids))
+
+    def modules(self):
+        for _, m in self.named_modules():
+            yield m
+
+    # ---- state ------------------------------------------------------------------------
+    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        """Parameters and persistent buffers under dotted names ('block.0.weight')."""
+        return _sd.state_dict(self, destination, prefix, keep_vars)
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        """Copy ``state_dict`` in; returns ``(missing_keys, unexpected_keys)``."""
+        return _sd.load_state_dict(self, state_dict, strict, assign)
+
+    def train(self, mode=True):
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        for m in self.modules():
+            object.__setattr__(m, "training", mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        for p in self.parameters():
+            if p._grad is None:
+                continue
+            if set_to_none:
+                p._grad = None
+            else:
+                p._grad = p._grad.detach()
+                p._grad.zero_()
+
+    def apply(self, fn):
+        """Call ``fn`` on every submodule (children first) and on self."""
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    def _apply(self, fn):
+        """Replace every parameter's and buffer's data by ``fn(data)``, in place."""
+        for module in self.modules():
+            for p in module._parameters.values():
+                if p is None:
+                    continue
+                p.data = fn(p.detach())
+                if p._grad is not None:
+                    p._grad = fn(p._grad)
+            for name, b in module._buffers.items():
+                if b is not None:
+                    module._buffers[name] = fn(b)
+        return self
+
+    def to(self, *args, **kwargs):
+        """``to(dtype)``, ``to(device)``, ``to(tensor)``: converts floating parameters/buffers."""
+        from ...device import check_device
+        from ...backend.dtypes import dtype as dtype_cls
+        dtype, device = kwargs.get("dtype"), kwargs.get("device")
+        for a in args:
+            if isinstance(a, dtype_cls):
+                dtype = a
+            elif isinstance(a, Tensor):
+                dtype = a.dtype
+            else:
+                device = a
+        check_device(device)
+        if dtype is None:
+            return self
+        if not dtype.is_floating_point:
+            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but "
+                            f"got desired dtype={dtype!r}")
+        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+
+    def double(self):
+        return self.to(_dtype("float64"))
+
+    def float(self):
+        return self.to(_dtype("float32"))
+
+    def half(self):
+        return self.to(_dtype("float16"))
+
+    def cpu(self):
+        return self
+
+    def cuda(self, device=None):
+        from ...device import check_device
+        check_device("cuda")
+
+    # ---- hooks ------------------------------------------------------------------------
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """``hook(module, args)`` before forward; may return new args."""
+        return _hooks.add(self, "_forward_pre_hooks", hook, prepend,
+                          "_forward_pre_hooks_with_kwargs" if with_kwargs else None)
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
+                              always_call=False):
+        """``hook(module, args, output)`` after forward; may return a new output."""
+        handle = _hooks.add(self, "_forward_hooks", hook, prepend,
+                            "_forward_hooks_with_kwargs" if with_kwargs else None)
+        if always_call:
+            self._forward_hooks_always_called.add(handle._key)
+        return handle
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """``hook(module, grad_input, grad_output)`` once the module's input grads are known."""
+        return _hooks.add(self, "_backward_hooks", hook, prepend, None)
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """``hook(module, grad_output)`` before the module's backward; may replace grad_output."""
+        return _hooks.add(self, "_backward_pre_hooks", hook, prepend, None)
+
+    register_backward_hook = register_full_backward_hook
+
+    # ---- printing ---------------------------------------------------------------------
+    def extra_repr(self):
+        """Extra information for ``repr``; override in subclasses."""
+        return ""
+
+    def _get_name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        extra = self.extra_repr()
+        lines = extra.split("\n") if extra else []
+        for key, module in self._modules.items():
+            lines.append("(" + key + "): " + _addindent(repr(module), 2))
+        name = self._get_name() + "("
+        if lines:
+            if len(lines) == 1 and not self._modules:
+                name += lines[0]
+            else:
+                name += "\n  " + "\n  ".join(lines) + "\n"
+        return name + ")"
+
+
+def _dtype(name):
+    from ...backend.dtypes import from_name
+    return from_name(name)
+
+
+def _check_name(module, name, kind, registry):
+    if not isinstance(name, str):
+        raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+    if "." in name:
+        raise KeyError(f'{kind} name can\'t contain "."')
+    if name == "":
+        raise KeyError(f'{kind} name can\'t be empty string ""')
+    if hasattr(module, name) and name not in registry:
+        raise KeyError(f"attribute '{name}' already exists")
+
+
+def _remove_from(module, name, skip):
+    for registry in ("_parameters", "_buffers", "_modules"):
+        if registry == skip:
+            continue
+        reg = module.__dict__.get(registry)
+        if reg is not None and name in reg:
+            del reg[name]
+    module.__dict__.pop(name, None)
+    if skip != "_buffers":
+        module.__dict__["_non_persistent_buffers_set"].discard(name) \
+            if "_non_persistent_buffers_set" in module.__dict__ else None
+
+
+__all__ = ["Module", "RemovableHandle"]

@@ -1,0 +1,1 @@
+"""ember.nn.utils: gradient clipping and parameter/vector conversion."""
