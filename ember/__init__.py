@@ -36,3 +36,4 @@ ByteTensor = _tensor_methods.LEGACY_TYPES["ByteTensor"]
 BoolTensor = _tensor_methods.LEGACY_TYPES["BoolTensor"]
 
 __version__ = "0.1.0"
+from . import nn  # noqa: E402  (after the core: nn builds on it)
