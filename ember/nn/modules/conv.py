@@ -1,2 +1,183 @@
-"""Placeholder: filled in by the nn milestone."""
-__all__ = []
+"""Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d with PyTorch's parameters, init and repr."""
+import math
+
+from ... import _creation
+from ...autograd import grad_mode
+from ..parameter import Parameter
+from .. import functional as F
+from .module import Module
+
+__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+
+
+def _ntuple(value, n):
+    if isinstance(value, (tuple, list)):
+        return tuple(value)
+    return (value,) * n
+
+
+class _ConvNd(Module):
+    """Shared state of the convolution layers (PyTorch's ``_ConvNd``)."""
+    _nd = 2
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation,
+                 transposed, output_padding, groups, bias, padding_mode, device=None,
+                 dtype=None):
+        super().__init__()
+        n = self._nd
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        valid_padding_strings = {"same", "valid"}
+        if isinstance(padding, str):
+            if padding not in valid_padding_strings:
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of "
+                                 f"{valid_padding_strings}")
+            if padding == "same" and any(s != 1 for s in _ntuple(stride, n)):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        valid_padding_modes = {"zeros", "reflect", "replicate", "circular"}
+        if padding_mode not in valid_padding_modes:
+            raise ValueError(f"padding_mode must be one of {valid_padding_modes}, but got "
+                             f"padding_mode='{padding_mode}'")
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.stride = _ntuple(stride, n)
+        self.padding = padding if isinstance(padding, str) else _ntuple(padding, n)
+        self.dilation = _ntuple(dilation, n)
+        self.transposed = transposed
+        self.output_padding = _ntuple(output_padding, n)
+        self.groups = groups
+        self.padding_mode = padding_mode
+        if isinstance(self.padding, str):
+            self._reversed_padding_repeated_twice = [0, 0] * n
+            if padding == "same":
+                for d, k, i in zip(self.dilation, self.kernel_size, range(n - 1, -1, -1)):
+                    total = d * (k - 1)
+                    left = total // 2
+                    self._reversed_padding_repeated_twice[2 * i] = left
+                    self._reversed_padding_repeated_twice[2 * i + 1] = total - left
+        else:
+            self._reversed_padding_repeated_twice = [p for p in reversed(self.padding)
+                                                     for _ in range(2)]
+        kw = {} if dtype is None else {"dtype": dtype}
+        if transposed:
+            shape = (in_channels, out_channels // groups) + self.kernel_size
+        else:
+            shape = (out_channels, in_channels // groups) + self.kernel_size
+        self.weight = Parameter(_creation.empty(*shape, **kw))
+        if bias:
+            self.bias = Parameter(_creation.empty(out_channels, **kw))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """PyTorch's init: kaiming_uniform_(a=sqrt(5)) for the weight (bound 1/sqrt(fan_in))
+        and uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)) for the bias."""
+        w = self.weight
+        receptive = 1
+        for k in w.shape[2:]:
+            receptive *= k
+        fan_in = w.shape[1] * receptive
+        with grad_mode.no_grad():
+            # kaiming_uniform_(a=sqrt(5)): gain sqrt(2/6), bound = gain*sqrt(3/fan_in)
+            gain = math.sqrt(2.0 / (1 + 5))
+            bound = gain * math.sqrt(3.0 / fan_in) if fan_in else 0.0
+            w.uniform_(-bound, bound)
+            if self.bias is not None:
+                b = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+                self.bias.uniform_(-b, b)
+
+    def extra_repr(self):
+        n = self._nd
+        s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"
+        if self.padding != (0,) * n:
+            s += ", padding={padding}"
+        if self.dilation != (1,) * n:
+            s += ", dilation={dilation}"
+        if self.output_padding != (0,) * n:
+            s += ", output_padding={output_padding}"
+        if self.groups != 1:
+            s += ", groups={groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += ", padding_mode={padding_mode}"
+        return s.format(**self.__dict__)
+
+
+class _Conv(_ConvNd):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         False, 0, groups, bias, padding_mode, device, dtype)
+
+    def _conv_forward(self, input, weight, bias):
+        fn = F.conv1d if self._nd == 1 else F.conv2d
+        if self.padding_mode != "zeros":
+            return fn(F.pad(input, self._reversed_padding_repeated_twice,
+                            mode=self.padding_mode), weight, bias, self.stride, 0,
+                      self.dilation, self.groups)
+        return fn(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def forward(self, input):
+        return self._conv_forward(input, self.weight, self.bias)
+
+
+class Conv1d(_Conv):
+    """1-D convolution over (N, C_in, L) input: weight (C_out, C_in/groups, k)."""
+    _nd = 1
+
+
+class Conv2d(_Conv):
+    """2-D convolution over (N, C_in, H, W) input: weight (C_out, C_in/groups, kh, kw)."""
+    _nd = 2
+
+
+class _ConvTranspose(_ConvNd):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
+                 device=None, dtype=None):
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for '
+                             f'{type(self).__name__}')
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         True, output_padding, groups, bias, padding_mode, device, dtype)
+
+    def _output_padding(self, input, output_size):
+        if output_size is None:
+            return self.output_padding
+        n = self._nd
+        output_size = list(output_size)[-n:]
+        spatial = input.shape[-n:]
+        ret = []
+        for d in range(n):
+            min_size = ((spatial[d] - 1) * self.stride[d] - 2 * self.padding[d]
+                        + self.dilation[d] * (self.kernel_size[d] - 1) + 1)
+            max_size = min_size + self.stride[d] - 1
+            if not min_size <= output_size[d] <= max_size:
+                raise ValueError(f"requested an output size of {output_size}, but valid sizes "
+                                 f"range from {min_size} to {max_size} (for an input of "
+                                 f"{list(spatial)})")
+            ret.append(output_size[d] - min_size)
+        return tuple(ret)
+
+    def forward(self, input, output_size=None):
+        op = self._output_padding(input, output_size)
+        fn = F.conv_transpose1d if self._nd == 1 else F.conv_transpose2d
+        return fn(input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
+                  self.dilation)
+
+
+class ConvTranspose1d(_ConvTranspose):
+    """1-D transposed convolution: weight (C_in, C_out/groups, k)."""
+    _nd = 1
+
+
+class ConvTranspose2d(_ConvTranspose):
+    """2-D transposed convolution: weight (C_in, C_out/groups, kh, kw)."""
+    _nd = 2

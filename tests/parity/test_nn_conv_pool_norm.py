@@ -1,0 +1,204 @@
+"""Conv, pooling, normalization and interpolate: ember vs PyTorch (values and gradients)."""
+import numpy as np
+import pytest
+import torch
+
+import ember
+import ember.nn.functional as EF
+import torch.nn.functional as TF
+from .compare import compare
+
+DTYPES = [np.float32, np.float64]
+TOL = {np.float32: dict(rtol=1e-4, atol=1e-5), np.float64: dict(rtol=1e-7, atol=1e-10)}
+
+
+def rand(*shape, dtype=np.float64, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def F(lib):
+    return TF if lib is torch else EF
+
+
+def module_parity(make, x, dtype, train=True, steps=1, extra_inputs=()):
+    """Build the module in both libraries, copy torch's state into ember, compare the
+    output, the input gradient, every parameter gradient and the buffers after ``steps``."""
+    tm = make(torch).to(getattr(torch, np.dtype(dtype).name))
+    em = make(ember).to(getattr(ember, np.dtype(dtype).name))
+    em.load_state_dict({k: ember.tensor(v.detach().numpy().copy())
+                        for k, v in tm.state_dict().items()})
+    tm.train(train)
+    em.train(train)
+    tol = TOL[dtype]
+    for step in range(steps):
+        xt = torch.tensor(x, requires_grad=True)
+        xe = ember.tensor(x, requires_grad=True)
+        yt, ye = tm(xt), em(xe)
+        if isinstance(yt, tuple):
+            yt, ye = yt[0], ye[0]
+        assert tuple(yt.shape) == tuple(ye.shape)
+        np.testing.assert_allclose(ye.detach().numpy(), yt.detach().numpy(), **tol)
+        cot = rand(*yt.shape, dtype=dtype, seed=step + 1)
+        yt.backward(torch.tensor(cot))
+        ye.backward(ember.tensor(cot))
+        np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), **tol)
+        tp, ep = dict(tm.named_parameters()), dict(em.named_parameters())
+        assert list(tp) == list(ep)
+        for name in tp:
+            np.testing.assert_allclose(ep[name].grad.numpy(), tp[name].grad.numpy(),
+                                       err_msg=name, **tol)
+            tp[name].grad = None
+            ep[name].grad = None
+    tb, eb = dict(tm.named_buffers()), dict(em.named_buffers())
+    assert list(tb) == list(eb)
+    for name in tb:
+        np.testing.assert_allclose(eb[name].numpy(), tb[name].numpy(), err_msg=name, **tol)
+        assert eb[name].dtype.name == str(tb[name].dtype).split(".")[-1], name
+    return tm, em
+
+
+# ---- convolution -----------------------------------------------------------------------------
+CONV2D_CASES = [
+    dict(),
+    dict(stride=2, padding=1),
+    dict(stride=(2, 1), padding=(0, 2)),
+    dict(dilation=2, padding=2),
+    dict(padding="same"),
+    dict(padding="same", dilation=(1, 2)),
+    dict(padding="valid"),
+    dict(groups=2),
+    dict(groups=2, stride=2, dilation=(2, 1), padding=1),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kw", CONV2D_CASES)
+def test_conv2d_functional(kw, dtype):
+    x = rand(2, 4, 7, 6, dtype=dtype)
+    w = rand(6, 4 // kw.get("groups", 1), 3, 2, dtype=dtype, seed=1)
+    b = rand(6, dtype=dtype, seed=2)
+    compare(lambda lib, x, w, b: F(lib).conv2d(x, w, b, **kw), x, w, b)
+    compare(lambda lib, x, w: F(lib).conv2d(x, w, **kw), x, w)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kw", [dict(), dict(stride=2, padding=1), dict(dilation=2),
+                                dict(padding="same"), dict(groups=2, padding=1)])
+def test_conv1d_functional(kw, dtype):
+    x = rand(3, 4, 9, dtype=dtype)
+    w = rand(6, 4 // kw.get("groups", 1), 4, dtype=dtype, seed=1)
+    b = rand(6, dtype=dtype, seed=2)
+    compare(lambda lib, x, w, b: F(lib).conv1d(x, w, b, **kw), x, w, b)
+
+
+def test_conv_unbatched():
+    compare(lambda lib, x, w: F(lib).conv2d(x, w, padding=1), rand(2, 5, 5), rand(3, 2, 3, 3))
+    compare(lambda lib, x, w: F(lib).conv1d(x, w), rand(2, 5), rand(3, 2, 2))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kw", [dict(), dict(stride=2), dict(stride=2, padding=1, output_padding=1),
+                                dict(stride=(2, 3), output_padding=(1, 2)), dict(dilation=2),
+                                dict(groups=2, stride=2, padding=1), dict(dilation=2, stride=3,
+                                                                          output_padding=2)])
+def test_conv_transpose2d_functional(kw, dtype):
+    x = rand(2, 4, 5, 4, dtype=dtype)
+    w = rand(4, 3, 3, 2, dtype=dtype, seed=1)
+    b = rand(3 * kw.get("groups", 1), dtype=dtype, seed=2)
+    compare(lambda lib, x, w, b: F(lib).conv_transpose2d(x, w, b, **kw), x, w, b)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_conv_modules(dtype):
+    module_parity(lambda lib: lib.nn.Conv2d(3, 4, 3, padding=1), rand(2, 3, 6, 6, dtype=dtype),
+                  dtype)
+    module_parity(lambda lib: lib.nn.Conv2d(4, 6, (3, 2), stride=2, groups=2, bias=False),
+                  rand(2, 4, 7, 6, dtype=dtype), dtype)
+    module_parity(lambda lib: lib.nn.Conv1d(3, 4, 3, padding="same", dilation=2),
+                  rand(2, 3, 9, dtype=dtype), dtype)
+    module_parity(lambda lib: lib.nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1,
+                                                     output_padding=1, groups=2),
+                  rand(2, 4, 4, 5, dtype=dtype), dtype)
+
+
+def test_conv_transpose_output_size():
+    x = rand(1, 2, 4, 4, dtype=np.float32)
+    tm, em = torch.nn.ConvTranspose2d(2, 3, 3, stride=2), ember.nn.ConvTranspose2d(2, 3, 3, stride=2)
+    for size in ([9, 9], [10, 10]):
+        assert tuple(tm(torch.tensor(x), output_size=size).shape) == \
+            tuple(em(ember.tensor(x), output_size=size).shape)
+
+
+def test_conv_second_derivatives_match_torch():
+    x, w = rand(2, 2, 5, 5), rand(3, 2, 3, 3, seed=1)
+    v = rand(2, 3, 3, 3, seed=2)
+    out = {}
+    for lib in (torch, ember):
+        xt, wt = lib.tensor(x, requires_grad=True), lib.tensor(w, requires_grad=True)
+        y = F(lib).conv2d(xt, wt, stride=2, padding=1)
+        gx, gw = lib.autograd.grad(y, (xt, wt), lib.tensor(v), create_graph=True)
+        s = (gx ** 2).sum() + (gw ** 3).sum()
+        s.backward()
+        out[lib] = (xt.grad.numpy(), wt.grad.numpy())
+    for a, b in zip(out[ember], out[torch]):
+        np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-10)
+
+
+def test_conv_init_distribution():
+    ember.manual_seed(0)
+    w = ember.nn.Conv2d(16, 64, 3).weight.detach().numpy()
+    t = torch.nn.Conv2d(16, 64, 3).weight.detach().numpy()
+    bound = 1 / np.sqrt(16 * 9)
+    assert abs(w).max() <= bound and abs(w).max() > 0.99 * bound
+    np.testing.assert_allclose(w.std(), t.std(), rtol=0.05)
+    assert abs(w.mean()) < 0.01 * bound * 10
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.nn.Conv2d(3, 4, 3),
+    lambda lib: lib.nn.Conv2d(3, 4, (3, 2), stride=2, padding=1, dilation=2, bias=False),
+    lambda lib: lib.nn.Conv2d(4, 4, 3, padding="same", groups=2),
+    lambda lib: lib.nn.Conv1d(2, 4, 3, padding="valid"),
+    lambda lib: lib.nn.ConvTranspose2d(2, 4, 3, stride=2, output_padding=1, groups=2),
+])
+def test_conv_repr_and_params(make):
+    tm, em = make(torch), make(ember)
+    assert repr(em) == repr(tm)
+    assert [(n, tuple(p.shape)) for n, p in em.named_parameters()] == \
+        [(n, tuple(p.shape)) for n, p in tm.named_parameters()]
+
+
+def _error(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001
+        return type(e).__name__, str(e)
+    return None
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: F(lib).conv2d(lib.ones(2, 1, 8, 8), lib.ones(16, 3, 3, 3)),
+    lambda lib: F(lib).conv2d(lib.ones(8, 8), lib.ones(16, 3, 3, 3)),
+    lambda lib: F(lib).conv2d(lib.ones(2, 4, 8, 8), lib.ones(6, 2, 3, 3), groups=3),
+    lambda lib: F(lib).conv2d(lib.ones(2, 3, 8, 8), lib.ones(16, 3, 3, 3), padding="same",
+                              stride=2),
+    lambda lib: F(lib).conv2d(lib.ones(2, 3, 8, 8), lib.ones(16, 3, 3, 3), padding="foo"),
+    lambda lib: F(lib).conv2d(lib.ones(2, 3, 2, 2), lib.ones(16, 3, 3, 3)),
+    lambda lib: F(lib).conv2d(lib.ones(2, 3, 8, 8), lib.ones(16, 3, 3, 3), lib.ones(5)),
+    lambda lib: F(lib).conv2d(lib.ones(2, 3, 8, 8, dtype=lib.float64), lib.ones(16, 3, 3, 3)),
+    lambda lib: F(lib).conv2d(lib.ones(2, 3, 8, 8), lib.ones(16, 3, 3, 3),
+                              lib.ones(16, dtype=lib.float64)),
+    lambda lib: F(lib).conv2d(lib.ones(2, 3, 8, 8), lib.ones(16, 3, 3, 3), stride=0),
+    lambda lib: F(lib).conv2d(lib.ones(2, 3, 8, 8), lib.ones(16, 3, 3, 3), padding=(1, 1, 1)),
+    lambda lib: F(lib).conv1d(lib.ones(2, 3, 8, 8), lib.ones(16, 3, 3)),
+    lambda lib: F(lib).conv_transpose2d(lib.ones(2, 3, 8, 8), lib.ones(4, 3, 3, 3)),
+    lambda lib: F(lib).conv_transpose2d(lib.ones(2, 4, 8, 8), lib.ones(4, 3, 3, 3), stride=2,
+                                        output_padding=2),
+    lambda lib: lib.nn.Conv2d(3, 4, 3, groups=2),
+    lambda lib: lib.nn.Conv2d(4, 3, 3, groups=2),
+    lambda lib: lib.nn.Conv2d(3, 4, 3, padding="same", stride=2),
+])
+def test_conv_errors(call):
+    expected = _error(lambda: call(torch))
+    assert expected is not None
+    assert _error(lambda: call(ember)) == expected

@@ -1,0 +1,99 @@
+"""Conv, pooling, normalization and interpolate without torch: finite differences,
+second derivatives, hand-computed values, bookkeeping and error paths."""
+import numpy as np
+import pytest
+
+import ember
+from ember import nn
+import ember.nn.functional as F
+from tests.helpers import check_grad, check_second_grad
+
+
+def rand(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+def naive_conv2d(x, w, stride=1, pad=0, dil=1, groups=1):
+    """Direct six-loop reference convolution (tiny shapes only)."""
+    x = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    ho = (h - dil * (kh - 1) - 1) // stride + 1
+    wo = (wd - dil * (kw - 1) - 1) // stride + 1
+    out = np.zeros((n, o, ho, wo))
+    og = o // groups
+    for b in range(n):
+        for oc in range(o):
+            g = oc // og
+            for i in range(ho):
+                for j in range(wo):
+                    patch = x[b, g * cg:(g + 1) * cg, i * stride:i * stride + dil * (kh - 1) + 1:dil,
+                              j * stride:j * stride + dil * (kw - 1) + 1:dil]
+                    out[b, oc, i, j] = (patch * w[oc]).sum()
+    return out
+
+
+# ---- convolution -----------------------------------------------------------------------------
+@pytest.mark.parametrize("kw", [dict(), dict(stride=2, pad=1), dict(dil=2, pad=1),
+                                dict(groups=2, stride=2)])
+def test_conv2d_matches_direct_loops(kw):
+    x, w = rand(2, 4, 6, 5), rand(4, 4 // kw.get("groups", 1), 3, 2, seed=1)
+    got = F.conv2d(ember.tensor(x), ember.tensor(w), stride=kw.get("stride", 1),
+                   padding=kw.get("pad", 0), dilation=kw.get("dil", 1),
+                   groups=kw.get("groups", 1)).numpy()
+    np.testing.assert_allclose(got, naive_conv2d(x, w, **kw), rtol=1e-12, atol=1e-12)
+
+
+def test_conv2d_grad_finite_differences():
+    check_grad(lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1, groups=2),
+               rand(1, 2, 4, 4), rand(2, 1, 3, 3, seed=1), rand(2, seed=2))
+
+
+def test_conv_transpose2d_grad_finite_differences():
+    check_grad(lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1,
+                                                  output_padding=1),
+               rand(1, 2, 3, 3), rand(2, 2, 3, 3, seed=1), rand(2, seed=2))
+
+
+def test_conv2d_second_derivative():
+    check_second_grad(lambda x, w: F.conv2d(x, w, stride=2, padding=1) ** 2,
+                      rand(1, 2, 4, 4), rand(2, 2, 3, 3, seed=1))
+
+
+def test_conv1d_second_derivative_and_transpose():
+    check_second_grad(lambda x, w: F.conv1d(x, w, dilation=2).tanh(),
+                      rand(1, 2, 6), rand(2, 2, 2, seed=1))
+    check_second_grad(lambda x, w: F.conv_transpose2d(x, w, stride=2) ** 2,
+                      rand(1, 1, 2, 2), rand(1, 2, 2, 2, seed=1))
+
+
+def test_conv_same_padding_keeps_size():
+    for k in (2, 3, 4):
+        y = F.conv2d(ember.ones(1, 1, 5, 6), ember.ones(1, 1, k, k), padding="same")
+        assert y.shape == (1, 1, 5, 6)
+
+
+def test_conv2d_module_bookkeeping():
+    m = nn.Conv2d(3, 8, 3, padding=1)
+    assert [n for n, _ in m.named_parameters()] == ["weight", "bias"]
+    assert m.weight.shape == (8, 3, 3, 3) and m.bias.shape == (8,)
+    bound = 1 / np.sqrt(27)
+    assert np.abs(m.weight.detach().numpy()).max() <= bound
+    assert np.abs(m.bias.detach().numpy()).max() <= bound
+    y = m(ember.randn(2, 3, 5, 5))
+    assert y.shape == (2, 8, 5, 5)
+    y.sum().backward()
+    assert m.weight.grad.shape == m.weight.shape
+    assert repr(m) == "Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))"
+    assert nn.Conv2d(2, 2, 3, bias=False).bias is None
+    m64 = nn.Conv2d(1, 2, 3).double()
+    assert m64(ember.ones(1, 1, 3, 3, dtype=ember.float64)).dtype is ember.float64
+
+
+def test_conv_error_wording():
+    with pytest.raises(RuntimeError, match=r"Given groups=1, weight of size \[16, 3, 3, 3\], "
+                       r"expected input\[2, 1, 8, 8\] to have 3 channels, but got 1 channels "
+                       r"instead"):
+        F.conv2d(ember.ones(2, 1, 8, 8), ember.ones(16, 3, 3, 3))
+    with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
+        nn.Conv2d(3, 4, 3, groups=2)
