@@ -1,2 +1,296 @@
-"""Placeholder: filled in by the nn milestone."""
-__all__ = []
+"""Loss functions: mse, l1, smooth_l1, huber, nll, cross_entropy, binary cross
+entropy (on probabilities and on logits) and kl_div, as in ``torch.nn.functional``.
+
+Composed of ember ops; the two kernels that need care for numerical stability
+(log-sigmoid, clamped binary cross entropy) live in ``ember._ops.loss_ops``.
+"""
+import warnings
+
+from ... import _functions as _F
+from ..._ops.loss_ops import log_sigmoid as _log_sigmoid
+from ..._ops.loss_ops import binary_cross_entropy_elementwise as _bce
+from ..._ops.nn_ops import log_softmax as _log_softmax
+from ...backend import dtypes as _dt
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _legacy_get_string(size_average, reduce, emit_warning=True):
+    """PyTorch's mapping of the deprecated ``size_average``/``reduce`` to a reduction."""
+    warning = "size_average and reduce args will be deprecated, please use reduction='{}' instead."
+    if size_average is None:
+        size_average = True
+    if reduce is None:
+        reduce = True
+    if size_average and reduce:
+        ret = "mean"
+    elif reduce:
+        ret = "sum"
+    else:
+        ret = "none"
+    if emit_warning:
+        warnings.warn(warning.format(ret), stacklevel=3)
+    return ret
+
+
+def _resolve(reduction, size_average=None, reduce=None, allowed=_REDUCTIONS):
+    if size_average is not None or reduce is not None:
+        return _legacy_get_string(size_average, reduce, emit_warning=False)
+    if reduction not in allowed:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _reduce(loss, reduction):
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.mean()
+
+
+def _warn_size(input, target):
+    if target.shape != input.shape:
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
+            "Please ensure they have the same size.", stacklevel=3)
+
+
+def _weighted(loss, weight, input, reduction, mean_by_weight=True):
+    """MSE/L1/Huber with per-element ``weight`` (PyTorch's Python fallback)."""
+    if weight.shape != input.shape:
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return _F.sum(loss)
+    return _F.sum(loss) / _F.sum(weight) if mean_by_weight else loss.mean()
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean squared error ``(input - target)**2``, reduced."""
+    _warn_size(input, target)
+    reduction = _resolve(reduction, size_average, reduce)
+    x, y = _F.broadcast_tensors(input, target)
+    loss = _F.square(x - y)
+    if weight is not None:
+        return _weighted(loss, weight, input, reduction)
+    return _reduce(loss, reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean absolute error ``|input - target|``, reduced."""
+    _warn_size(input, target)
+    reduction = _resolve(reduction, size_average, reduce)
+    x, y = _F.broadcast_tensors(input, target)
+    loss = _F.abs(x - y)
+    if weight is not None:
+        return _weighted(loss, weight, input, reduction)
+    return _reduce(loss, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """``0.5 d**2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta``."""
+    _warn_size(input, target)
+    reduction = _resolve(reduction, size_average, reduce)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    x, y = _F.broadcast_tensors(input, target)
+    d = x - y
+    ad = _F.abs(d)
+    if beta == 0:
+        return _reduce(ad, reduction)
+    loss = _F.where(ad < beta, 0.5 * d * d / beta, ad - 0.5 * beta)
+    return _reduce(loss, reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """``0.5 d**2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``."""
+    _warn_size(input, target)
+    reduction = _resolve(reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    x, y = _F.broadcast_tensors(input, target)
+    d = x - y
+    ad = _F.abs(d)
+    loss = _F.where(ad < delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
+    if weight is not None:
+        return _weighted(loss, weight, input, reduction, mean_by_weight=False)
+    return _reduce(loss, reduction)
+
+
+_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char",
+               "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
+               "bool": "Bool"}
+
+
+def _nll_terms(input, target, weight, ignore_index):
+    """Checks, then per-element ``-w[t] * input[t]``, the weights ``w[t]`` (0 where ignored)."""
+    dim = input.dim()
+    if dim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {dim})")
+    if target.dtype not in (_dt.int64, _dt.uint8):
+        raise RuntimeError("expected target dtype to be Long or Byte, but got "
+                           f"{_TYPE_NAMES.get(target.dtype.name, target.dtype.name)}")
+    if dim != 1 and target.dim() >= 1 and input.shape[0] != target.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                         f"batch_size ({target.shape[0]}).")
+    cdim = 1 if dim > 1 else 0
+    n_classes = input.shape[cdim]
+    if dim <= 2:
+        if target.dim() > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if dim == 2 and target.dim() != 1:
+            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                             f"batch_size ({target.shape[0] if target.dim() else 0}).")
+    else:
+        expected = [input.shape[0]] + list(input.shape[2:])
+        if dim == 4 and target.dim() != 3:
+            raise RuntimeError("only batches of spatial targets supported (3D tensors) but got "
+                               f"targets of dimension: {target.dim()}")
+        if list(target.shape) != expected:
+            raise RuntimeError(f"Expected target size {expected}, got {list(target.shape)}")
+    if weight is not None and weight.numel() != n_classes:
+        raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes "
+                           f"or no classes but got weight tensor of shape: {list(weight.shape)}")
+    t = target.long()
+    valid = t != ignore_index
+    bad = valid & ((t < 0) | (t >= n_classes))
+    if bad.any().item():
+        raise IndexError(f"Target {t[bad].reshape(-1)[0].item()} is out of bounds.")
+    safe = _F.where(valid, t, 0)
+    picked = input.gather(cdim, safe.unsqueeze(cdim)).squeeze(cdim)
+    if weight is None:
+        w = valid.to(input.dtype)
+    else:
+        w = _F.where(valid, weight.detach().reshape(-1)[safe].to(input.dtype), 0.0)
+    return -picked * w, w, valid
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    """Negative log likelihood of log-probabilities ``input`` (class at dim 1) at ``target``."""
+    reduction = _resolve(reduction, size_average, reduce)
+    loss, w, _ = _nll_terms(input, target, weight, ignore_index)
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / w.sum()
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    """``nll_loss(log_softmax(input, 1), target)``; ``target`` holds class indices or, with
+    the input's shape, class probabilities. Supports ``weight``, ``ignore_index`` and
+    ``label_smoothing``."""
+    reduction = _resolve(reduction, size_average, reduce)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    cdim = 0 if input.dim() == 1 else 1
+    if input.dim() == 0:
+        raise ValueError("Expected 1 or more dimensions (got 0)")
+    logp = _log_softmax(input, cdim)
+    n_classes = input.shape[cdim]
+    wshape = [1] * input.dim()
+    wshape[cdim] = n_classes
+    if input.shape == target.shape:  # class probabilities
+        if not target.is_floating_point():
+            raise RuntimeError("Expected floating point type for target with class "
+                               f"probabilities, got {_TYPE_NAMES.get(target.dtype.name)}")
+        if label_smoothing > 0.0:
+            target = target * (1 - label_smoothing) + (label_smoothing / n_classes)
+        prod = logp * target
+        if weight is not None:
+            prod = prod * weight.detach().view(wshape)
+        if reduction == "none":
+            return -prod.sum(cdim)
+        if reduction == "sum":
+            return -prod.sum()
+        if input.numel() == 0:
+            return -prod.sum() * float("nan")
+        return -prod.sum() / (input.numel() / n_classes)
+    loss, w, valid = _nll_terms(logp, target, weight, ignore_index)
+    if label_smoothing <= 0.0:
+        if reduction == "none":
+            return loss
+        if reduction == "sum":
+            return loss.sum()
+        return loss.sum() / w.sum()
+    if weight is not None:
+        smooth = -(logp * weight.detach().view(wshape)).sum(cdim)
+    else:
+        smooth = -logp.sum(cdim)
+    smooth = smooth.masked_fill(~valid, 0.0)
+    if reduction == "none":
+        nll, ret = loss, smooth
+    elif reduction == "sum":
+        nll, ret = loss.sum(), smooth.sum()
+    else:
+        nll = loss.sum() / w.sum()
+        ret = smooth.sum() / (w.sum() if weight is not None else valid.sum())
+    return (1 - label_smoothing) * nll + ret * (label_smoothing / n_classes)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    """Binary cross entropy of probabilities ``input``; logs are clamped at -100."""
+    reduction = _resolve(reduction, size_average, reduce)
+    if target.shape != input.shape:
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
+                         f"size ({input.shape}) is deprecated. Please ensure they have the same "
+                         "size.")
+    loss = _bce(input, target)
+    if weight is not None:
+        weight = weight.detach().expand(_F.broadcast_shapes(target.shape, weight.shape))
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    """Sigmoid + binary cross entropy in one stable expression:
+    ``(1 - t) x - (1 + (pos_weight - 1) t) log_sigmoid(x)``."""
+    reduction = _resolve(reduction, size_average, reduce)
+    if target.shape != input.shape:
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size "
+                         f"({input.shape})")
+    log_sig = _log_sigmoid(input)
+    if pos_weight is not None:
+        log_sig = log_sig * ((pos_weight.detach() - 1) * target + 1)
+    loss = (1 - target) * input - log_sig
+    if weight is not None:
+        loss = loss * weight.detach()
+    return _reduce(loss, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """Pointwise KL divergence ``target * (log target - input)`` with ``input`` in log space
+    (``target`` too when ``log_target``); ``reduction='batchmean'`` divides by the batch size."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_get_string(size_average, reduce, emit_warning=False)
+    else:
+        if reduction == "mean":
+            warnings.warn(
+                "reduction: 'mean' divides the total loss by both the batch size and the support "
+                "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
+                "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
+                "major release.", stacklevel=2)
+        if reduction not in _REDUCTIONS + ("batchmean",):
+            raise ValueError(f"{reduction} is not a valid value for reduction")
+    if log_target:
+        loss = _F.exp(target) * (target - input)
+    else:
+        zero = target == 0
+        xlogy = (target * target.masked_fill(zero, 1.0).log()).masked_fill(zero, 0.0)
+        loss = xlogy - target * input
+    if reduction == "batchmean":
+        total = loss.sum()
+        return total / input.shape[0] if input.dim() != 0 else total
+    return _reduce(loss, reduction)
+
+
+__all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div"]
