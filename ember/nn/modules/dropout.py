@@ -1,2 +1,39 @@
-"""Placeholder: filled in by the nn milestone."""
-__all__ = []
+"""Dropout layers: active in ``train()`` mode, the identity in ``eval()`` mode."""
+from .module import Module
+from .. import functional as F
+
+
+class _DropoutNd(Module):
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+        self.inplace = inplace
+
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout(_DropoutNd):
+    """Zero each element with probability ``p`` while training; scale the rest by 1/(1-p)."""
+
+    def forward(self, input):
+        return F.dropout(input, self.p, self.training, self.inplace)
+
+
+class Dropout1d(_DropoutNd):
+    """Zero whole channels of (N, C, L) input with probability ``p`` while training."""
+
+    def forward(self, input):
+        return F.dropout1d(input, self.p, self.training, self.inplace)
+
+
+class Dropout2d(_DropoutNd):
+    """Zero whole channels of (N, C, H, W) input with probability ``p`` while training."""
+
+    def forward(self, input):
+        return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+__all__ = ["Dropout", "Dropout1d", "Dropout2d"]

@@ -1,0 +1,206 @@
+"""Activation functions as single nodes with numerically stable forward kernels.
+
+Each forward is NumPy math on the input's own dtype (as PyTorch computes
+float32 in float32); each backward is written with differentiable ember ops,
+following PyTorch's ``*_backward`` formulas (including its choice of
+gradient at the kinks), so every activation is twice differentiable.
+"""
+import math
+
+import numpy as np
+
+from .primitive import Primitive
+from .elementwise import _erf
+
+_SQRT1_2 = 1 / math.sqrt(2)
+_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+_GELU_BETA = math.sqrt(2 / math.pi)
+_GELU_KAPPA = 0.044715
+
+
+def _float_data(x, name):
+    d = x._data
+    if d.dtype.kind != "f":
+        from .reduction import _legacy_name
+        raise NotImplementedError(f"\"{name}\" not implemented for '{_legacy_name(x.dtype)}'")
+    return d
+
+
+def _scalar(v, d):
+    return np.asarray(v, dtype=d.dtype)
+
+
+class Hardtanh(Primitive):
+    """``clamp(x, min_val, max_val)``; gradient only strictly inside the bounds."""
+    _backward_name = "HardtanhBackward0"
+
+    @staticmethod
+    def forward(ctx, x, min_val, max_val):
+        d = x._data
+        ctx.save_for_backward(x)
+        ctx.lo, ctx.hi = min_val, max_val
+        if d.dtype.kind == "f":
+            return np.minimum(np.maximum(d, _scalar(min_val, d)), _scalar(max_val, d))
+        return np.minimum(np.maximum(d, min_val), max_val).astype(d.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        return grad * ((x > ctx.lo) & (x < ctx.hi)), None, None
+
+
+class LeakyRelu(Primitive):
+    _backward_name = "LeakyReluBackward0"
+
+    @staticmethod
+    def forward(ctx, x, slope):
+        d = _float_data(x, "leaky_relu_cpu")
+        ctx.save_for_backward(x)
+        ctx.slope = slope
+        return np.where(d > 0, d, d * _scalar(slope, d))
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        pos = x > 0
+        return grad * pos + (grad * ctx.slope) * (~pos), None
+
+
+class Elu(Primitive):
+    """``x if x > 0 else alpha * (exp(x) - 1)``."""
+    _backward_name = "EluBackward0"
+
+    @staticmethod
+    def forward(ctx, x, alpha):
+        d = _float_data(x, "elu")
+        ctx.save_for_backward(x)
+        ctx.alpha = alpha
+        with np.errstate(over="ignore", invalid="ignore"):
+            neg = np.expm1(np.minimum(d, 0)) * _scalar(alpha, d)
+        return np.where(d > 0, d, neg)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        pos = x > 0
+        # exp of min(x, 0): never overflows, and its gradient is 0 where x > 0
+        neg = x.clamp(max=0).exp() * ctx.alpha
+        return grad * pos + grad * neg * (~pos), None
+
+
+class Gelu(Primitive):
+    _backward_name = "GeluBackward0"
+
+    @staticmethod
+    def forward(ctx, x, approximate="none"):
+        d = _float_data(x, "GeluKernelImpl")
+        if approximate not in ("none", "tanh"):
+            raise RuntimeError("approximate argument must be either none or tanh.")
+        ctx.save_for_backward(x)
+        ctx.approximate = approximate
+        if approximate == "tanh":
+            inner = _scalar(_GELU_BETA, d) * (d + _scalar(_GELU_KAPPA, d) * d * d * d)
+            return _scalar(0.5, d) * d * (1 + np.tanh(inner))
+        return d * _scalar(0.5, d) * (1 + _erf(d * _scalar(_SQRT1_2, d)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        if ctx.approximate == "tanh":
+            x2 = x * x
+            t = ((x + x2 * x * _GELU_KAPPA) * _GELU_BETA).tanh()
+            left = 0.5 * (1 + t)
+            right = 0.5 * x * (1 - t * t) * (_GELU_BETA * (1 + 3 * _GELU_KAPPA * x2))
+            return grad * (left + right), None
+        cdf = 0.5 * (1 + (x * _SQRT1_2).erf())
+        pdf = (x * x * -0.5).exp() * _INV_SQRT_2PI
+        return grad * (cdf + x * pdf), None
+
+
+class Silu(Primitive):
+    _backward_name = "SiluBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        d = _float_data(x, "silu")
+        ctx.save_for_backward(x)
+        from .elementwise import _sigmoid
+        return d * _sigmoid(d)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        s = x.sigmoid()
+        return grad * s * (1 + x * (1 - s))
+
+
+class Softplus(Primitive):
+    """``log(1 + exp(beta * x)) / beta``, linear above ``threshold``."""
+    _backward_name = "SoftplusBackward0"
+
+    @staticmethod
+    def forward(ctx, x, beta=1.0, threshold=20.0):
+        d = _float_data(x, "softplus")
+        ctx.save_for_backward(x)
+        ctx.beta, ctx.threshold = beta, threshold
+        bx = d * _scalar(beta, d)
+        with np.errstate(over="ignore"):
+            soft = np.log1p(np.exp(bx)) / _scalar(beta, d)
+        return np.where(bx > threshold, d, soft)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        bx = x * ctx.beta
+        lin = bx > ctx.threshold
+        return grad * lin + grad * bx.sigmoid() * (~lin), None, None
+
+
+class Mish(Primitive):
+    """``x * tanh(softplus(x))``."""
+    _backward_name = "MishBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        d = _float_data(x, "mish")
+        ctx.save_for_backward(x)
+        with np.errstate(over="ignore"):
+            return d * np.tanh(np.log1p(np.exp(d)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        t = Softplus.apply(x, 1.0, 20.0).tanh()
+        s = x.sigmoid()
+        return grad * (t + x * s * (1 - t * t))
+
+
+def hardtanh(x, min_val=-1.0, max_val=1.0):
+    return Hardtanh.apply(x, min_val, max_val)
+
+
+def leaky_relu(x, negative_slope=0.01):
+    return LeakyRelu.apply(x, negative_slope)
+
+
+def elu(x, alpha=1.0):
+    return Elu.apply(x, alpha)
+
+
+def gelu(x, approximate="none"):
+    return Gelu.apply(x, approximate)
+
+
+def silu(x):
+    return Silu.apply(x)
+
+
+def softplus(x, beta=1.0, threshold=20.0):
+    return Softplus.apply(x, beta, threshold)
+
+
+def mish(x):
+    return Mish.apply(x)
+
+
+__all__ = ["hardtanh", "leaky_relu", "elu", "gelu", "silu", "softplus", "mish"]

@@ -1,0 +1,74 @@
+"""Embedding lookup as one node: ``weight[indices]``; its backward accumulates rows
+(repeated indices add up), skips ``padding_idx`` and can scale by inverse frequency."""
+import numpy as np
+
+from .primitive import Primitive
+from .._tensor import Tensor
+
+
+def _check_indices(indices, num):
+    if not isinstance(indices, Tensor):
+        raise TypeError(f"embedding(): argument 'indices' (position 1) must be Tensor, not "
+                        f"{type(indices).__name__}")
+    d = indices._data
+    if d.dtype not in (np.int64, np.int32):
+        from ..backend.dtypes import _BY_NUMPY
+        from .reduction import _legacy_name
+        name = _legacy_name(_BY_NUMPY[d.dtype])
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
+                           f"following scalar types: Long, Int; but got torch.{name}Tensor "
+                           "instead (while checking arguments for embedding)")
+    if d.size and (d.min() < 0 or d.max() >= num):
+        raise IndexError("index out of range in self")
+    return d
+
+
+class Embedding(Primitive):
+    _backward_name = "EmbeddingBackward0"
+
+    @staticmethod
+    def forward(ctx, weight, indices, padding_idx=None, scale_grad_by_freq=False):
+        if weight._data.ndim != 2:
+            raise RuntimeError("'weight' must be 2-D")
+        idx = _check_indices(indices, weight._data.shape[0])
+        ctx.indices = indices
+        ctx.num = weight._data.shape[0]
+        ctx.padding_idx = padding_idx
+        ctx.scale = scale_grad_by_freq
+        return weight._data[idx]
+
+    @staticmethod
+    def backward(ctx, grad):
+        from .. import _creation
+        dim = grad.shape[-1]
+        idx = ctx.indices.reshape(-1).long()
+        g = grad.reshape(-1, dim)
+        keep = None
+        if ctx.padding_idx is not None and ctx.padding_idx >= 0:
+            keep = idx != ctx.padding_idx
+        if ctx.scale:
+            counts = np.bincount(idx._data, minlength=ctx.num)[idx._data]
+            factor = Tensor._make((1.0 / counts).astype(grad._data.dtype)).unsqueeze(1)
+            g = g * factor
+        if keep is not None:
+            g = g * keep.unsqueeze(1)
+        out = _creation.zeros(ctx.num, dim, dtype=grad.dtype)
+        return out.index_add(0, idx, g), None, None, None
+
+
+def embedding_renorm_(weight, indices, max_norm, norm_type):
+    """Rescale (in place, no autograd) the rows of ``weight`` that ``indices`` reference
+    so that their ``norm_type``-norm is at most ``max_norm``."""
+    idx = np.unique(_check_indices(indices, weight._data.shape[0]))
+    rows = weight._data[idx]
+    norms = np.linalg.norm(rows.astype(np.float64), ord=norm_type, axis=1) \
+        if norm_type != 2 else np.sqrt((rows.astype(np.float64) ** 2).sum(axis=1))
+    over = norms > max_norm
+    scale = (max_norm / (norms + 1e-7)).astype(rows.dtype)
+    rows[over] = rows[over] * scale[over, None]
+    weight._data[idx] = rows
+    weight._vc[0] += 1
+    return weight
+
+
+__all__ = ["Embedding", "embedding_renorm_"]
