@@ -1,0 +1,2 @@
+"""``ember.utils``: helpers around the core (``ember.utils.data`` for datasets and loaders)."""
+from . import data  # noqa: F401

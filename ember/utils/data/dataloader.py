@@ -1,0 +1,423 @@
+"""``DataLoader``: batches from a dataset, in the main process or in worker processes.
+
+>>> import ember
+>>> from ember.utils.data import DataLoader, TensorDataset
+>>> ds = TensorDataset(ember.arange(5.), ember.arange(5))
+>>> [y.tolist() for _, y in DataLoader(ds, batch_size=2)]
+[[0, 1], [2, 3], [4]]
+
+With ``num_workers > 0`` batches are made by worker processes (forked where the platform
+allows it) and come back in the same order as with ``num_workers=0``. An exception in a
+worker is raised again in the main process, with the worker's traceback in the message.
+"""
+import itertools
+import multiprocessing
+import pickle
+import queue
+import sys
+
+from . import _worker
+from ._collate import default_collate, default_convert
+from ._worker import ExceptionWrapper, _IterableDatasetStopIteration, _ResumeIteration
+from .dataset import IterableDataset
+from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+
+__all__ = ["DataLoader", "get_worker_info", "default_collate", "default_convert"]
+
+get_worker_info = _worker.get_worker_info
+
+_POLL_INTERVAL = 0.5  # seconds between checks that the workers are still alive
+
+
+class _InfiniteConstantSampler(Sampler):
+    """For IterableDataset: ``None`` forever (the dataset decides when to stop)."""
+
+    def __init__(self):
+        pass
+
+    def __iter__(self):
+        while True:
+            yield None
+
+
+class DataLoader:
+    """Iterate over ``dataset`` in batches (PyTorch's DataLoader, same arguments).
+
+    ``shuffle=True`` draws a new permutation each epoch from ``generator`` (ember's default
+    generator if None); ``batch_size=None`` turns automatic batching off; ``collate_fn``
+    defaults to :func:`default_collate`. ``num_workers`` worker processes fetch batches in
+    parallel, each seeded with ``base_seed + worker_id`` (``ember``, ``random`` and NumPy's
+    legacy global stream); ``worker_init_fn(worker_id)`` runs first in each;
+    ``persistent_workers`` keeps them alive between epochs. ``pin_memory`` is accepted and
+    ignored (CPU only).
+    """
+
+    __initialized = False
+
+    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
+                 num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
+                 worker_init_fn=None, multiprocessing_context=None, generator=None, *,
+                 prefetch_factor=None, persistent_workers=False, pin_memory_device="",
+                 in_order=True):
+        if num_workers < 0:
+            raise ValueError("num_workers option should be non-negative; "
+                             "use num_workers=0 to disable multiprocessing.")
+        if timeout < 0:
+            raise ValueError("timeout option should be non-negative")
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError("prefetch_factor option could only be specified in multiprocessing."
+                             "let num_workers > 0 to enable multiprocessing, otherwise set "
+                             "prefetch_factor to None.")
+        elif num_workers > 0 and prefetch_factor is None:
+            prefetch_factor = 2
+        elif prefetch_factor is not None and prefetch_factor < 0:
+            raise ValueError("prefetch_factor option should be non-negative")
+        if persistent_workers and num_workers == 0:
+            raise ValueError("persistent_workers option needs num_workers > 0")
+
+        self.dataset = dataset
+        self.num_workers = num_workers
+        self.prefetch_factor = prefetch_factor
+        self.pin_memory = pin_memory
+        self.pin_memory_device = pin_memory_device
+        self.timeout = timeout
+        self.worker_init_fn = worker_init_fn
+        self.multiprocessing_context = multiprocessing_context
+        self.in_order = in_order
+
+        if isinstance(dataset, IterableDataset):
+            self._dataset_kind_iterable = True
+            if shuffle not in {False, None}:
+                raise ValueError("DataLoader with IterableDataset: expected unspecified shuffle "
+                                 f"option, but got shuffle={shuffle}")
+            if sampler is not None:
+                raise ValueError("DataLoader with IterableDataset: expected unspecified sampler "
+                                 f"option, but got sampler={sampler}")
+            if batch_sampler is not None:
+                raise ValueError("DataLoader with IterableDataset: expected unspecified "
+                                 f"batch_sampler option, but got batch_sampler={batch_sampler}")
+        else:
+            shuffle = bool(shuffle)
+            self._dataset_kind_iterable = False
+
+        if sampler is not None and shuffle:
+            raise ValueError("sampler option is mutually exclusive with shuffle")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
+                                 "shuffle, sampler, and drop_last")
+            batch_size = None
+            drop_last = False
+        elif batch_size is None and drop_last:
+            raise ValueError("batch_size=None option disables auto-batching and is mutually "
+                             "exclusive with drop_last")
+
+        if sampler is None:
+            if self._dataset_kind_iterable:
+                sampler = _InfiniteConstantSampler()
+            elif shuffle:
+                sampler = RandomSampler(dataset, generator=generator)
+            else:
+                sampler = SequentialSampler(dataset)
+        if batch_size is not None and batch_sampler is None:
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+        self.sampler = sampler
+        self.batch_sampler = batch_sampler
+        self.generator = generator
+        if collate_fn is None:
+            collate_fn = default_collate if self._auto_collation else default_convert
+        self.collate_fn = collate_fn
+        self.persistent_workers = persistent_workers
+        self._iterator = None
+        self.__initialized = True
+
+    @property
+    def multiprocessing_context(self):
+        return self.__multiprocessing_context
+
+    @multiprocessing_context.setter
+    def multiprocessing_context(self, context):
+        if context is not None:
+            if self.num_workers > 0:
+                if isinstance(context, str):
+                    methods = multiprocessing.get_all_start_methods()
+                    if context not in methods:
+                        raise ValueError(
+                            "multiprocessing_context option should specify a valid start method "
+                            f"in {methods!r}, but got multiprocessing_context={context!r}")
+                    context = multiprocessing.get_context(context)
+                if not isinstance(context, multiprocessing.context.BaseContext):
+                    raise TypeError(
+                        "multiprocessing_context option should be a valid context object or a "
+                        "string specifying the start method, but got "
+                        f"multiprocessing_context={context}")
+            else:
+                raise ValueError("multiprocessing_context can only be used with multi-process "
+                                 "loading (num_workers > 0), but got "
+                                 f"num_workers={self.num_workers}")
+        self.__multiprocessing_context = context
+
+    def __setattr__(self, attr, val):
+        if self.__initialized and attr in ("batch_size", "batch_sampler", "sampler", "drop_last",
+                                           "dataset", "persistent_workers"):
+            raise ValueError(f"{attr} attribute should not be set after "
+                             f"{self.__class__.__name__} is initialized")
+        super().__setattr__(attr, val)
+
+    @property
+    def _auto_collation(self):
+        return self.batch_sampler is not None
+
+    @property
+    def _index_sampler(self):
+        return self.batch_sampler if self._auto_collation else self.sampler
+
+    def _get_iterator(self):
+        if self.num_workers == 0:
+            return _SingleProcessDataLoaderIter(self)
+        return _MultiProcessingDataLoaderIter(self)
+
+    def __iter__(self):
+        if self.persistent_workers and self.num_workers > 0:
+            if self._iterator is None:
+                self._iterator = self._get_iterator()
+            else:
+                self._iterator._reset(self)
+            return self._iterator
+        return self._get_iterator()
+
+    def __len__(self):
+        if self._dataset_kind_iterable:
+            length = len(self.dataset)
+            if self.batch_size is not None:
+                if self.drop_last:
+                    length = length // self.batch_size
+                else:
+                    length = -(-length // self.batch_size)
+            return length
+        return len(self._index_sampler)
+
+
+class _BaseDataLoaderIter:
+    def __init__(self, loader):
+        from ...random import rng
+        self._dataset = loader.dataset
+        self._kind_iterable = loader._dataset_kind_iterable
+        self._auto_collation = loader._auto_collation
+        self._drop_last = loader.drop_last
+        self._index_sampler = loader._index_sampler
+        self._num_workers = loader.num_workers
+        self._collate_fn = loader.collate_fn
+        self._timeout = loader.timeout
+        self._persistent_workers = loader.persistent_workers
+        self._sampler_iter = iter(self._index_sampler)
+        self._base_seed = int(rng(loader.generator).integers(0, 2 ** 62))
+        self._num_yielded = 0
+
+    def __iter__(self):
+        return self
+
+    def _reset(self, loader, first_iter=False):
+        self._sampler_iter = iter(self._index_sampler)
+        self._num_yielded = 0
+
+    def _next_index(self):
+        return next(self._sampler_iter)
+
+    def __next__(self):
+        if self._sampler_iter is None:
+            self._reset(None)
+        data = self._next_data()
+        self._num_yielded += 1
+        return data
+
+    def __len__(self):
+        return len(self._index_sampler)
+
+    def __getstate__(self):
+        raise NotImplementedError(f"{self.__class__.__name__} cannot be pickled")
+
+
+class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
+    def __init__(self, loader):
+        super().__init__(loader)
+        self._fetcher = _worker.create_fetcher(self._kind_iterable, self._dataset,
+                                               self._auto_collation, self._collate_fn,
+                                               self._drop_last)
+
+    def _next_data(self):
+        index = self._next_index()
+        return self._fetcher.fetch(index)
+
+
+def _default_context():
+    if sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context()
+
+
+class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
+    def __init__(self, loader):
+        super().__init__(loader)
+        import os
+        self._shutdown = True  # until the workers exist
+        self._prefetch_factor = loader.prefetch_factor
+        self._in_order = loader.in_order
+        ctx = loader.multiprocessing_context or _default_context()
+        self._data_queue = ctx.Queue()
+        self._workers_done_event = ctx.Event()
+        self._index_queues = []
+        self._workers = []
+        self._stopped = []
+        self._owner_pid = os.getpid()
+        self._shutdown = False
+        for worker_id in range(self._num_workers):
+            index_queue = ctx.Queue()
+            index_queue.cancel_join_thread()
+            w = ctx.Process(
+                target=_worker._worker_loop,
+                args=(self._kind_iterable, self._dataset, index_queue, self._data_queue,
+                      self._workers_done_event, self._auto_collation, self._collate_fn,
+                      self._drop_last, self._base_seed, loader.worker_init_fn, worker_id,
+                      self._num_workers, os.getpid()),
+                daemon=True)
+            w.start()
+            self._index_queues.append(index_queue)
+            self._workers.append(w)
+            self._stopped.append(False)
+        self._reset(loader, first_iter=True)
+
+    def _reset(self, loader, first_iter=False):
+        super()._reset(loader, first_iter)
+        self._send_idx = 0
+        self._rcvd_idx = 0
+        self._task_info = {}
+        self._tasks_outstanding = 0
+        self._workers_status = [True] * self._num_workers
+        self._worker_queue_idx_cycle = itertools.cycle(range(self._num_workers))
+        if not first_iter:  # persistent workers: start a new epoch, drop the old one's leftovers
+            for q in self._index_queues:
+                q.put(_ResumeIteration())
+            remaining = self._num_workers
+            while remaining > 0:
+                idx, _ = self._get_data()
+                if isinstance(idx, _ResumeIteration):
+                    remaining -= 1
+        for _ in range(self._prefetch_factor * self._num_workers):
+            self._try_put_index()
+
+    def _try_get_data(self, timeout):
+        try:
+            return True, pickle.loads(self._data_queue.get(timeout=timeout))
+        except queue.Empty:
+            failed = [w for i, w in enumerate(self._workers)
+                      if self._workers_status[i] and not w.is_alive()]
+            if failed:
+                self._shutdown_workers()
+                pids = ", ".join(str(w.pid) for w in failed)
+                raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly")
+            return False, None
+
+    def _get_data(self):
+        if self._timeout > 0:
+            ok, data = self._try_get_data(self._timeout)
+            if ok:
+                return data
+            raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
+        while True:
+            ok, data = self._try_get_data(_POLL_INTERVAL)
+            if ok:
+                return data
+
+    def _try_put_index(self):
+        try:
+            index = self._next_index()
+        except StopIteration:
+            return
+        for _ in range(self._num_workers):
+            worker_id = next(self._worker_queue_idx_cycle)
+            if self._workers_status[worker_id]:
+                break
+        else:
+            return  # every worker has finished its stream
+        self._index_queues[worker_id].put((self._send_idx, index))
+        self._task_info[self._send_idx] = (worker_id,)
+        self._tasks_outstanding += 1
+        self._send_idx += 1
+
+    def _next_data(self):
+        while True:
+            while self._rcvd_idx < self._send_idx:
+                info = self._task_info.get(self._rcvd_idx)
+                if info:
+                    if len(info) == 2 or self._workers_status[info[0]]:
+                        break
+                    del self._task_info[self._rcvd_idx]
+                self._rcvd_idx += 1
+            else:
+                if not self._persistent_workers:
+                    self._shutdown_workers()
+                raise StopIteration
+            if len(self._task_info[self._rcvd_idx]) == 2:
+                data = self._task_info.pop(self._rcvd_idx)[1]
+                self._rcvd_idx += 1
+                return self._process_data(data)
+            if self._shutdown or self._tasks_outstanding <= 0:
+                raise StopIteration
+            idx, data = self._get_data()
+            self._tasks_outstanding -= 1
+            if self._kind_iterable and isinstance(data, _IterableDatasetStopIteration):
+                self._workers_status[data.worker_id] = False
+                if not self._persistent_workers:
+                    self._stop_worker(data.worker_id)
+                self._try_put_index()
+                continue
+            if idx != self._rcvd_idx:
+                if self._in_order:
+                    self._task_info[idx] += (data,)
+                    continue
+                del self._task_info[idx]
+                return self._process_data(data)
+            del self._task_info[idx]
+            self._rcvd_idx += 1
+            return self._process_data(data)
+
+    def _process_data(self, data):
+        self._try_put_index()
+        if isinstance(data, ExceptionWrapper):
+            data.reraise()
+        return data
+
+    def _stop_worker(self, worker_id):
+        if not self._stopped[worker_id]:
+            self._stopped[worker_id] = True
+            self._index_queues[worker_id].put(None)
+
+    def _shutdown_workers(self):
+        """Stop every worker: ask politely, wait a little, then terminate."""
+        import os
+        if getattr(self, "_shutdown", True) or os.getpid() != self._owner_pid:
+            return  # nothing started, done already, or a forked copy in another process
+        self._shutdown = True
+        try:
+            self._workers_done_event.set()
+            for worker_id in range(len(self._workers)):
+                self._stop_worker(worker_id)
+            for w in self._workers:
+                w.join(timeout=_worker.MP_STATUS_CHECK_INTERVAL)
+            for q in self._index_queues:
+                q.cancel_join_thread()
+                q.close()
+            self._data_queue.cancel_join_thread()
+            self._data_queue.close()
+        finally:
+            for w in self._workers:
+                if w.is_alive():
+                    w.terminate()
+                    w.join(timeout=1)
+
+    def __del__(self):
+        self._shutdown_workers()
