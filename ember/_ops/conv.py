@@ -35,50 +35,76 @@ class _Geom:
                                                      ksize, self.stride))
 
 
-def _pad(x, geom):
-    """Zero-pad the spatial dims of (N, C, *S)."""
-    if not any(lo or hi for lo, hi in geom.pad):
-        return x
-    return np.pad(x, ((0, 0), (0, 0)) + geom.pad)
+def _nd_perm(nd):
+    """Axes that move a channels-first (N, C, *S) array to channels-last (N, *S, C)."""
+    return (0,) + tuple(range(2, 2 + nd)) + (1,)
 
 
-def _windows(xp, ksize, out, geom):
-    """Strided view (N, C, *out, *k) of the padded input: no copy."""
-    nd = len(ksize)
-    st = xp.strides
-    shape = xp.shape[:2] + tuple(out) + tuple(ksize)
-    strides = (st[:2] + tuple(st[2 + i] * geom.stride[i] for i in range(nd))
-               + tuple(st[2 + i] * geom.dilation[i] for i in range(nd)))
-    return as_strided(xp, shape, strides, writeable=False)
+def _padded_channels_last(x, geom):
+    """(N, C, *S) -> zero-padded channels-last copy (N, *(S + pads), C)."""
+    nd = x.ndim - 2
+    padded = tuple(s + lo + hi for s, (lo, hi) in zip(x.shape[2:], geom.pad))
+    xl = x.transpose(_nd_perm(nd))
+    if padded == x.shape[2:]:
+        return np.ascontiguousarray(xl)
+    buf = np.zeros((x.shape[0],) + padded + (x.shape[1],), dtype=x.dtype)
+    inner = tuple(slice(lo, lo + s) for s, (lo, hi) in zip(x.shape[2:], geom.pad))
+    buf[(slice(None),) + inner] = xl
+    return buf
 
 
 def _cols(x, ksize, out, geom):
-    """im2col: (G, N*prod(out), Cg*prod(k)) columns of the padded input."""
+    """im2col: (G, N*prod(out), prod(k)*Cg) columns of the padded input, channels last."""
     n, c = x.shape[:2]
     g = geom.groups
     nd = len(ksize)
-    win = _windows(_pad(x, geom), ksize, out, geom)  # N, C, *out, *k
-    win = win.reshape((n, g, c // g) + tuple(out) + tuple(ksize))
-    # -> G, N, *out, Cg, *k
-    perm = (1, 0) + tuple(range(3, 3 + nd)) + (2,) + tuple(range(3 + nd, 3 + 2 * nd))
-    cols = np.ascontiguousarray(win.transpose(perm))
-    return cols.reshape(g, n * int(np.prod(out, dtype=np.int64)), -1)
+    xl = _padded_channels_last(x, geom)
+    st = xl.strides
+    shape = (n,) + tuple(out) + tuple(ksize) + (c,)
+    strides = ((st[0],) + tuple(st[1 + i] * geom.stride[i] for i in range(nd))
+               + tuple(st[1 + i] * geom.dilation[i] for i in range(nd)) + (st[-1],))
+    win = as_strided(xl, shape, strides, writeable=False)  # N, *out, *k, C: no copy
+    rows = n * int(np.prod(out, dtype=np.int64))
+    if g == 1:
+        return win.reshape(1, rows, -1)  # the one copy
+    win = win.reshape(shape[:-1] + (g, c // g))
+    perm = (1 + 2 * nd, 0) + tuple(range(1, 1 + 2 * nd)) + (2 + 2 * nd,)
+    return win.transpose(perm).reshape(g, rows, -1)
+
+
+def _weight_matrix(w, g):
+    """(O, Cg, *k) -> (G, Og, prod(k)*Cg), matching the columns' (k..., Cg) order."""
+    nd = w.ndim - 2
+    o = w.shape[0]
+    wl = w.transpose((0,) + tuple(range(2, 2 + nd)) + (1,))
+    return wl.reshape(g, o // g, -1)
+
+
+def _grad_matrix(gy, g):
+    """(N, O, *out) -> (G, N*P, Og)."""
+    n, o = gy.shape[:2]
+    nd = gy.ndim - 2
+    gl = gy.reshape((n, g, o // g) + gy.shape[2:])
+    gl = gl.transpose((1, 0) + tuple(range(3, 3 + nd)) + (2,))
+    return gl.reshape(g, -1, o // g)
+
+
+def _mm(a, b):
+    if a.shape[0] == 1:
+        return (a[0] @ b[0])[None]
+    return np.matmul(a, b)
 
 
 def conv_forward(x, w, geom):
     """y = conv(x, w) on arrays: x (N, C, *S), w (O, C/G, *k) -> (N, O, *out)."""
     ksize = w.shape[2:]
     out = geom.out_size(ksize)
-    n = x.shape[0]
-    g = geom.groups
-    o = w.shape[0]
-    cols = _cols(x, ksize, out, geom)                      # G, N*P, Cg*K
-    wm = w.reshape(g, o // g, -1).transpose(0, 2, 1)       # G, Cg*K, Og
-    y = np.matmul(cols, wm) if g > 1 else (cols[0] @ wm[0])[None]  # G, N*P, Og
-    y = y.reshape((g, n) + tuple(out) + (o // g,))
+    n, o, g = x.shape[0], w.shape[0], geom.groups
     nd = len(ksize)
-    # -> N, G, Og, *out
-    perm = (1, 0, 2 + nd) + tuple(range(2, 2 + nd))
+    cols = _cols(x, ksize, out, geom)                              # G, N*P, K*Cg
+    y = _mm(cols, _weight_matrix(w, g).transpose(0, 2, 1))         # G, N*P, Og
+    y = y.reshape((g, n) + tuple(out) + (o // g,))
+    perm = (1, 0, 2 + nd) + tuple(range(2, 2 + nd))                # N, G, Og, *out
     return np.ascontiguousarray(y.transpose(perm)).reshape((n, o) + tuple(out))
 
 
@@ -86,41 +112,36 @@ def conv_input_grad(gy, w, geom):
     """gx = conv^T(gy, w): the gradient of conv w.r.t. its input (col2im)."""
     ksize = w.shape[2:]
     nd = len(ksize)
-    n, o = gy.shape[:2]
+    n = gy.shape[0]
     out = gy.shape[2:]
     g = geom.groups
     cg = w.shape[1]
     c = cg * g
-    # gy -> G, N*P, Og
-    gm = gy.reshape((n, g, o // g) + tuple(out))
-    gm = gm.transpose((1, 0) + tuple(range(3, 3 + nd)) + (2,)).reshape(g, -1, o // g)
-    wm = w.reshape(g, o // g, -1)                          # G, Og, Cg*K
-    cols = np.matmul(gm, wm) if g > 1 else (gm[0] @ wm[0])[None]  # G, N*P, Cg*K
-    cols = cols.reshape((g, n) + tuple(out) + (cg,) + tuple(ksize))
-    # -> N, G, Cg, *k, *out  -> N, C, *k, *out
-    perm = (1, 0, 2 + nd) + tuple(range(3 + nd, 3 + 2 * nd)) + tuple(range(2, 2 + nd))
-    cols = cols.transpose(perm).reshape((n, c) + tuple(ksize) + tuple(out))
+    cols = _mm(_grad_matrix(gy, g), _weight_matrix(w, g))          # G, N*P, K*Cg
+    cols = cols.reshape((g, n) + tuple(out) + tuple(ksize) + (cg,))
+    # view as N, *out, *k, G, Cg (no copy)
+    cols = cols.transpose(tuple(range(1, 2 + 2 * nd)) + (0, 2 + 2 * nd))
     padded = tuple(s + lo + hi for s, (lo, hi) in zip(geom.in_size, geom.pad))
-    gx = np.zeros((n, c) + padded, dtype=np.result_type(gy, w))
+    gx = np.zeros((n,) + padded + (g, cg), dtype=np.result_type(gy, w))
+    lead = (slice(None),)
     for kidx in np.ndindex(*ksize):
         sl = tuple(slice(k * d, k * d + s * (m - 1) + 1, s)
                    for k, d, s, m in zip(kidx, geom.dilation, geom.stride, out))
-        gx[(slice(None), slice(None)) + sl] += cols[(slice(None), slice(None)) + kidx]
+        gx[lead + sl] += cols[lead + (slice(None),) * nd + kidx]
     crop = tuple(slice(lo, lo + s) for s, (lo, hi) in zip(geom.in_size, geom.pad))
-    return gx[(slice(None), slice(None)) + crop]
+    gx = gx.reshape((n,) + padded + (c,))[lead + crop]
+    return np.ascontiguousarray(gx.transpose((0, 1 + nd) + tuple(range(1, 1 + nd))))
 
 
 def conv_weight_grad(x, gy, ksize, geom):
     """gw: the gradient of conv w.r.t. its weight, shape (O, C/G, *k)."""
     nd = len(ksize)
-    n, o = gy.shape[:2]
-    out = gy.shape[2:]
+    o = gy.shape[1]
     g = geom.groups
-    cols = _cols(x, ksize, out, geom)                      # G, N*P, Cg*K
-    gm = gy.reshape((n, g, o // g) + tuple(out))
-    gm = gm.transpose((1, 2, 0) + tuple(range(3, 3 + nd))).reshape(g, o // g, -1)  # G, Og, N*P
-    gw = np.matmul(gm, cols) if g > 1 else (gm[0] @ cols[0])[None]  # G, Og, Cg*K
-    return gw.reshape((o, x.shape[1] // g) + tuple(ksize))
+    cols = _cols(x, ksize, gy.shape[2:], geom)                      # G, N*P, K*Cg
+    gw = _mm(_grad_matrix(gy, g).transpose(0, 2, 1), cols)          # G, Og, K*Cg
+    gw = gw.reshape((o,) + tuple(ksize) + (x.shape[1] // g,))
+    return np.ascontiguousarray(gw.transpose((0, 1 + nd) + tuple(range(1, 1 + nd))))
 
 
 class ConvForward(Primitive):
