@@ -1,2 +1,343 @@
-"""Placeholder: filled in by the nn milestone."""
-__all__ = []
+"""MultiheadAttention, TransformerEncoderLayer and TransformerEncoder, as in PyTorch.
+
+Parameter names follow PyTorch (``in_proj_weight``, ``in_proj_bias``, ``out_proj.weight``,
+``linear1``, ``norm1``, ...), so a PyTorch state_dict loads into these modules.
+
+>>> import ember, ember.nn as nn
+>>> layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0)
+>>> nn.TransformerEncoder(layer, 2)(ember.randn(5, 3, 8)).shape
+ember.Size([5, 3, 8])
+"""
+import copy
+import math
+
+from ... import _functions as _F
+from ..._creation import empty, full
+from ...autograd.grad_mode import no_grad
+from ..functional import _attention
+from ..parameter import Parameter
+from . import dropout as _dropout_mod, linear as _linear_mod, normalization as _norm_mod
+from .container import ModuleList
+from .module import Module
+
+__all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder"]
+
+
+# ---- stand-ins, used only while ember.nn.Linear / LayerNorm / Dropout are not there ----
+
+class _FallbackLinear(Module):
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        self.weight = Parameter(empty((out_features, in_features), dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(out_features, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        bound = 1 / math.sqrt(in_features) if in_features > 0 else 0
+        with no_grad():
+            self.weight.uniform_(-bound, bound)
+            if self.bias is not None:
+                self.bias.uniform_(-bound, bound)
+
+    def forward(self, x):
+        return _attention._linear(x, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class _FallbackLayerNorm(Module):
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
+                 device=None, dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(full(self.normalized_shape, 1.0, dtype=dtype))
+            if bias:
+                self.bias = Parameter(full(self.normalized_shape, 0.0, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, x):
+        dims = tuple(range(-len(self.normalized_shape), 0))
+        mean = x.mean(dims, keepdim=True)
+        var = x.var(dims, keepdim=True, unbiased=False)
+        out = (x - mean) * _F.rsqrt(var + self.eps)
+        if self.weight is not None:
+            out = out * self.weight
+        if self.bias is not None:
+            out = out + self.bias
+        return out
+
+    def extra_repr(self):
+        return ("{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}, "
+                "bias={use_bias}".format(**self.__dict__, use_bias=self.bias is not None))
+
+
+class _FallbackDropout(Module):
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        self.p, self.inplace = p, inplace
+
+    def forward(self, x):
+        return _attention._dropout(x, self.p, self.training)
+
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+for _cls, _name in ((_FallbackLinear, "Linear"), (_FallbackLayerNorm, "LayerNorm"),
+                    (_FallbackDropout, "Dropout")):
+    _cls.__name__ = _cls.__qualname__ = _name  # same repr as the real layers
+
+Linear = getattr(_linear_mod, "Linear", _FallbackLinear)
+LayerNorm = getattr(_norm_mod, "LayerNorm", _FallbackLayerNorm)
+Dropout = getattr(_dropout_mod, "Dropout", _FallbackDropout)
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """The ``out_proj`` of MultiheadAttention: a Linear under PyTorch's name for it."""
+
+
+def _relu(x):
+    return _F.relu(x)
+
+
+def _gelu(x):
+    return 0.5 * x * (1.0 + _F.erf(x * (1.0 / math.sqrt(2.0))))
+
+
+def _get_activation_fn(activation):
+    from .. import functional as F
+    if activation == "relu":
+        return getattr(F, "relu", _relu)
+    if activation == "gelu":
+        return getattr(F, "gelu", _gelu)
+    raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+
+
+def _xavier_uniform_(t):
+    fan_out, fan_in = t.shape[0], t.shape[1]
+    bound = math.sqrt(6.0 / float(fan_in + fan_out))
+    with no_grad():
+        t.uniform_(-bound, bound)
+
+
+def _xavier_normal_(t):
+    receptive = 1
+    for s in t.shape[2:]:
+        receptive *= s
+    fan_in, fan_out = t.shape[1] * receptive, t.shape[0] * receptive
+    std = math.sqrt(2.0 / float(fan_in + fan_out))
+    with no_grad():
+        t.normal_(0.0, std)
+
+
+class MultiheadAttention(Module):
+    """Multi-head attention (Vaswani et al.), PyTorch's parameters and forward signature.
+
+    ``forward(query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+    average_attn_weights=True, is_causal=False)`` returns ``(attn_output, attn_weights)``;
+    boolean masks mark the positions to ignore (True = masked out).
+    """
+
+    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
+                 add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None,
+                 dtype=None):
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(f"embed_dim and num_heads must be greater than 0, got "
+                             f"embed_dim={embed_dim} and num_heads={num_heads} instead")
+        super().__init__()
+        self.embed_dim = embed_dim
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.batch_first = batch_first
+        self.head_dim = embed_dim // num_heads
+        if self.head_dim * num_heads != self.embed_dim:
+            raise AssertionError("embed_dim must be divisible by num_heads")
+        if not self._qkv_same_embed_dim:
+            self.q_proj_weight = Parameter(empty((embed_dim, embed_dim), dtype=dtype))
+            self.k_proj_weight = Parameter(empty((embed_dim, self.kdim), dtype=dtype))
+            self.v_proj_weight = Parameter(empty((embed_dim, self.vdim), dtype=dtype))
+            self.register_parameter("in_proj_weight", None)
+        else:
+            self.in_proj_weight = Parameter(empty((3 * embed_dim, embed_dim), dtype=dtype))
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
+        if bias:
+            self.in_proj_bias = Parameter(empty(3 * embed_dim, dtype=dtype))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias,
+                                                        dtype=dtype)
+        if add_bias_kv:
+            self.bias_k = Parameter(empty((1, 1, embed_dim), dtype=dtype))
+            self.bias_v = Parameter(empty((1, 1, embed_dim), dtype=dtype))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        self._reset_parameters()
+
+    def _reset_parameters(self):
+        if self._qkv_same_embed_dim:
+            _xavier_uniform_(self.in_proj_weight)
+        else:
+            _xavier_uniform_(self.q_proj_weight)
+            _xavier_uniform_(self.k_proj_weight)
+            _xavier_uniform_(self.v_proj_weight)
+        with no_grad():
+            if self.in_proj_bias is not None:
+                self.in_proj_bias.fill_(0.0)
+                self.out_proj.bias.fill_(0.0)
+        if self.bias_k is not None:
+            _xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            _xavier_normal_(self.bias_v)
+
+    def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
+                attn_mask=None, average_attn_weights=True, is_causal=False):
+        is_batched = query.dim() == 3
+        key_padding_mask = _attention._canonical_mask(
+            key_padding_mask, "key_padding_mask",
+            None if attn_mask is None else attn_mask.dtype, "attn_mask", query.dtype)
+        attn_mask = _attention._canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
+                                               check_other=False)
+        if self.batch_first and is_batched:
+            if key is value:
+                if query is key:
+                    query = key = value = query.transpose(1, 0)
+                else:
+                    query, key = (x.transpose(1, 0) for x in (query, key))
+                    value = key
+            else:
+                query, key, value = (x.transpose(1, 0) for x in (query, key, value))
+        common = dict(training=self.training, key_padding_mask=key_padding_mask,
+                      need_weights=need_weights, attn_mask=attn_mask,
+                      average_attn_weights=average_attn_weights, is_causal=is_causal)
+        if not self._qkv_same_embed_dim:
+            common.update(use_separate_proj_weight=True, q_proj_weight=self.q_proj_weight,
+                          k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight)
+        out, weights = _attention.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
+            self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
+            self.out_proj.weight, self.out_proj.bias, **common)
+        if self.batch_first and is_batched:
+            out = out.transpose(1, 0)
+        return out, weights
+
+
+def _generate_square_subsequent_mask(sz, dtype=None):
+    return _F.triu(full((sz, sz), float("-inf"), dtype=dtype), 1)
+
+
+def _detect_is_causal_mask(mask, is_causal=None, size=None):
+    make_causal = is_causal is True
+    if is_causal is None and mask is not None:
+        sz = size if size is not None else mask.size(-2)
+        causal = _generate_square_subsequent_mask(sz, dtype=mask.dtype)
+        if tuple(mask.size()) == tuple(causal.size()):
+            make_causal = bool((mask == causal).all())
+        else:
+            make_causal = False
+    return make_causal
+
+
+class TransformerEncoderLayer(Module):
+    """Self-attention then a feed-forward block, each with residual and LayerNorm.
+
+    ``norm_first=False`` (post-norm): x = norm1(x + sa(x)); x = norm2(x + ff(x)).
+    ``norm_first=True`` (pre-norm): x = x + sa(norm1(x)); x = x + ff(norm2(x)).
+    """
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
+                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True,
+                 device=None, dtype=None):
+        super().__init__()
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                            batch_first=batch_first, dtype=dtype)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        if isinstance(activation, str):
+            name = activation
+            activation = _get_activation_fn(activation)
+            self.activation_relu_or_gelu = 1 if name == "relu" else 2
+        else:
+            cls_name = type(activation).__name__
+            self.activation_relu_or_gelu = {"ReLU": 1, "GELU": 2}.get(cls_name, 0)
+        self.activation = activation
+
+    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        src_key_padding_mask = _attention._canonical_mask(
+            src_key_padding_mask, "src_key_padding_mask",
+            None if src_mask is None else src_mask.dtype, "src_mask", src.dtype)
+        src_mask = _attention._canonical_mask(src_mask, "src_mask", None, "", src.dtype,
+                                              check_other=False)
+        x = src
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
+            x = x + self._ff_block(self.norm2(x))
+        else:
+            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
+            x = self.norm2(x + self._ff_block(x))
+        return x
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                           need_weights=False, is_causal=is_causal)[0]
+        return self.dropout1(x)
+
+    def _ff_block(self, x):
+        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
+        return self.dropout2(x)
+
+
+class TransformerEncoder(Module):
+    """A stack of ``num_layers`` deep copies of ``encoder_layer``, then an optional norm."""
+
+    def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True,
+                 mask_check=True):
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
+        self.num_layers = num_layers
+        self.norm = norm
+        self.enable_nested_tensor = enable_nested_tensor
+        self.use_nested_tensor = False  # no nested tensors in ember
+        self.mask_check = mask_check
+
+    def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+        src_key_padding_mask = _attention._canonical_mask(
+            src_key_padding_mask, "src_key_padding_mask",
+            None if mask is None else mask.dtype, "mask", src.dtype)
+        mask = _attention._canonical_mask(mask, "mask", None, "", src.dtype, check_other=False)
+        batch_first = self.layers[0].self_attn.batch_first
+        if src.dim() == 2:
+            seq_len = src.size(0)
+        else:
+            seq_len = src.size(1 if batch_first else 0)
+        is_causal = _detect_is_causal_mask(mask, is_causal, seq_len)
+        output = src
+        for mod in self.layers:
+            output = mod(output, src_mask=mask, is_causal=is_causal,
+                         src_key_padding_mask=src_key_padding_mask)
+        if self.norm is not None:
+            output = self.norm(output)
+        return output
