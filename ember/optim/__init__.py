@@ -1,0 +1,19 @@
+"""``ember.optim``: optimizers and learning-rate schedulers, as in ``torch.optim``.
+
+>>> import ember
+>>> w = ember.nn.Parameter(ember.tensor([1.0, 2.0]))
+>>> opt = ember.optim.SGD([w], lr=0.1)
+>>> (w * w).sum().backward()
+>>> opt.step()
+>>> w
+Parameter containing:
+tensor([0.8000, 1.6000], requires_grad=True)
+"""
+from .optimizer import Optimizer
+from .sgd import SGD
+from .adam import Adam, AdamW
+from .rmsprop import RMSprop
+from .adagrad import Adagrad
+from . import lr_scheduler  # noqa: F401
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]

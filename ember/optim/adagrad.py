@@ -1,0 +1,54 @@
+"""Adagrad: per-coordinate learning rates from the sum of squared gradients."""
+from .optimizer import Optimizer
+from ._common import _lr_check, _eps_check, new_step, full_like
+
+
+class Adagrad(Optimizer):
+    """PyTorch's Adagrad: ``s += g**2``; ``p -= lr / (1 + (t - 1) lr_decay) * g / (sqrt(s) + eps)``.
+    State is created for every parameter at construction, as in PyTorch."""
+
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
+                 eps=1e-10, foreach=None, *, maximize=False, differentiable=False, fused=None):
+        _lr_check(lr)
+        if not 0.0 <= lr_decay:
+            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= initial_accumulator_value:
+            raise ValueError("Invalid initial_accumulator_value value: "
+                             f"{initial_accumulator_value}")
+        _eps_check(eps)
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+        for group in self.param_groups:
+            for p in group["params"]:
+                state = self.state[p]
+                state["step"] = new_step()
+                state["sum"] = full_like(p, group["initial_accumulator_value"])
+
+    def step(self, closure=None):
+        """One Adagrad update of every parameter that has a gradient."""
+        return self._run_step(closure, self._update)
+
+    def _update(self, group):
+        lr, lr_decay, wd, eps = group["lr"], group["lr_decay"], group["weight_decay"], group["eps"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            step_t = state["step"]
+            step_t += 1
+            step = step_t.item()
+            grad = p.grad if not group["maximize"] else -p.grad
+            if wd != 0:
+                grad = grad.add(p, alpha=wd)
+            clr = lr / (1 + (step - 1) * lr_decay)
+            state_sum = state["sum"]
+            state_sum.addcmul_(grad, grad, value=1)
+            std = state_sum.sqrt().add_(eps)
+            p.addcdiv_(grad, std, value=-clr)
+
+
+__all__ = ["Adagrad"]

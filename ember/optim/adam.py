@@ -1,0 +1,82 @@
+"""Adam and AdamW (decoupled weight decay), with amsgrad and maximize."""
+from .optimizer import Optimizer
+from ._common import _lr_check, _eps_check, new_step, zeros_like, maximum
+
+
+class Adam(Optimizer):
+    """PyTorch's Adam: bias-corrected first and second moments;
+    ``decoupled_weight_decay=True`` gives AdamW."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
+        _lr_check(lr)
+        _eps_check(eps)
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                        amsgrad=amsgrad, maximize=maximize, foreach=foreach,
+                        capturable=capturable, differentiable=differentiable, fused=fused,
+                        decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        """One Adam update of every parameter that has a gradient."""
+        return self._run_step(closure, self._update)
+
+    def _update(self, group):
+        beta1, beta2 = group["betas"]
+        lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
+        amsgrad = group["amsgrad"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = new_step()
+                state["exp_avg"] = zeros_like(p)
+                state["exp_avg_sq"] = zeros_like(p)
+                if amsgrad:
+                    state["max_exp_avg_sq"] = zeros_like(p)
+            grad = p.grad if not group["maximize"] else -p.grad
+            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+            step_t = state["step"]
+            step_t += 1
+            if wd != 0:
+                if group.get("decoupled_weight_decay", False):
+                    p.mul_(1 - lr * wd)
+                else:
+                    grad = grad.add(p, alpha=wd)
+            exp_avg.lerp_(grad, 1 - beta1)
+            exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+            step = step_t.item()
+            bias_correction1 = 1 - beta1 ** step
+            bias_correction2 = 1 - beta2 ** step
+            step_size = lr / bias_correction1
+            bias_correction2_sqrt = bias_correction2 ** 0.5
+            if amsgrad:
+                max_sq = state["max_exp_avg_sq"]
+                max_sq.copy_(maximum(max_sq, exp_avg_sq))
+                denom = (max_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+            else:
+                denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+            p.addcdiv_(exp_avg, denom, value=-step_size)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay: ``p *= 1 - lr * weight_decay`` before the update."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
+                 amsgrad=False, *, maximize=False, foreach=None, capturable=False,
+                 differentiable=False, fused=None):
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                         amsgrad=amsgrad, foreach=foreach, maximize=maximize,
+                         capturable=capturable, differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)
+
+
+__all__ = ["Adam", "AdamW"]

@@ -1,0 +1,65 @@
+"""RMSprop: running average of squared gradients, optional momentum and centering."""
+from .optimizer import Optimizer
+from ._common import _lr_check, _eps_check, new_step, zeros_like
+
+
+class RMSprop(Optimizer):
+    """PyTorch's RMSprop: ``v = alpha v + (1 - alpha) g**2``; ``p -= lr g / (sqrt(v) + eps)``
+    (``v - mean(g)**2`` when centered; through a momentum buffer when momentum > 0)."""
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
+                 centered=False, capturable=False, foreach=None, maximize=False,
+                 differentiable=False):
+        _lr_check(lr)
+        _eps_check(eps)
+        if not 0.0 <= momentum:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= alpha:
+            raise ValueError(f"Invalid alpha value: {alpha}")
+        defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
+                        weight_decay=weight_decay, capturable=capturable, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        """One RMSprop update of every parameter that has a gradient."""
+        return self._run_step(closure, self._update)
+
+    def _update(self, group):
+        lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+        wd, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = new_step()
+                state["square_avg"] = zeros_like(p)
+                if momentum > 0:
+                    state["momentum_buffer"] = zeros_like(p)
+                if centered:
+                    state["grad_avg"] = zeros_like(p)
+            grad = p.grad if not group["maximize"] else -p.grad
+            square_avg = state["square_avg"]
+            state["step"] += 1
+            if wd != 0:
+                grad = grad.add(p, alpha=wd)
+            square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
+            if centered:
+                grad_avg = state["grad_avg"]
+                grad_avg.lerp_(grad, 1 - alpha)
+                avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
+            else:
+                avg = square_avg.sqrt()
+            avg = avg.add_(eps)
+            if momentum > 0:
+                buf = state["momentum_buffer"]
+                buf.mul_(momentum).addcdiv_(grad, avg)
+                p.add_(buf, alpha=-lr)
+            else:
+                p.addcdiv_(grad, avg, value=-lr)
+
+
+__all__ = ["RMSprop"]

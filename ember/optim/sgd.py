@@ -1,0 +1,50 @@
+"""Stochastic gradient descent with momentum, dampening, Nesterov and weight decay."""
+from .optimizer import Optimizer
+from ._common import _lr_check  # noqa: F401
+
+
+class SGD(Optimizer):
+    """PyTorch's SGD: ``buf = momentum * buf + (1 - dampening) * g``;
+    ``p -= lr * (g + momentum * buf if nesterov else buf)``."""
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
+                 nesterov=False, *, maximize=False, foreach=None, differentiable=False,
+                 fused=None):
+        _lr_check(lr)
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
+                        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
+                        foreach=foreach, differentiable=differentiable, fused=fused)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        """One SGD update of every parameter that has a gradient."""
+        return self._run_step(closure, self._update)
+
+    def _update(self, group):
+        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+        weight_decay, nesterov = group["weight_decay"], group["nesterov"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            grad = p.grad if not group["maximize"] else -p.grad
+            if weight_decay != 0:
+                grad = grad.add(p, alpha=weight_decay)
+            if momentum != 0:
+                state = self.state[p]
+                buf = state.get("momentum_buffer")
+                if buf is None:
+                    buf = grad.clone().detach()
+                    state["momentum_buffer"] = buf
+                else:
+                    buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+                grad = grad.add(buf, alpha=momentum) if nesterov else buf
+            p.add_(grad, alpha=-lr)
+
+
+__all__ = ["SGD"]
