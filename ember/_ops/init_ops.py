@@ -13,25 +13,37 @@ from ..random import rng
 def _erfinv(y):
     try:
         from scipy.special import erfinv
-        return erfinv(y)
-    except ImportError:  # Giles' approximation, then two Newton steps on erf
-        w = -np.log((1.0 - y) * (1.0 + y))
-        small = w < 5.0
-        ws = w - 2.5
-        p = 2.81022636e-08
-        for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
-                  -0.00125372503, -0.00417768164, 0.246640727, 1.50140941):
-            p = c + p * ws
-        wl = np.sqrt(np.maximum(w, 5.0)) - 3.0
-        q = -0.000200214257
-        for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
-                  -0.0076224613, 0.00943887047, 1.00167406, 2.83297682):
-            q = c + q * wl
-        x = np.where(small, p, q) * y
-        erf = np.vectorize(math.erf, otypes=[np.float64])
-        for _ in range(2):
-            x = x - (erf(x) - y) / (2 / math.sqrt(math.pi) * np.exp(-x * x))
-        return x
+    except ImportError:
+        return _erfinv_numpy(y)
+    return erfinv(y)
+
+
+def _erfinv_numpy(y):
+    """erfinv without SciPy: Giles' approximation, then two Newton steps on erf."""
+    y = np.asarray(y, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        x = _erfinv_newton(y)
+    return np.where(np.abs(y) == 1, np.copysign(np.inf, y), x)
+
+
+def _erfinv_newton(y):
+    w = -np.log((1.0 - y) * (1.0 + y))
+    small = w < 5.0
+    ws = w - 2.5
+    p = 2.81022636e-08
+    for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+              -0.00125372503, -0.00417768164, 0.246640727, 1.50140941):
+        p = c + p * ws
+    wl = np.sqrt(np.maximum(w, 5.0)) - 3.0
+    q = -0.000200214257
+    for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+              -0.0076224613, 0.00943887047, 1.00167406, 2.83297682):
+        q = c + q * wl
+    x = np.where(small, p, q) * y
+    erf = np.vectorize(math.erf, otypes=[np.float64])
+    for _ in range(2):
+        x = x - (erf(x) - y) / (2 / math.sqrt(math.pi) * np.exp(-x * x))
+    return x
 
 
 def trunc_normal_array(shape, mean, std, a, b, generator=None):
