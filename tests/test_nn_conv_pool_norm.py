@@ -97,3 +97,70 @@ def test_conv_error_wording():
         F.conv2d(ember.ones(2, 1, 8, 8), ember.ones(16, 3, 3, 3))
     with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
         nn.Conv2d(3, 4, 3, groups=2)
+
+
+# ---- pooling ---------------------------------------------------------------------------------
+def test_max_pool2d_values_and_indices_by_hand():
+    x = ember.tensor([[[[1.0, 5.0, 2.0, 0.0],
+                        [3.0, 4.0, 9.0, 1.0],
+                        [0.0, 0.0, 1.0, 1.0],
+                        [7.0, 0.0, 1.0, 2.0]]]], requires_grad=True)
+    y, idx = F.max_pool2d(x, 2, return_indices=True)
+    np.testing.assert_array_equal(y.detach().numpy(), [[[[5.0, 9.0], [7.0, 2.0]]]])
+    np.testing.assert_array_equal(idx.numpy(), [[[[1, 6], [12, 15]]]])
+    y.sum().backward()
+    expected = np.zeros((4, 4))
+    expected.flat[[1, 6, 12, 15]] = 1
+    np.testing.assert_array_equal(x.grad.numpy()[0, 0], expected)
+
+
+def test_max_pool_overlapping_grad_accumulates():
+    x = ember.tensor([[[0.0, 3.0, 1.0, 2.0]]], requires_grad=True)
+    F.max_pool1d(x, 2, stride=1).sum().backward()  # windows [0,3] [3,1] [1,2]
+    np.testing.assert_array_equal(x.grad.numpy(), [[[0.0, 2.0, 0.0, 1.0]]])
+
+
+def test_avg_pool_by_hand():
+    x = ember.arange(16.0).reshape(1, 1, 4, 4)
+    np.testing.assert_allclose(F.avg_pool2d(x, 2).numpy(), [[[[2.5, 4.5], [10.5, 12.5]]]])
+    # padding 1, count_include_pad=False: the corner window holds only x[0, 0]
+    y = F.avg_pool2d(x, 2, stride=2, padding=1, count_include_pad=False)
+    assert y.numpy()[0, 0, 0, 0] == 0.0 and y.numpy()[0, 0, 0, 1] == 1.5
+    y = F.avg_pool2d(x, 2, stride=2, padding=1)
+    assert y.numpy()[0, 0, 0, 1] == 0.75
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True),
+    lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+    lambda x: F.adaptive_avg_pool2d(x, (2, 3)),
+    lambda x: F.adaptive_max_pool2d(x, (2, 3)),
+])
+def test_pool_grad_finite_differences(fn):
+    check_grad(fn, rand(1, 2, 5, 4))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: F.max_pool2d(x, 2, 1) ** 2,
+    lambda x: F.avg_pool2d(x, 3, 2, 1) ** 2,
+    lambda x: F.adaptive_avg_pool2d(x, 2) ** 2,
+])
+def test_pool_second_derivative(fn):
+    check_second_grad(fn, rand(1, 1, 4, 4))
+
+
+def test_pool_modules_defaults():
+    m = nn.MaxPool2d(2)
+    assert m.stride == 2 and not m.return_indices
+    assert repr(m) == "MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)"
+    assert nn.AvgPool1d(2).kernel_size == (2,)
+    assert nn.AdaptiveAvgPool2d(1)(ember.ones(2, 3, 5, 5)).shape == (2, 3, 1, 1)
+    v, i = nn.AdaptiveMaxPool2d(2, return_indices=True)(ember.ones(3, 4, 4))
+    assert v.shape == (3, 2, 2) and i.dtype is ember.int64
+
+
+def test_pool_errors():
+    with pytest.raises(RuntimeError, match="pad should be at most half of effective kernel size"):
+        F.max_pool2d(ember.ones(1, 1, 8, 8), 3, padding=2)
+    with pytest.raises(RuntimeError, match="Output size is too small"):
+        F.avg_pool2d(ember.ones(1, 3, 2, 2), 3)

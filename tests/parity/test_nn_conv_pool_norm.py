@@ -202,3 +202,141 @@ def test_conv_errors(call):
     expected = _error(lambda: call(torch))
     assert expected is not None
     assert _error(lambda: call(ember)) == expected
+
+
+# ---- pooling ---------------------------------------------------------------------------------
+MAXPOOL2D_CASES = [
+    dict(kernel_size=2),
+    dict(kernel_size=3, stride=2, padding=1),
+    dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+    dict(kernel_size=(2, 3), stride=(1, 2), padding=(1, 1), dilation=2),
+    dict(kernel_size=2, stride=1),  # overlapping windows: gradients accumulate
+    dict(kernel_size=3, stride=2, ceil_mode=True),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kw", MAXPOOL2D_CASES)
+def test_max_pool2d(kw, dtype):
+    x = rand(2, 3, 7, 6, dtype=dtype)
+    compare(lambda lib, x: F(lib).max_pool2d(x, return_indices=True, **kw), x)
+    compare(lambda lib, x: F(lib).max_pool2d(x, **kw), x[0])  # unbatched
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+                                dict(kernel_size=2, dilation=2, ceil_mode=True, stride=3),
+                                dict(kernel_size=3, stride=1)])
+def test_max_pool1d(kw, dtype):
+    x = rand(2, 3, 10, dtype=dtype)
+    compare(lambda lib, x: F(lib).max_pool1d(x, return_indices=True, **kw), x)
+
+
+def test_max_pool_ties_and_nan():
+    x = np.zeros((1, 1, 4, 4))
+    x[0, 0, 1, 2] = np.nan
+    compare(lambda lib, x: F(lib).max_pool2d(x, 2, return_indices=True), x)
+    compare(lambda lib, x: F(lib).max_pool2d(x, 3, 1, return_indices=True), np.ones((1, 2, 4, 4)))
+
+
+AVGPOOL2D_CASES = [
+    dict(kernel_size=2),
+    dict(kernel_size=3, stride=2, padding=1),
+    dict(kernel_size=3, stride=2, padding=1, count_include_pad=False),
+    dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+    dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+    dict(kernel_size=(2, 3), stride=(1, 2), padding=(1, 0)),
+    dict(kernel_size=2, stride=1, divisor_override=3),
+    dict(kernel_size=2, ceil_mode=True),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kw", AVGPOOL2D_CASES)
+def test_avg_pool2d(kw, dtype):
+    x = rand(2, 3, 7, 6, dtype=dtype)
+    compare(lambda lib, x: F(lib).avg_pool2d(x, **kw), x)
+    compare(lambda lib, x: F(lib).avg_pool2d(x, **kw), x[0])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1,
+                                                          count_include_pad=False),
+                                dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)])
+def test_avg_pool1d(kw, dtype):
+    compare(lambda lib, x: F(lib).avg_pool1d(x, **kw), rand(2, 3, 10, dtype=dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("size", [1, 3, (2, 4), (5, None), (7, 6), (4, 5)])
+def test_adaptive_pool2d(size, dtype):
+    x = rand(2, 3, 7, 6, dtype=dtype)
+    compare(lambda lib, x: F(lib).adaptive_avg_pool2d(x, size), x)
+    compare(lambda lib, x: F(lib).adaptive_max_pool2d(x, size, return_indices=True), x)
+    compare(lambda lib, x: F(lib).adaptive_max_pool2d(x, size), x[0])
+
+
+def test_adaptive_pool1d():
+    x = rand(2, 3, 10)
+    compare(lambda lib, x: F(lib).adaptive_avg_pool1d(x, 4), x)
+    compare(lambda lib, x: F(lib).adaptive_max_pool1d(x, 3, return_indices=True), x)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_pool_modules(dtype):
+    x = rand(2, 3, 7, 6, dtype=dtype)
+    for make in (lambda lib: lib.nn.MaxPool2d(3, 2, 1),
+                 lambda lib: lib.nn.AvgPool2d(3, 2, 1, ceil_mode=True, count_include_pad=False),
+                 lambda lib: lib.nn.AdaptiveAvgPool2d((3, None)),
+                 lambda lib: lib.nn.AdaptiveMaxPool2d(2)):
+        module_parity(make, x, dtype)
+    for make in (lambda lib: lib.nn.MaxPool1d(2), lambda lib: lib.nn.AvgPool1d(3, 2, 1)):
+        module_parity(make, x[:, :, 0], dtype)
+
+
+def test_pool_module_return_indices():
+    x = rand(2, 3, 6, 6)
+    for make in (lambda lib: lib.nn.MaxPool2d(2, return_indices=True),
+                 lambda lib: lib.nn.AdaptiveMaxPool2d(3, return_indices=True)):
+        (tv, ti), (ev, ei) = make(torch)(torch.tensor(x)), make(ember)(ember.tensor(x))
+        np.testing.assert_array_equal(ei.numpy(), ti.numpy())
+        assert ei.dtype is ember.int64
+        np.testing.assert_allclose(ev.numpy(), tv.numpy())
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.nn.MaxPool2d(2),
+    lambda lib: lib.nn.MaxPool2d((2, 3), stride=(1, 2), padding=1, dilation=2,
+                                 return_indices=True),
+    lambda lib: lib.nn.MaxPool1d(3, return_indices=True, ceil_mode=True),
+    lambda lib: lib.nn.AvgPool2d(3, 2, 1, ceil_mode=True, count_include_pad=False),
+    lambda lib: lib.nn.AvgPool1d(2),
+    lambda lib: lib.nn.AdaptiveAvgPool2d((3, None)),
+    lambda lib: lib.nn.AdaptiveMaxPool2d((2, 3), return_indices=True),
+    lambda lib: lib.nn.AdaptiveAvgPool1d(4),
+])
+def test_pool_repr(make):
+    assert repr(make(ember)) == repr(make(torch))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: F(lib).max_pool2d(lib.ones(2, 3, 8, 8), 3, padding=2),
+    lambda lib: F(lib).max_pool2d(lib.ones(2, 8), 3),
+    lambda lib: F(lib).max_pool2d(lib.ones(2, 3, 2, 2), 3),
+    lambda lib: F(lib).avg_pool2d(lib.ones(2, 3, 2, 2), 3),
+    lambda lib: F(lib).avg_pool2d(lib.ones(2, 3, 8, 8), 3, padding=2),
+    lambda lib: F(lib).max_pool1d(lib.ones(2, 3, 2), 3),
+    lambda lib: F(lib).max_pool1d(lib.ones(2), 3),
+    lambda lib: F(lib).max_pool1d(lib.ones(2, 3, 5), 3, padding=2),
+    lambda lib: F(lib).avg_pool1d(lib.ones(2, 3, 4, 5), 3),
+    lambda lib: F(lib).max_pool2d(lib.ones(2, 3, 5, 5), 3, stride=0),
+    lambda lib: F(lib).max_pool2d(lib.ones(2, 3, 5, 5), (2, 2, 2)),
+    lambda lib: F(lib).adaptive_max_pool2d(lib.ones(2, 8), 3),
+    lambda lib: F(lib).adaptive_avg_pool2d(lib.ones(2, 8), 3),
+    lambda lib: F(lib).adaptive_avg_pool2d(lib.ones(2, 3, 8, 8), (3, 2, 1)),
+    lambda lib: F(lib).avg_pool2d(lib.ones(2, 3, 5, 5), 2, divisor_override=0),
+])
+def test_pool_errors(call):
+    expected = _error(lambda: call(torch))
+    assert expected is not None
+    assert _error(lambda: call(ember)) == expected

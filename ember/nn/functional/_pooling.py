@@ -1,2 +1,202 @@
-"""Placeholder: filled in by the nn milestone."""
-__all__ = []
+"""Max, average and adaptive pooling (1-D and 2-D) with PyTorch's checks and wording."""
+from ..._ops.pooling import max_pool, adaptive_max_pool, avg_pool, adaptive_avg_matrices
+from ..._ops.pooling import pool_out_size
+
+__all__ = ["max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+           "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+           "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices",
+           "adaptive_max_pool2d_with_indices"]
+
+
+def _tuple(value, nd, name, allow_none=False):
+    if value is None and allow_none:
+        return None
+    if isinstance(value, int):
+        return (value,) * nd
+    value = tuple(value)
+    if len(value) == 1:
+        return value * nd
+    if len(value) != nd:
+        raise RuntimeError(f"{name} must either be a single int, or a tuple of "
+                           f"{('one', 'two', 'three')[nd - 1]} ints")
+    return value
+
+
+def _sizes(shape):
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def _batched(input, nd):
+    if input.dim() == nd + 1:
+        return input.unsqueeze(0), False
+    return input, True
+
+
+def _check_geometry(input, ksize, stride, padding, dilation, ceil_mode, name):
+    if any(s == 0 for s in stride):
+        raise RuntimeError("stride should not be zero")
+    for k, p, d in zip(ksize, padding, dilation):
+        if p > (d * (k - 1) + 1) // 2:
+            if name == "max_pool1d":
+                raise RuntimeError(f"max_pool1d() padding should be at most half of kernel "
+                                   f"size, but got padding={p} and kernel_size={k}")
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={p}, kernel_size={k} and dilation={d}")
+    spatial = tuple(input.shape[-len(ksize):])
+    out = tuple(pool_out_size(n, k, s, p, d, ceil_mode) for n, k, s, p, d in
+                zip(spatial, ksize, stride, padding, dilation))
+    if any(o <= 0 for o in out):
+        if name == "max_pool1d":
+            raise RuntimeError(f"max_pool1d() Invalid computed output size: {out[0]}")
+        c = input.shape[-len(ksize) - 1]
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, (c,) + spatial))}). "
+                           f"Calculated output size: ({'x'.join(map(str, (c,) + out))}). "
+                           f"Output size is too small")
+
+
+def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, nd, name):
+    dim = input.dim()
+    if dim not in (nd + 1, nd + 2) or input.numel() == 0:
+        if nd == 1:
+            raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional "
+                               f"0 dim batch size for input, but got:{_sizes(input.shape)}")
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    ksize = _tuple(kernel_size, nd, "max_pool2d: kernel_size")
+    stride = ksize if stride is None or stride == [] or stride == () else \
+        _tuple(stride, nd, "max_pool2d: stride")
+    padding = _tuple(padding, nd, "max_pool2d: padding")
+    dilation = _tuple(dilation, nd, "max_pool2d: dilation")
+    _check_geometry(input, ksize, stride, padding, dilation, ceil_mode, name)
+    x, batched = _batched(input, nd)
+    out, idx = max_pool(x, ksize, stride, padding, dilation, ceil_mode)
+    if not batched:
+        out, idx = out.squeeze(0), idx.squeeze(0)
+    return out, idx
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    """1-D max pooling returning (values, indices)."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, 1, "max_pool1d")
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    """2-D max pooling returning (values, indices flattened per channel as h * W + w)."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, 2, "max_pool2d")
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """1-D max pooling over (N, C, L) or (C, L); with ``return_indices`` also the argmax."""
+    out = max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return out if return_indices else out[0]
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """2-D max pooling over (N, C, H, W) or (C, H, W); stride defaults to kernel_size."""
+    out = max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return out if return_indices else out[0]
+
+
+def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+              divisor_override, nd, name):
+    dim = input.dim()
+    if dim not in (nd + 1, nd + 2):
+        if nd == 1:
+            raise RuntimeError(f"Expected 2 to 3 dimensions, but got {dim}-dimensional tensor "
+                               f"for argument #1 'self' (while checking arguments for "
+                               f"avg_pool1d)")
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    ksize = _tuple(kernel_size, nd, "avg_pool2d: kernel_size")
+    stride = ksize if stride is None or stride == [] or stride == () else \
+        _tuple(stride, nd, "avg_pool2d: stride")
+    padding = _tuple(padding, nd, "avg_pool2d: padding")
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    _check_geometry(input, ksize, stride, padding, (1,) * nd, ceil_mode, name)
+    x, batched = _batched(input, nd)
+    out = avg_pool(x, ksize, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    return out if batched else out.squeeze(0)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    """1-D average pooling over (N, C, L) or (C, L)."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None,
+                     1, "avg_pool1d")
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """2-D average pooling over (N, C, H, W) or (C, H, W)."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, 2, "avg_pool2d")
+
+
+def _adaptive_out(input, output_size, nd, name):
+    dim = input.dim()
+    if dim not in (nd + 1, nd + 2):
+        if nd == 1:
+            raise RuntimeError(f"Expected 2 to 3 dimensions, but got {dim}-dimensional tensor "
+                               f"for argument #1 'self' (while checking arguments for {name})")
+        sep = ": " if "max" in name else " "
+        raise RuntimeError(f"{name}(): Expected 3D or 4D tensor, but got{sep}"
+                           f"{_sizes(input.shape)}")
+    if isinstance(output_size, int):
+        output_size = (output_size,) * nd
+    output_size = tuple(output_size)
+    if len(output_size) != nd:
+        raise RuntimeError(f"{name}: output_size must be {nd}")
+    spatial = input.shape[-nd:]
+    return tuple(s if o is None else int(o) for o, s in zip(output_size, spatial))
+
+
+def _adaptive_avg(input, output_size, nd, name):
+    out = _adaptive_out(input, output_size, nd, name)
+    mats = adaptive_avg_matrices(input.shape[-nd:], out, input.dtype.np)
+    if nd == 1:
+        return input @ mats[0].mT
+    return mats[0] @ input @ mats[1].mT
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """1-D adaptive average pooling to ``output_size`` positions."""
+    return _adaptive_avg(input, output_size, 1, "adaptive_avg_pool1d")
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """2-D adaptive average pooling; ``output_size`` an int or pair (None keeps the size)."""
+    return _adaptive_avg(input, output_size, 2, "adaptive_avg_pool2d")
+
+
+def _adaptive_max(input, output_size, nd, name):
+    out = _adaptive_out(input, output_size, nd, name)
+    x, batched = _batched(input, nd)
+    vals, idx = adaptive_max_pool(x, out)
+    if not batched:
+        vals, idx = vals.squeeze(0), idx.squeeze(0)
+    return vals, idx
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    """1-D adaptive max pooling returning (values, indices)."""
+    return _adaptive_max(input, output_size, 1, "adaptive_max_pool1d")
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    """2-D adaptive max pooling returning (values, indices)."""
+    return _adaptive_max(input, output_size, 2, "adaptive_max_pool2d")
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """1-D adaptive max pooling; with ``return_indices`` also the argmax."""
+    out = _adaptive_max(input, output_size, 1, "adaptive_max_pool1d")
+    return out if return_indices else out[0]
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """2-D adaptive max pooling; with ``return_indices`` also the argmax."""
+    out = _adaptive_max(input, output_size, 2, "adaptive_max_pool2d")
+    return out if return_indices else out[0]

@@ -1,0 +1,248 @@
+"""Pooling kernels: max (fixed and adaptive windows, with PyTorch's flat indices),
+window sums for average pooling, adaptive averaging as two small matmuls.
+
+All inputs are batched channels-first arrays (N, C, *S); geometry is per spatial
+dim. Max pooling finds indices with a strided window view and one argmax; the
+gradient scatters into those indices with ``scatter_add`` (its own gradient is a
+gather), so max pooling is twice differentiable. ``WindowSum`` and
+``WindowSumT`` are each other's adjoints.
+"""
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from .._tensor import Tensor
+from .primitive import Primitive
+from .indexing import ScatterAdd
+
+
+def pool_out_size(size, k, s, p, d, ceil_mode):
+    """PyTorch's pooling_output_shape."""
+    num = size + 2 * p - d * (k - 1) - 1
+    out = (-(-num // s) if ceil_mode else num // s) + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _pad_value(dtype):
+    if dtype.kind == "f":
+        return -np.inf
+    if dtype.kind == "b":
+        return False
+    return np.iinfo(dtype).min
+
+
+def _window_view(xp, out, ksize, stride, dilation):
+    nd = len(ksize)
+    st = xp.strides
+    shape = xp.shape[:2] + tuple(out) + tuple(ksize)
+    strides = (st[:2] + tuple(st[2 + i] * stride[i] for i in range(nd))
+               + tuple(st[2 + i] * dilation[i] for i in range(nd)))
+    return as_strided(xp, shape, strides, writeable=False)
+
+
+def _padded(x, out, ksize, stride, padding, dilation, value):
+    """Pad (N, C, *S) by ``padding`` before and enough after for every window."""
+    pads = []
+    for n, o, k, s, p, d in zip(x.shape[2:], out, ksize, stride, padding, dilation):
+        need = (o - 1) * s + d * (k - 1) + 1
+        pads.append((p, max(0, need - n - p)))
+    if not any(lo or hi for lo, hi in pads):
+        return x
+    return np.pad(x, ((0, 0), (0, 0)) + tuple(pads), constant_values=value)
+
+
+def _flat_indices(arg, out, ksize, stride, padding, dilation, in_size):
+    """Window-local argmax (N, C, *out) -> flat input index per channel."""
+    nd = len(ksize)
+    kpos = np.unravel_index(arg, ksize)
+    flat = 0
+    for i in range(nd):
+        o = np.arange(out[i]).reshape((out[i],) + (1,) * (nd - 1 - i))
+        pos = o * stride[i] + kpos[i] * dilation[i] - padding[i]
+        flat = flat * in_size[i] + pos
+    return flat.astype(np.int64)
+
+
+def max_pool_indices(x, ksize, stride, padding, dilation, ceil_mode):
+    """(values, flat indices) of max pooling on an array (N, C, *S)."""
+    out = tuple(pool_out_size(n, k, s, p, d, ceil_mode) for n, k, s, p, d in
+                zip(x.shape[2:], ksize, stride, padding, dilation))
+    xp = _padded(x, out, ksize, stride, padding, dilation, _pad_value(x.dtype))
+    win = _window_view(xp, out, ksize, stride, dilation)
+    win = win.reshape(win.shape[:2 + len(out)] + (-1,))
+    arg = win.argmax(axis=-1)
+    vals = np.take_along_axis(win, arg[..., None], axis=-1)[..., 0]
+    return vals, _flat_indices(arg, out, ksize, stride, padding, dilation, x.shape[2:])
+
+
+def _adaptive_bounds(size, out):
+    i = np.arange(out)
+    start = (i * size) // out
+    end = -((-(i + 1) * size) // out)
+    return start, end
+
+
+def adaptive_max_pool_indices(x, out):
+    """(values, flat indices) of adaptive max pooling on an array (N, C, *S)."""
+    nd = len(out)
+    sizes = x.shape[2:]
+    idx = []
+    for n, o in zip(sizes, out):
+        start, end = _adaptive_bounds(n, o)
+        kmax = int((end - start).max())
+        pos = start[:, None] + np.arange(kmax)[None, :]
+        idx.append(np.minimum(pos, end[:, None] - 1))  # repeat the last: argmax keeps the first
+    # gather (N, C, *out, *k) with broadcast fancy indices
+    grids = []
+    for i in range(nd):
+        shape = [1] * (2 * nd)
+        shape[i] = out[i]
+        shape[nd + i] = idx[i].shape[1]
+        grids.append(idx[i].reshape(shape))
+    win = x[(slice(None), slice(None)) + tuple(grids)]
+    win = win.reshape(win.shape[:2 + nd] + (-1,))
+    arg = win.argmax(axis=-1)
+    vals = np.take_along_axis(win, arg[..., None], axis=-1)[..., 0]
+    kshape = tuple(g.shape[1] for g in idx)
+    kpos = np.unravel_index(arg, kshape)
+    flat = 0
+    for i in range(nd):
+        o = np.arange(out[i]).reshape((out[i],) + (1,) * (nd - 1 - i))
+        flat = flat * sizes[i] + idx[i][o, kpos[i]]
+    return vals, flat.astype(np.int64)
+
+
+class MaxPoolGather(Primitive):
+    """Max-pooled values from precomputed flat indices; gradient scattered back."""
+    _backward_name = "MaxPool2DWithIndicesBackward0"
+
+    @staticmethod
+    def forward(ctx, x, indices, values):
+        ctx.in_shape = x._data.shape
+        ctx.indices = indices
+        return values
+
+    @staticmethod
+    def backward(ctx, grad):
+        n, c = ctx.in_shape[:2]
+        idx = ctx.indices.reshape(n, c, -1)
+        zeros = grad.new_zeros((n, c, int(np.prod(ctx.in_shape[2:], dtype=np.int64))))
+        gx = ScatterAdd.apply(zeros, 2, idx, grad.reshape(n, c, -1))
+        return gx.reshape(ctx.in_shape), None, None
+
+
+def max_pool(x, ksize, stride, padding, dilation, ceil_mode):
+    """Max pooling of a batched tensor (N, C, *S): (values, int64 indices) tensors."""
+    vals, idx = max_pool_indices(x._data, ksize, stride, padding, dilation, ceil_mode)
+    indices = Tensor._make(idx)
+    return MaxPoolGather.apply(x, indices, vals), indices
+
+
+def adaptive_max_pool(x, out):
+    """Adaptive max pooling of a batched tensor (N, C, *S): (values, indices)."""
+    vals, idx = adaptive_max_pool_indices(x._data, out)
+    indices = Tensor._make(idx)
+    return MaxPoolGather.apply(x, indices, vals), indices
+
+
+# ---- window sums (average pooling) -----------------------------------------------------------
+class _SumGeom:
+    __slots__ = ("ksize", "stride", "padding", "in_size", "out")
+
+    def __init__(self, ksize, stride, padding, in_size, out):
+        self.ksize, self.stride, self.padding = tuple(ksize), tuple(stride), tuple(padding)
+        self.in_size, self.out = tuple(in_size), tuple(out)
+
+
+def window_sum(x, geom):
+    ones = (1,) * len(geom.ksize)
+    xp = _padded(x, geom.out, geom.ksize, geom.stride, geom.padding, ones, 0)
+    win = _window_view(xp, geom.out, geom.ksize, geom.stride, ones)
+    nd = len(geom.ksize)
+    return win.sum(axis=tuple(range(2 + nd, 2 + 2 * nd)))
+
+
+def window_sum_t(g, geom):
+    nd = len(geom.ksize)
+    padded = tuple((o - 1) * s + k for o, s, k in zip(geom.out, geom.stride, geom.ksize))
+    padded = tuple(max(pd, n + p) for pd, n, p in zip(padded, geom.in_size, geom.padding))
+    gx = np.zeros(g.shape[:2] + padded, dtype=g.dtype)
+    lead = (slice(None), slice(None))
+    for kidx in np.ndindex(*geom.ksize):
+        sl = tuple(slice(k, k + s * (o - 1) + 1, s)
+                   for k, s, o in zip(kidx, geom.stride, geom.out))
+        gx[lead + sl] += g
+    crop = tuple(slice(p, p + n) for p, n in zip(geom.padding, geom.in_size))
+    return np.ascontiguousarray(gx[lead + crop])
+
+
+class WindowSum(Primitive):
+    """Sum over each pooling window (zero padding)."""
+    _backward_name = "AvgPool2DBackward0"
+
+    @staticmethod
+    def forward(ctx, x, geom):
+        ctx.geom = geom
+        return window_sum(x._data, geom)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return WindowSumT.apply(grad, ctx.geom), None
+
+
+class WindowSumT(Primitive):
+    """Adjoint of ``WindowSum``: spread each window's value back over the window."""
+    _backward_name = "AvgPool2DBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, g, geom):
+        ctx.geom = geom
+        return window_sum_t(g._data, geom)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return WindowSum.apply(grad, ctx.geom), None
+
+
+def _divisor(in_size, out, ksize, stride, padding, count_include_pad):
+    """Per-output-position divisor of average pooling, as PyTorch computes it."""
+    div = 1
+    nd = len(ksize)
+    for i, (n, o, k, s, p) in enumerate(zip(in_size, out, ksize, stride, padding)):
+        start = np.arange(o) * s - p
+        end = np.minimum(start + k, n + p)
+        size = end - start
+        if not count_include_pad:
+            size = np.minimum(end, n) - np.maximum(start, 0)
+        div = div * size.reshape((o,) + (1,) * (nd - 1 - i))
+    return div
+
+
+def avg_pool(x, ksize, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """Average pooling of a batched tensor (N, C, *S)."""
+    in_size = x._data.shape[2:]
+    ones = (1,) * len(ksize)
+    out = tuple(pool_out_size(n, k, s, p, 1, ceil_mode) for n, k, s, p, _ in
+                zip(in_size, ksize, stride, padding, ones))
+    summed = WindowSum.apply(x, _SumGeom(ksize, stride, padding, in_size, out))
+    if divisor_override:
+        return summed / divisor_override
+    div = _divisor(in_size, out, ksize, stride, padding, count_include_pad)
+    inv = Tensor._make((1.0 / div).astype(x._data.dtype))
+    return summed * inv
+
+
+def adaptive_avg_matrices(in_size, out, dtype):
+    """One averaging matrix (out_i, in_i) per spatial dim, as tensors of ``dtype``."""
+    mats = []
+    for n, o in zip(in_size, out):
+        start, end = _adaptive_bounds(n, o)
+        pos = np.arange(n)
+        m = ((pos[None, :] >= start[:, None]) & (pos[None, :] < end[:, None]))
+        mats.append(Tensor._make((m / (end - start)[:, None]).astype(dtype)))
+    return mats
+
+
+__all__ = ["max_pool", "adaptive_max_pool", "avg_pool", "adaptive_avg_matrices",
+           "pool_out_size"]
