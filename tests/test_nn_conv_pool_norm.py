@@ -164,3 +164,72 @@ def test_pool_errors():
         F.max_pool2d(ember.ones(1, 1, 8, 8), 3, padding=2)
     with pytest.raises(RuntimeError, match="Output size is too small"):
         F.avg_pool2d(ember.ones(1, 3, 2, 2), 3)
+
+
+# ---- normalization ---------------------------------------------------------------------------
+def test_batch_norm_training_statistics_by_hand():
+    x = rand(8, 3, 4, 4) * 2 + 5
+    m = nn.BatchNorm2d(3).double()
+    y = m(ember.tensor(x)).detach().numpy()
+    mean, var = x.mean(axis=(0, 2, 3)), x.var(axis=(0, 2, 3))
+    expected = (x - mean[None, :, None, None]) / np.sqrt(var[None, :, None, None] + 1e-5)
+    np.testing.assert_allclose(y, expected, rtol=1e-10, atol=1e-10)
+    n = 8 * 16
+    np.testing.assert_allclose(m.running_mean.numpy(), 0.1 * mean, rtol=1e-12)
+    np.testing.assert_allclose(m.running_var.numpy(), 0.9 + 0.1 * var * n / (n - 1), rtol=1e-12)
+    assert m.num_batches_tracked.item() == 1 and m.num_batches_tracked.dtype is ember.int64
+    m.eval()
+    y = m(ember.tensor(x)).detach().numpy()
+    rm, rv = m.running_mean.numpy(), m.running_var.numpy()
+    np.testing.assert_allclose(y, (x - rm[None, :, None, None]) /
+                               np.sqrt(rv[None, :, None, None] + 1e-5), rtol=1e-10)
+    assert m.num_batches_tracked.item() == 1  # eval does not count
+
+
+def test_batch_norm_cumulative_average():
+    m = nn.BatchNorm1d(2, momentum=None).double()
+    batches = [rand(5, 2, seed=s) for s in range(3)]
+    for b in batches:
+        m(ember.tensor(b))
+    np.testing.assert_allclose(m.running_mean.numpy(), np.mean([b.mean(0) for b in batches], 0),
+                               rtol=1e-12)
+    np.testing.assert_allclose(m.running_var.numpy(),
+                               np.mean([b.var(0, ddof=1) for b in batches], 0), rtol=1e-12)
+
+
+def test_layer_and_group_norm_by_hand():
+    x = rand(2, 4, 3)
+    y = F.layer_norm(ember.tensor(x), (4, 3)).numpy()
+    flat = x.reshape(2, -1)
+    expected = (flat - flat.mean(1, keepdims=True)) / np.sqrt(flat.var(1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(y, expected.reshape(x.shape), rtol=1e-10)
+    y = F.group_norm(ember.tensor(x), 2).numpy()
+    g = x.reshape(2, 2, -1)
+    expected = (g - g.mean(2, keepdims=True)) / np.sqrt(g.var(2, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(y, expected.reshape(x.shape), rtol=1e-10)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+    lambda x, w, b: F.layer_norm(x, (3,), w, b),
+    lambda x, w, b: F.group_norm(x.reshape(2, 3, 2), 3, w, b),
+])
+def test_norm_grads_finite_differences(fn):
+    check_grad(fn, rand(4, 3),
+               rand(3, seed=1), rand(3, seed=2))
+    check_second_grad(lambda x, w, b: fn(x, w, b) ** 2, rand(4, 3), rand(3, seed=1),
+                      rand(3, seed=2))
+
+
+def test_norm_modules_bookkeeping():
+    m = nn.BatchNorm2d(4)
+    assert [n for n, _ in m.named_parameters()] == ["weight", "bias"]
+    assert [n for n, _ in m.named_buffers()] == ["running_mean", "running_var",
+                                                 "num_batches_tracked"]
+    assert nn.BatchNorm2d(4, track_running_stats=False).running_mean is None
+    ln = nn.LayerNorm(5)
+    assert ln.normalized_shape == (5,) and ln.weight.shape == (5,)
+    gn = nn.GroupNorm(2, 4, affine=False)
+    assert gn.weight is None and list(gn.parameters()) == []
+    with pytest.raises(ValueError, match=r"expected 4D input \(got 3D input\)"):
+        nn.BatchNorm2d(3)(ember.ones(2, 3, 4))

@@ -340,3 +340,138 @@ def test_pool_errors(call):
     expected = _error(lambda: call(torch))
     assert expected is not None
     assert _error(lambda: call(ember)) == expected
+
+
+# ---- normalization ---------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("momentum", [0.1, None, 0.5])
+def test_batch_norm_modules_training(momentum, dtype):
+    module_parity(lambda lib: lib.nn.BatchNorm2d(3, momentum=momentum),
+                  rand(4, 3, 5, 4, dtype=dtype), dtype, steps=3)
+    module_parity(lambda lib: lib.nn.BatchNorm1d(3, momentum=momentum),
+                  rand(6, 3, dtype=dtype), dtype, steps=3)
+    module_parity(lambda lib: lib.nn.BatchNorm1d(3, momentum=momentum),
+                  rand(4, 3, 5, dtype=dtype), dtype, steps=2)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_batch_norm_variants(dtype):
+    x = rand(4, 3, 5, 4, dtype=dtype)
+    for make in (lambda lib: lib.nn.BatchNorm2d(3, affine=False),
+                 lambda lib: lib.nn.BatchNorm2d(3, track_running_stats=False),
+                 lambda lib: lib.nn.BatchNorm2d(3, bias=False, eps=1e-3)):
+        module_parity(make, x, dtype, steps=2)
+        module_parity(make, x, dtype, train=False)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_batch_norm_eval_uses_running_stats(dtype):
+    x = rand(4, 3, 5, 4, dtype=dtype)
+
+    def make(lib):
+        m = lib.nn.BatchNorm2d(3).to(getattr(lib, np.dtype(dtype).name))
+        m(lib.tensor(rand(8, 3, 5, 4, dtype=dtype, seed=7) * 3 + 1))  # move the running stats
+        with lib.no_grad():
+            m.weight.mul_(2)
+        return m
+    module_parity(make, x, dtype, train=False)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_batch_norm_functional(dtype):
+    x, w, b = rand(4, 3, 5, dtype=dtype), rand(3, dtype=dtype, seed=1), rand(3, dtype=dtype, seed=2)
+    rm, rv = rand(3, dtype=dtype, seed=3), np.abs(rand(3, dtype=dtype, seed=4)) + 0.5
+    compare(lambda lib, x, w, b: F(lib).batch_norm(x, None, None, w, b, training=True), x, w, b)
+    compare(lambda lib, x, w, b: F(lib).batch_norm(x, lib.tensor(rm), lib.tensor(rv), w, b), x,
+            w, b)
+    outs = {}
+    for lib in (torch, ember):
+        m, v = lib.tensor(rm), lib.tensor(rv)
+        F(lib).batch_norm(lib.tensor(x), m, v, training=True, momentum=0.3)
+        outs[lib] = (m.numpy(), v.numpy())
+    for a, e in zip(outs[ember], outs[torch]):
+        np.testing.assert_allclose(a, e, **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(5,), (4, 5)])
+def test_layer_norm(shape, dtype):
+    x = rand(2, 3, 4, 5, dtype=dtype) * 2 + 1
+    w, b = rand(*shape, dtype=dtype, seed=1), rand(*shape, dtype=dtype, seed=2)
+    compare(lambda lib, x, w, b: F(lib).layer_norm(x, shape, w, b, eps=1e-4), x, w, b)
+    compare(lambda lib, x: F(lib).layer_norm(x, shape), x)
+    module_parity(lambda lib: lib.nn.LayerNorm(shape), x, dtype)
+    module_parity(lambda lib: lib.nn.LayerNorm(shape, bias=False), x, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_group_norm(dtype):
+    x = rand(2, 6, 4, 3, dtype=dtype)
+    w, b = rand(6, dtype=dtype, seed=1), rand(6, dtype=dtype, seed=2)
+    for g in (1, 2, 3, 6):
+        compare(lambda lib, x, w, b: F(lib).group_norm(x, g, w, b), x, w, b)
+    compare(lambda lib, x: F(lib).group_norm(x, 2), x[:, :, 0])
+    module_parity(lambda lib: lib.nn.GroupNorm(3, 6), x, dtype)
+    module_parity(lambda lib: lib.nn.GroupNorm(2, 6, affine=False), x, dtype)
+
+
+def test_norm_second_derivatives_match_torch():
+    x = rand(4, 3, 2)
+    out = {}
+    for lib in (torch, ember):
+        xt = lib.tensor(x, requires_grad=True)
+        gn = F(lib).group_norm(xt, 3)
+        ln = F(lib).layer_norm(xt, (2,))
+        bn = F(lib).batch_norm(xt, None, None, training=True)
+        y = (gn ** 3).sum() + (ln ** 3).sum() + (bn ** 3).sum()
+        g, = lib.autograd.grad(y, xt, create_graph=True)
+        (g ** 2).sum().backward()
+        out[lib] = xt.grad.numpy()
+    np.testing.assert_allclose(out[ember], out[torch], rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.nn.BatchNorm1d(3),
+    lambda lib: lib.nn.BatchNorm2d(3, momentum=None, affine=False),
+    lambda lib: lib.nn.BatchNorm2d(4, eps=1e-3, track_running_stats=False, bias=False),
+    lambda lib: lib.nn.LayerNorm(4),
+    lambda lib: lib.nn.LayerNorm((4, 5), bias=False, elementwise_affine=True),
+    lambda lib: lib.nn.LayerNorm(3, elementwise_affine=False),
+    lambda lib: lib.nn.GroupNorm(2, 4),
+    lambda lib: lib.nn.GroupNorm(1, 4, affine=False),
+])
+def test_norm_repr_and_state(make):
+    tm, em = make(torch), make(ember)
+    assert repr(em) == repr(tm)
+    ts, es = tm.state_dict(), em.state_dict()
+    assert list(es) == list(ts)
+    for k in ts:
+        np.testing.assert_array_equal(es[k].numpy(), ts[k].numpy())
+        assert es[k].dtype.name == str(ts[k].dtype).split(".")[-1]
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: F(lib).batch_norm(lib.ones(2, 3, 4), lib.zeros(4), lib.ones(4)),
+    lambda lib: F(lib).batch_norm(lib.ones(2, 3), None, None),
+    lambda lib: F(lib).batch_norm(lib.ones(2, 3), lib.zeros(3), lib.ones(3), lib.ones(4)),
+    lambda lib: lib.nn.BatchNorm1d(3)(lib.ones(2, 4)),
+    lambda lib: lib.nn.BatchNorm1d(3)(lib.ones(2, 3, 4, 5)),
+    lambda lib: lib.nn.BatchNorm2d(3)(lib.ones(2, 3, 4)),
+    lambda lib: lib.nn.LayerNorm(5)(lib.ones(2, 4)),
+    lambda lib: F(lib).layer_norm(lib.ones(2, 3), (3,), lib.ones(4)),
+    lambda lib: lib.nn.GroupNorm(2, 3),
+    lambda lib: lib.nn.GroupNorm(2, 4)(lib.ones(2, 3, 5)),
+    lambda lib: F(lib).group_norm(lib.ones(3), 1),
+    lambda lib: F(lib).group_norm(lib.ones(2, 4), 2, lib.ones(3)),
+])
+def test_norm_errors(call):
+    expected = _error(lambda: call(torch))
+    assert expected is not None
+    assert _error(lambda: call(ember)) == expected
+
+
+def test_batch_norm_single_value_error():
+    for lib in (torch, ember):
+        with pytest.raises(ValueError, match="Expected more than 1 value per channel when "
+                                             "training, got input size"):
+            lib.nn.BatchNorm1d(3)(lib.ones(1, 3))
