@@ -12,6 +12,8 @@ import ember.nn as nn
 import ember.nn.functional as F
 from tests.helpers import check_grad, check_second_grad
 
+pytestmark = pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")
+
 
 def _sigmoid(x):
     return 1 / (1 + np.exp(-x))

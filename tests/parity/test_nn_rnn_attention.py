@@ -14,6 +14,8 @@ import ember
 import ember.nn as enn
 import ember.nn.functional as EF
 
+pytestmark = pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")
+
 DTYPES = [np.float32, np.float64]
 TOL = {np.float32: dict(rtol=1e-4, atol=1e-5), np.float64: dict(rtol=1e-9, atol=1e-10)}
 
@@ -497,3 +499,39 @@ def test_transformer_encoder_repr():
     tl, el = _encoder_pair(np.float32, {}, 0.1)
     assert repr(enn.TransformerEncoder(el, 2)) == repr(
         torch.nn.TransformerEncoder(tl, 2, enable_nested_tensor=False))
+
+
+@pytest.mark.parametrize("kw", [dict(batch_first=True), dict(), dict(batch_first=True,
+                                norm_first=True), dict(batch_first=True, bias=False)], ids=str)
+def test_transformer_encoder_nested_tensor_warning(kw):
+    msgs = {}
+    for lib in (torch, ember):
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            layer = lib.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, **kw)
+            enc = lib.nn.TransformerEncoder(layer, 2)
+        msgs[lib] = ([str(w.message) for w in rec if "nested" in str(w.message)],
+                     enc.use_nested_tensor)
+    assert msgs[ember] == msgs[torch]
+
+
+@pytest.mark.parametrize("left_aligned", [True, False])
+@pytest.mark.parametrize("grad", [False, True])
+def test_transformer_encoder_inference_fast_path_zeros_padding(left_aligned, grad):
+    """torch's eval/no-grad path runs on nested tensors: padded positions come out as 0."""
+    tl, el = _encoder_pair(np.float32, dict(batch_first=True), 0.1)
+    tm = torch.nn.TransformerEncoder(tl, 2)
+    em = enn.TransformerEncoder(el, 2)
+    _copy_weights(tm, em, np.float32)
+    tm.eval(), em.eval()
+    x = np.random.default_rng(18).standard_normal((3, 5, 8)).astype(np.float32)
+    kpm = np.zeros((3, 5), bool)
+    kpm[0, 3:] = kpm[1, 4] = True
+    if not left_aligned:
+        kpm[2, 1] = True
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.set_grad_enabled(grad), ember.set_grad_enabled(grad):
+            t = tm(torch.tensor(x), src_key_padding_mask=torch.tensor(kpm))
+            e = em(ember.tensor(x), src_key_padding_mask=ember.tensor(kpm))
+    np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), **TOL[np.float32])

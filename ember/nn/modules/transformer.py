@@ -10,10 +10,11 @@ ember.Size([5, 3, 8])
 """
 import copy
 import math
+import warnings
 
 from ... import _functions as _F
 from ..._creation import empty, full
-from ...autograd.grad_mode import no_grad
+from ...autograd.grad_mode import is_grad_enabled, no_grad
 from ..functional import _attention
 from ..parameter import Parameter
 from . import dropout as _dropout_mod, linear as _linear_mod, normalization as _norm_mod
@@ -281,8 +282,13 @@ class TransformerEncoderLayer(Module):
             activation = _get_activation_fn(activation)
             self.activation_relu_or_gelu = 1 if name == "relu" else 2
         else:
-            cls_name = type(activation).__name__
-            self.activation_relu_or_gelu = {"ReLU": 1, "GELU": 2}.get(cls_name, 0)
+            from .. import functional as F
+            if activation is getattr(F, "relu", None) or type(activation).__name__ == "ReLU":
+                self.activation_relu_or_gelu = 1
+            elif activation is getattr(F, "gelu", None) or type(activation).__name__ == "GELU":
+                self.activation_relu_or_gelu = 2
+            else:
+                self.activation_relu_or_gelu = 0
         self.activation = activation
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
@@ -310,6 +316,12 @@ class TransformerEncoderLayer(Module):
         return self.dropout2(x)
 
 
+def _left_aligned(valid):
+    """True where every row of the (N, S) bool ``valid`` is a run of True then False."""
+    v = valid.numpy() if hasattr(valid, "numpy") else valid
+    return bool((v[:, 1:] <= v[:, :-1]).all())
+
+
 class TransformerEncoder(Module):
     """A stack of ``num_layers`` deep copies of ``encoder_layer``, then an optional norm."""
 
@@ -320,8 +332,51 @@ class TransformerEncoder(Module):
         self.num_layers = num_layers
         self.norm = norm
         self.enable_nested_tensor = enable_nested_tensor
-        self.use_nested_tensor = False  # no nested tensors in ember
+        # PyTorch's "sparsity fast path" (inference with a key padding mask runs on nested
+        # tensors and returns zeros at padded positions); ember reproduces its result.
+        self.use_nested_tensor = enable_nested_tensor
         self.mask_check = mask_check
+        enc_layer = "encoder_layer"
+        why_not = ""
+        if not isinstance(encoder_layer, TransformerEncoderLayer):
+            why_not = f"{enc_layer} was not TransformerEncoderLayer"
+        elif encoder_layer.norm_first:
+            why_not = f"{enc_layer}.norm_first was True"
+        elif not encoder_layer.self_attn.batch_first:
+            why_not = (f"{enc_layer}.self_attn.batch_first was not True"
+                       "(use batch_first for better inference performance)")
+        elif not encoder_layer.self_attn._qkv_same_embed_dim:
+            why_not = f"{enc_layer}.self_attn._qkv_same_embed_dim was not True"
+        elif encoder_layer.self_attn.in_proj_bias is None:
+            why_not = f"{enc_layer}.self_attn was passed bias=False"
+        elif not encoder_layer.activation_relu_or_gelu:
+            why_not = f"{enc_layer}.activation_relu_or_gelu was not True"
+        elif encoder_layer.norm1.eps != encoder_layer.norm2.eps:
+            why_not = f"{enc_layer}.norm1.eps was not equal to {enc_layer}.norm2.eps"
+        elif encoder_layer.self_attn.num_heads % 2 == 1:
+            why_not = f"{enc_layer}.self_attn.num_heads is odd"
+        if enable_nested_tensor and why_not:
+            warnings.warn("enable_nested_tensor is True, but self.use_nested_tensor is False "
+                          f"because {why_not}", stacklevel=2)
+            self.use_nested_tensor = False
+
+    def _fast_path_padding(self, src, mask, key_padding_mask):
+        """The padded positions when PyTorch would take its nested-tensor path, else None."""
+        first = self.layers[0]
+        if (not getattr(self, "use_nested_tensor", False) or first.training or src.dim() != 3
+                or key_padding_mask is None or mask is not None):
+            return None
+        padded = key_padding_mask != 0
+        if self.mask_check and not _left_aligned(padded.logical_not()):
+            return None
+        args = (src, first.self_attn.in_proj_weight, first.self_attn.in_proj_bias,
+                first.self_attn.out_proj.weight, first.self_attn.out_proj.bias,
+                first.norm1.weight, first.norm1.bias, first.norm2.weight, first.norm2.bias,
+                first.linear1.weight, first.linear1.bias, first.linear2.weight,
+                first.linear2.bias)
+        if is_grad_enabled() and any(a is not None and a.requires_grad for a in args):
+            return None
+        return padded
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         src_key_padding_mask = _attention._canonical_mask(
@@ -334,10 +389,13 @@ class TransformerEncoder(Module):
         else:
             seq_len = src.size(1 if batch_first else 0)
         is_causal = _detect_is_causal_mask(mask, is_causal, seq_len)
+        padded = self._fast_path_padding(src, mask, src_key_padding_mask)
         output = src
         for mod in self.layers:
             output = mod(output, src_mask=mask, is_causal=is_causal,
                          src_key_padding_mask=src_key_padding_mask)
+        if padded is not None:  # PyTorch's nested-tensor path pads its result with zeros
+            output = output.masked_fill(padded.unsqueeze(-1), 0.0)
         if self.norm is not None:
             output = self.norm(output)
         return output
