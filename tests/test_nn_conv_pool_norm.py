@@ -233,3 +233,30 @@ def test_norm_modules_bookkeeping():
     assert gn.weight is None and list(gn.parameters()) == []
     with pytest.raises(ValueError, match=r"expected 4D input \(got 3D input\)"):
         nn.BatchNorm2d(3)(ember.ones(2, 3, 4))
+
+
+# ---- interpolate -----------------------------------------------------------------------------
+def test_interpolate_nearest_by_hand():
+    x = ember.tensor([[[[1.0, 2.0], [3.0, 4.0]]]])
+    np.testing.assert_array_equal(F.interpolate(x, scale_factor=2).numpy()[0, 0],
+                                  [[1, 1, 2, 2], [1, 1, 2, 2], [3, 3, 4, 4], [3, 3, 4, 4]])
+
+
+def test_interpolate_bilinear_align_corners_by_hand():
+    x = ember.tensor([[[[0.0, 3.0], [6.0, 9.0]]]])
+    y = F.interpolate(x, size=(3, 4), mode="bilinear", align_corners=True).numpy()[0, 0]
+    np.testing.assert_allclose(y, [[0, 1, 2, 3], [3, 4, 5, 6], [6, 7, 8, 9]], atol=1e-6)
+
+
+@pytest.mark.parametrize("kw", [dict(scale_factor=2), dict(size=(3, 5), mode="bilinear"),
+                                dict(size=(5, 2), mode="bilinear", align_corners=True)])
+def test_interpolate_grads(kw):
+    check_grad(lambda x: F.interpolate(x, **kw), rand(1, 2, 3, 4))
+    check_second_grad(lambda x: F.interpolate(x, **kw) ** 2, rand(1, 1, 3, 3))
+
+
+def test_interpolate_errors():
+    with pytest.raises(ValueError, match="only one of size or scale_factor should be defined"):
+        F.interpolate(ember.ones(1, 1, 4, 4), size=3, scale_factor=2)
+    with pytest.raises(NotImplementedError, match="Got 3D input, but bilinear mode needs 4D"):
+        F.interpolate(ember.ones(1, 1, 4), size=3, mode="bilinear")

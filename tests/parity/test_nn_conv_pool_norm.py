@@ -475,3 +475,40 @@ def test_batch_norm_single_value_error():
         with pytest.raises(ValueError, match="Expected more than 1 value per channel when "
                                              "training, got input size"):
             lib.nn.BatchNorm1d(3)(lib.ones(1, 3))
+
+
+# ---- interpolate -----------------------------------------------------------------------------
+INTERP_CASES = [
+    dict(size=(7, 3)), dict(size=8), dict(scale_factor=2), dict(scale_factor=1.7),
+    dict(scale_factor=(0.6, 2.3)), dict(scale_factor=1.5, recompute_scale_factor=True),
+    dict(size=8, mode="bilinear"), dict(size=(3, 7), mode="bilinear", align_corners=True),
+    dict(size=(2, 9), mode="bilinear", align_corners=False),
+    dict(scale_factor=(0.6, 2.3), mode="bilinear"), dict(scale_factor=2, mode="bilinear",
+                                                          align_corners=True),
+    dict(size=1, mode="bilinear", align_corners=True),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kw", INTERP_CASES)
+def test_interpolate(kw, dtype):
+    compare(lambda lib, x: F(lib).interpolate(x, **kw), rand(2, 3, 5, 4, dtype=dtype))
+
+
+@pytest.mark.parametrize("kw", [dict(size=7), dict(scale_factor=0.5), dict(size=9, mode="linear"),
+                                dict(scale_factor=1.3, mode="linear", align_corners=True)])
+def test_interpolate_3d(kw):
+    compare(lambda lib, x: F(lib).interpolate(x, **kw), rand(2, 3, 6))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: F(lib).interpolate(lib.ones(1, 1, 4, 4), size=3, scale_factor=2),
+    lambda lib: F(lib).interpolate(lib.ones(1, 1, 4, 4)),
+    lambda lib: F(lib).interpolate(lib.ones(1, 1, 4), mode="bilinear", size=3),
+    lambda lib: F(lib).interpolate(lib.ones(1, 1, 4, 4), size=3, align_corners=True),
+    lambda lib: F(lib).interpolate(lib.ones(1, 1, 4, 4), size=(3, 3, 3)),
+])
+def test_interpolate_errors(call):
+    expected = _error(lambda: call(torch))
+    assert expected is not None
+    assert _error(lambda: call(ember)) == expected
