@@ -456,3 +456,14 @@ def test_parameters_vector_round_trip():
     with pytest.raises(TypeError) as e_err:
         enn.utils.vector_to_parameters([1.0], e.parameters())
     assert str(e_err.value) == str(t_err.value)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_implicit_dim_warns_and_matches(name):
+    x = randn((2, 3, 4), np.float64)
+    with pytest.warns(UserWarning) as tw:
+        t = getattr(TF, name)(torch.tensor(x))
+    with pytest.warns(UserWarning) as ew:
+        e = getattr(EF, name)(ember.tensor(x))
+    assert [str(w.message) for w in ew] == [str(w.message) for w in tw]
+    np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-12)

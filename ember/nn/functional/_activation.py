@@ -1,4 +1,6 @@
 """Activation functions: ``F.relu``, ``F.gelu``, ``F.softplus``, ... (PyTorch's signatures)."""
+import warnings
+
 from ... import _functions as _fn
 from ..._ops import activation_ops as _act
 from ..._ops.nn_ops import softmax as _softmax, log_softmax as _log_softmax
@@ -85,13 +87,22 @@ def tanh(input):
     return _fn.tanh(input)
 
 
+def _implicit_dim_warning(name, stacklevel):
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", stacklevel=stacklevel)
+
+
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """``exp(input) / sum(exp(input), dim)``, computed stably."""
+    if dim is None:
+        _implicit_dim_warning("softmax", _stacklevel)
     return _softmax(input, dim, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """``log(softmax(input, dim))``, computed stably."""
+    if dim is None:
+        _implicit_dim_warning("log_softmax", _stacklevel)
     return _log_softmax(input, dim, dtype)
 
 
