@@ -72,7 +72,7 @@ class Elu(Primitive):
 
     @staticmethod
     def forward(ctx, x, alpha):
-        d = _float_data(x, "elu")
+        d = _float_data(x, "elu_cpu")
         ctx.save_for_backward(x)
         ctx.alpha = alpha
         with np.errstate(over="ignore", invalid="ignore"):
@@ -122,7 +122,7 @@ class Silu(Primitive):
 
     @staticmethod
     def forward(ctx, x):
-        d = _float_data(x, "silu")
+        d = _float_data(x, "silu_cpu")
         ctx.save_for_backward(x)
         from .elementwise import _sigmoid
         return d * _sigmoid(d)
@@ -140,7 +140,7 @@ class Softplus(Primitive):
 
     @staticmethod
     def forward(ctx, x, beta=1.0, threshold=20.0):
-        d = _float_data(x, "softplus")
+        d = _float_data(x, "softplus_cpu")
         ctx.save_for_backward(x)
         ctx.beta, ctx.threshold = beta, threshold
         bx = d * _scalar(beta, d)
@@ -162,7 +162,7 @@ class Mish(Primitive):
 
     @staticmethod
     def forward(ctx, x):
-        d = _float_data(x, "mish")
+        d = _float_data(x, "mish_cpu")
         ctx.save_for_backward(x)
         with np.errstate(over="ignore"):
             return d * np.tanh(np.log1p(np.exp(d)))

@@ -467,3 +467,19 @@ def test_softmax_implicit_dim_warns_and_matches(name):
         e = getattr(EF, name)(ember.tensor(x))
     assert [str(w.message) for w in ew] == [str(w.message) for w in tw]
     np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["relu", "relu6", "hardtanh", "leaky_relu", "elu", "gelu",
+                                  "silu", "mish", "softplus"])
+def test_activation_on_int_tensor(name):
+    x = np.array([-1, 3, 7], dtype=np.int64)
+    try:
+        expected = getattr(TF, name)(torch.tensor(x))
+    except NotImplementedError as t_err:
+        with pytest.raises(NotImplementedError) as e_err:
+            getattr(EF, name)(ember.tensor(x))
+        assert str(e_err.value) == str(t_err)
+        return
+    got = getattr(EF, name)(ember.tensor(x))
+    assert got.dtype is ember.int64
+    np.testing.assert_array_equal(got.numpy(), expected.numpy())
