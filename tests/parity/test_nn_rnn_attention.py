@@ -493,8 +493,6 @@ def test_transformer_encoder_layer_names_repr():
     assert el.activation_relu_or_gelu == tl.activation_relu_or_gelu == 2
 
 
-@pytest.mark.xfail(strict=True, reason="ModuleList repr does not collapse repeated identical "
-                   "modules into '(0-1): 2 x ...' as PyTorch's does (container.py)")
 def test_transformer_encoder_repr():
     tl, el = _encoder_pair(np.float32, {}, 0.1)
     assert repr(enn.TransformerEncoder(el, 2)) == repr(

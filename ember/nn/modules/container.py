@@ -3,7 +3,7 @@ import operator
 from collections import OrderedDict
 from itertools import islice
 
-from .module import Module
+from .module import Module, _addindent
 from ..parameter import Parameter
 
 
@@ -142,6 +142,23 @@ class ModuleList(Module):
 
     def forward(self, *args):
         raise NotImplementedError("ModuleList is not callable; iterate over it instead")
+
+    def __repr__(self):
+        """Runs of identical entries print once, as '(0-2): 3 x Linear(...)' (like PyTorch)."""
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return self._get_name() + "()"
+        runs = []  # [first index, last index, repr]
+        for i, r in enumerate(reprs):
+            if runs and runs[-1][2] == r:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, r])
+        lines = []
+        for first, last, r in runs:
+            head = f"({first})" if first == last else f"({first}-{last}): {last - first + 1} x"
+            lines.append(_addindent(f"{head}{':' if first == last else ''} {r}", 2))
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
 
 class ModuleDict(Module):
