@@ -12,7 +12,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from .._tensor import Tensor
 from .primitive import Primitive
-from .indexing import ScatterAdd
+from .indexing import Gather
 
 
 def pool_out_size(size, k, s, p, d, ceil_mode):
@@ -125,11 +125,30 @@ class MaxPoolGather(Primitive):
 
     @staticmethod
     def backward(ctx, grad):
-        n, c = ctx.in_shape[:2]
+        return MaxPoolScatter.apply(grad, ctx.indices, ctx.in_shape), None, None
+
+
+class MaxPoolScatter(Primitive):
+    """Gradient of max pooling: each output's gradient added at its input index
+    (one ``bincount``); its own gradient gathers at the same indices."""
+    _backward_name = "MaxPool2DWithIndicesBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, indices, in_shape):
+        ctx.indices = indices
+        ctx.out_shape = grad._data.shape
+        n, c = in_shape[:2]
+        size = int(np.prod(in_shape[2:], dtype=np.int64))
+        idx = indices._data.reshape(n * c, -1) + (np.arange(n * c) * size)[:, None]
+        g = grad._data
+        summed = np.bincount(idx.ravel(), weights=g.ravel(), minlength=n * c * size)
+        return summed.astype(g.dtype, copy=False).reshape(in_shape)
+
+    @staticmethod
+    def backward(ctx, gg):
+        n, c = gg._data.shape[:2]
         idx = ctx.indices.reshape(n, c, -1)
-        zeros = grad.new_zeros((n, c, int(np.prod(ctx.in_shape[2:], dtype=np.int64))))
-        gx = ScatterAdd.apply(zeros, 2, idx, grad.reshape(n, c, -1))
-        return gx.reshape(ctx.in_shape), None, None
+        return Gather.apply(gg.reshape(n, c, -1), 2, idx).reshape(ctx.out_shape), None, None
 
 
 def max_pool(x, ksize, stride, padding, dilation, ceil_mode):
