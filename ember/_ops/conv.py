@@ -16,6 +16,7 @@ unpadded input size.
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from ..autograd import grad_mode
 from .primitive import Primitive
 
 
@@ -95,13 +96,16 @@ def _mm(a, b):
     return np.matmul(a, b)
 
 
-def conv_forward(x, w, geom):
-    """y = conv(x, w) on arrays: x (N, C, *S), w (O, C/G, *k) -> (N, O, *out)."""
+def conv_forward(x, w, geom, keep=None):
+    """y = conv(x, w) on arrays: x (N, C, *S), w (O, C/G, *k) -> (N, O, *out).
+    ``keep`` (a list) receives the im2col columns for reuse by the weight gradient."""
     ksize = w.shape[2:]
     out = geom.out_size(ksize)
     n, o, g = x.shape[0], w.shape[0], geom.groups
     nd = len(ksize)
     cols = _cols(x, ksize, out, geom)                              # G, N*P, K*Cg
+    if keep is not None:
+        keep.append(cols)
     y = _mm(cols, _weight_matrix(w, g).transpose(0, 2, 1))         # G, N*P, Og
     y = y.reshape((g, n) + tuple(out) + (o // g,))
     perm = (1, 0, 2 + nd) + tuple(range(2, 2 + nd))                # N, G, Og, *out
@@ -133,12 +137,14 @@ def conv_input_grad(gy, w, geom):
     return np.ascontiguousarray(gx.transpose((0, 1 + nd) + tuple(range(1, 1 + nd))))
 
 
-def conv_weight_grad(x, gy, ksize, geom):
-    """gw: the gradient of conv w.r.t. its weight, shape (O, C/G, *k)."""
+def conv_weight_grad(x, gy, ksize, geom, cols=None):
+    """gw: the gradient of conv w.r.t. its weight, shape (O, C/G, *k); ``cols`` are the
+    forward's im2col columns when still at hand."""
     nd = len(ksize)
     o = gy.shape[1]
     g = geom.groups
-    cols = _cols(x, ksize, gy.shape[2:], geom)                      # G, N*P, K*Cg
+    if cols is None:
+        cols = _cols(x, ksize, gy.shape[2:], geom)                  # G, N*P, K*Cg
     gw = _mm(_grad_matrix(gy, g).transpose(0, 2, 1), cols)          # G, Og, K*Cg
     gw = gw.reshape((o,) + tuple(ksize) + (x.shape[1] // g,))
     return np.ascontiguousarray(gw.transpose((0, 1 + nd) + tuple(range(1, 1 + nd))))
@@ -152,7 +158,11 @@ class ConvForward(Primitive):
     def forward(ctx, x, w, geom):
         ctx.geom = geom
         ctx.save_for_backward(x, w)
-        return conv_forward(x._data, w._data, geom)
+        # keep the columns for the weight gradient (only when the weight will need one)
+        keep = [] if w._requires_grad and grad_mode.is_grad_enabled() else None
+        y = conv_forward(x._data, w._data, geom, keep)
+        ctx.cols = keep[0] if keep else None
+        return y
 
     @staticmethod
     def backward(ctx, grad):
@@ -162,7 +172,8 @@ class ConvForward(Primitive):
         if ctx.needs_input_grad[0]:
             gx = ConvInputGrad.apply(grad, w, geom)
         if ctx.needs_input_grad[1]:
-            gw = ConvWeightGrad.apply(x, grad, tuple(w._data.shape[2:]), geom)
+            gw = ConvWeightGrad.apply(x, grad, tuple(w._data.shape[2:]), geom, ctx.cols)
+        ctx.cols = None  # freed with the graph, like the saved tensors
         return gx, gw, None
 
 
@@ -194,10 +205,10 @@ class ConvWeightGrad(Primitive):
     _backward_name = "ConvolutionBackwardBackward0"
 
     @staticmethod
-    def forward(ctx, x, g, ksize, geom):
+    def forward(ctx, x, g, ksize, geom, cols=None):
         ctx.geom = geom
         ctx.save_for_backward(x, g)
-        return conv_weight_grad(x._data, g._data, ksize, geom)
+        return conv_weight_grad(x._data, g._data, ksize, geom, cols)
 
     @staticmethod
     def backward(ctx, grad):
@@ -208,7 +219,7 @@ class ConvWeightGrad(Primitive):
             gx = ConvInputGrad.apply(g, grad, geom)
         if ctx.needs_input_grad[1]:
             gg = ConvForward.apply(x, grad, geom)
-        return gx, gg, None, None
+        return gx, gg, None, None, None
 
 
 __all__ = ["ConvForward", "ConvInputGrad", "ConvWeightGrad", "_Geom", "conv_forward",
