@@ -8,8 +8,8 @@ tensor([3., 3.])
 """
 import numpy as np
 
-from ._tensor import Tensor, _wrap_dim
-from ._ops import elementwise as E, reduction as R, shape as S, indexing as I, linalg as L
+from ._tensor import Tensor
+from ._ops import elementwise as E, reduction as R, shape as S
 from ._ops.nn_ops import softmax, log_softmax  # noqa: F401
 from ._ops.shape import (view, reshape, flatten, unflatten, squeeze, unsqueeze, permute,  # noqa
                          transpose, t, expand, sum_to_size, contiguous, cat, stack, flip, roll,

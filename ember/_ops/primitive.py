@@ -16,7 +16,6 @@ Class attributes an op may set: ``saves_output`` (output 0 is appended to
 ``saved_tensors``), ``is_view`` (output shares the first input's memory),
 ``differentiable = False`` (comparisons and other ops with no gradient).
 """
-import numpy as np
 
 from ..autograd import grad_mode, anomaly as _anomaly
 from ..autograd.function import Function, BackwardFunction, gradient_edge
@@ -183,11 +182,4 @@ def unbroadcast(grad, shape):
     return grad.sum_to_size(shape)
 
 
-def as_array(x, like):
-    """A Python scalar or tensor as an array usable with ``like``'s data."""
-    if isinstance(x, Tensor):
-        return x._data
-    return x
-
-
-__all__ = ["Primitive", "unbroadcast", "np"]
+__all__ = ["Primitive", "PrimitiveNode", "unbroadcast"]

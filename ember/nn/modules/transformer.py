@@ -17,92 +17,13 @@ from ..._creation import empty, full
 from ...autograd.grad_mode import is_grad_enabled, no_grad
 from ..functional import _attention
 from ..parameter import Parameter
-from . import dropout as _dropout_mod, linear as _linear_mod, normalization as _norm_mod
+from .dropout import Dropout
+from .linear import Linear
+from .normalization import LayerNorm
 from .container import ModuleList
 from .module import Module
 
 __all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder"]
-
-
-# ---- stand-ins, used only while ember.nn.Linear / LayerNorm / Dropout are not there ----
-
-class _FallbackLinear(Module):
-    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
-        super().__init__()
-        self.in_features, self.out_features = in_features, out_features
-        self.weight = Parameter(empty((out_features, in_features), dtype=dtype))
-        if bias:
-            self.bias = Parameter(empty(out_features, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        bound = 1 / math.sqrt(in_features) if in_features > 0 else 0
-        with no_grad():
-            self.weight.uniform_(-bound, bound)
-            if self.bias is not None:
-                self.bias.uniform_(-bound, bound)
-
-    def forward(self, x):
-        return _attention._linear(x, self.weight, self.bias)
-
-    def extra_repr(self):
-        return (f"in_features={self.in_features}, out_features={self.out_features}, "
-                f"bias={self.bias is not None}")
-
-
-class _FallbackLayerNorm(Module):
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
-                 device=None, dtype=None):
-        super().__init__()
-        if isinstance(normalized_shape, int):
-            normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
-        self.eps = eps
-        self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(full(self.normalized_shape, 1.0, dtype=dtype))
-            if bias:
-                self.bias = Parameter(full(self.normalized_shape, 0.0, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-
-    def forward(self, x):
-        dims = tuple(range(-len(self.normalized_shape), 0))
-        mean = x.mean(dims, keepdim=True)
-        var = x.var(dims, keepdim=True, unbiased=False)
-        out = (x - mean) * _F.rsqrt(var + self.eps)
-        if self.weight is not None:
-            out = out * self.weight
-        if self.bias is not None:
-            out = out + self.bias
-        return out
-
-    def extra_repr(self):
-        return ("{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}, "
-                "bias={use_bias}".format(**self.__dict__, use_bias=self.bias is not None))
-
-
-class _FallbackDropout(Module):
-    def __init__(self, p=0.5, inplace=False):
-        super().__init__()
-        self.p, self.inplace = p, inplace
-
-    def forward(self, x):
-        return _attention._dropout(x, self.p, self.training)
-
-    def extra_repr(self):
-        return f"p={self.p}, inplace={self.inplace}"
-
-
-for _cls, _name in ((_FallbackLinear, "Linear"), (_FallbackLayerNorm, "LayerNorm"),
-                    (_FallbackDropout, "Dropout")):
-    _cls.__name__ = _cls.__qualname__ = _name  # same repr as the real layers
-
-Linear = getattr(_linear_mod, "Linear", _FallbackLinear)
-LayerNorm = getattr(_norm_mod, "LayerNorm", _FallbackLayerNorm)
-Dropout = getattr(_dropout_mod, "Dropout", _FallbackDropout)
 
 
 class NonDynamicallyQuantizableLinear(Linear):
