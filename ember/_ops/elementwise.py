@@ -86,6 +86,7 @@ def _grad_for(ctx, i, grad, operand):
 
 # ---- arithmetic ---------------------------------------------------------------------------
 class Add(Primitive):
+    """``a + alpha * b``; Sub is the same node with ``-alpha``."""
     _backward_name = "AddBackward0"
 
     @staticmethod
@@ -93,7 +94,9 @@ class Add(Primitive):
         ctx.a_shape, ctx.b_shape, ctx.alpha = _shape(a), _shape(b), alpha
         x, y = _arrays(a, b)
         try:
-            return x + y if alpha == 1 else x + alpha * y
+            if alpha == 1:
+                return x + y
+            return x - y if alpha == -1 else x + alpha * y
         except ValueError:
             _check_broadcast(a, b)
             raise
@@ -103,33 +106,21 @@ class Add(Primitive):
         ga = unbroadcast(grad, ctx.a_shape) if ctx.needs_input_grad[0] else None
         gb = None
         if len(ctx.needs_input_grad) > 1 and ctx.needs_input_grad[1]:
-            gb = unbroadcast(grad if ctx.alpha == 1 else grad * ctx.alpha, ctx.b_shape)
+            alpha = ctx.alpha
+            gb = grad if alpha == 1 else -grad if alpha == -1 else grad * alpha
+            gb = unbroadcast(gb, ctx.b_shape)
         return ga, gb, None
 
 
-class Sub(Primitive):
+class Sub(Add):
     _backward_name = "SubBackward0"
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
-        ctx.a_shape, ctx.b_shape, ctx.alpha = _shape(a), _shape(b), alpha
-        x, y = _arrays(a, b)
         if (isinstance(a, Tensor) and a._data.dtype.kind == "b") or \
                 (isinstance(b, Tensor) and b._data.dtype.kind == "b"):
-            _bool_sub_error(x)
-        try:
-            return x - y if alpha == 1 else x - alpha * y
-        except ValueError:
-            _check_broadcast(a, b)
-            raise
-
-    @staticmethod
-    def backward(ctx, grad):
-        ga = unbroadcast(grad, ctx.a_shape) if ctx.needs_input_grad[0] else None
-        gb = None
-        if len(ctx.needs_input_grad) > 1 and ctx.needs_input_grad[1]:
-            gb = unbroadcast(-grad if ctx.alpha == 1 else grad * -ctx.alpha, ctx.b_shape)
-        return ga, gb, None
+            _bool_sub_error(_arrays(a, b)[0])
+        return Add.forward(ctx, a, b, -alpha)
 
 
 def _bool_sub_error(x):
