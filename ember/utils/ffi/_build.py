@@ -73,7 +73,7 @@ def parameter_names(header_source):
     text = re.sub(r"/\*.*?\*/|//[^\n]*", " ", header_source, flags=re.S)
     text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
     prelude = "".join(f"typedef int {t};\n" for t in (
-        "size_t", "ssize_t", "ptrdiff_t", "intptr_t", "uintptr_t", "bool", "_Bool",
+        "size_t", "ssize_t", "ptrdiff_t", "intptr_t", "uintptr_t", "bool",
         "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t",
         "uint64_t", "EmberFloatTensor", "EmberDoubleTensor", "EmberLongTensor",
         "EmberIntTensor"))
@@ -128,15 +128,15 @@ def error_excerpt(output, max_lines=40):
     """The lines of compiler output that matter: each error with the source line and caret
     gcc prints under it; the tail of the output when no line says 'error'."""
     lines = output.splitlines()
-    keep = []
+    picked = []
     for i, line in enumerate(lines):
         if re.search(r"\berror\b|undefined reference|fatal", line, re.I):
             for j in range(i, min(i + 3, len(lines))):
-                if j == i or not re.search(r":\d+:\d+: (error|warning|note)", lines[j]):
-                    if lines[j] not in keep[-3:]:
-                        keep.append(lines[j])
-                else:
+                if j > i and re.search(r":\d+:\d+: (error|warning|note)", lines[j]):
                     break
+                if j not in picked:
+                    picked.append(j)
+    keep = [lines[j] for j in picked]
     if not keep:
         keep = [line for line in lines if line.strip()][-max_lines:]
     if len(keep) > max_lines:
