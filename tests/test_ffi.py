@@ -374,3 +374,33 @@ def test_bad_arguments(tmp_path):
     (tmp_path / "bad.h").write_text("int f(int x;\n")
     with pytest.raises(FFIBuildError, match="cannot parse the declarations in bad.h"):
         create_extension("_e", "bad.h", ["s.c"], relative_to=str(tmp_path))
+
+
+def test_broadcast_and_read_only_arguments(lib):
+    x = ember.arange(3, dtype=ember.float64).expand(2, 3)  # zero stride, read-only memory
+    assert lib.t_weighted_sum(x) == float((np.tile(np.arange(3.0), 2) * np.arange(1, 7)).sum())
+    arr = np.zeros(4, np.float32)
+    arr.flags.writeable = False
+    with pytest.raises(ValueError, match="argument 't' .*read-only, but the C function wrote"):
+        lib.t_write_iota(ember.from_numpy(arr))
+    np.testing.assert_array_equal(arr, 0)
+
+
+def test_extension_object(tmp_path, capfd):
+    from ember.utils.ffi import create_extension, include_dir
+    assert os.path.isfile(os.path.join(include_dir(), "ember", "ffi", "EmberTensor.h"))
+    (tmp_path / "h.h").write_text("int plus_one(int x);\n")
+    (tmp_path / "s.c").write_text("int plus_one(int x) { return x + 1; }\n")
+    ext = create_extension("_ember_ffi_plain.plain", "h.h", ["s.c"],
+                           relative_to=str(tmp_path / "build.py"), verbose=True)
+    assert ext.module_dir == str(tmp_path / "_ember_ffi_plain" / "plain")
+    assert ext.typeof("int") is not None  # the cffi.FFI interface is reachable
+    ext.build()
+    err = capfd.readouterr().err
+    assert "building '_plain' extension" in err and "s.c" in err  # verbose: the commands
+    try:
+        plain = _import_from(str(tmp_path), "_ember_ffi_plain.plain")
+        assert plain.plus_one(41) == 42 and plain.__all__ == ["plus_one"]
+    finally:
+        for key in [k for k in sys.modules if k.startswith("_ember_ffi_plain")]:
+            del sys.modules[key]

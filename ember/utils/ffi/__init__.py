@@ -62,6 +62,12 @@ class FFIExtension:
         _build.write_wrapper(target_dir, self.name, leaf, self._arg_names)
         return library
 
+    def __getattr__(self, name):  # the rest of the cffi.FFI interface, as torch.utils.ffi
+        ffi = self.__dict__.get("ffi")
+        if ffi is None:
+            raise AttributeError(name)
+        return getattr(ffi, name)
+
     def __repr__(self):
         return f"FFIExtension({self.name!r}, module_dir={self.module_dir!r})"
 

@@ -124,6 +124,27 @@ def captured_output():
         sink.close()
 
 
+@contextlib.contextmanager
+def _build_log(verbose):
+    """With ``verbose``, show setuptools' log (the compiler commands) on stderr."""
+    if not verbose:
+        yield
+        return
+    import logging
+    root = logging.getLogger()
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(logging.INFO)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    old_level = root.level
+    root.addHandler(handler)
+    root.setLevel(min(old_level, logging.INFO) if old_level else logging.INFO)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old_level)
+
+
 def error_excerpt(output, max_lines=40):
     """The lines of compiler output that matter: each error with the source line and caret
     gcc prints under it; the tail of the output when no line says 'error'."""
@@ -153,7 +174,7 @@ def compile_extension(ffi, name, cffi_name, target_dir, verbose):
     try:
         out = None
         try:
-            with captured_output() as out:
+            with captured_output() as out, _build_log(verbose):
                 built = ffi.compile(tmpdir=tmpdir, verbose=verbose)
         except Exception as exc:  # noqa: BLE001 - distutils/setuptools raise several kinds
             output = out["text"] if out else ""

@@ -1,5 +1,4 @@
 # functions/add.py
-import ember as torch
 from ember.autograd import Function
 from _ext import my_lib
 
