@@ -94,7 +94,7 @@ def _old_numpy_lib(kind):
     try:
         import numpy as np
         cfg = np.__config__
-        for attr in (f"{kind}_opt_info", f"{kind}_ilp64_opt_info", f"openblas_info"):
+        for attr in (f"{kind}_opt_info", f"{kind}_ilp64_opt_info", "openblas_info"):
             info = getattr(cfg, attr, None)
             if info:
                 libs = info.get("libraries") or []

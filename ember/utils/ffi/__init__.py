@@ -26,7 +26,8 @@ import os
 
 from . import _build
 from ._build import FFIBuildError, INCLUDE_DIR
-from ._wrap import CDEF as _CDEF, wrap_module as _wrap_module
+from ._wrap import CDEF as _CDEF
+from ._wrap import wrap_module as _wrap_module  # noqa: F401 - the generated modules call it
 
 __all__ = ["create_extension", "FFIBuildError", "include_dir"]
 
@@ -54,6 +55,8 @@ class FFIExtension:
         wrapper under ``relative_to``; returns the path of the installed library.
 
         Raises ``FFIBuildError`` (with the compiler's error lines) when compiling fails.
+        A module already imported in this process is not reloaded: rebuild, then start a new
+        process (or build under a new name).
         """
         target_dir = _build.make_module_dir(self.base_path, self.name)
         leaf = self.cffi_name.rpartition(".")[2]
