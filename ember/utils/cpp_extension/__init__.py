@@ -183,12 +183,24 @@ def _load(name, files, inline_text, extra_cflags, extra_ldflags, extra_include_p
 
 
 def _import(name, path):
+    """Import the library at path as module ``name`` (once per path and process).
+
+    pybind11 (3.x) caches modules by import name for the life of the interpreter, so a rebuilt
+    extension loaded into a process that already holds an older build of the same name is
+    imported under a unique dotted name ending in ``name`` (PyInit_<name> is what the loader
+    looks for); ``sys.modules[name]`` then points at the newest build.
+    """
     with _loaded_lock:
         module = _loaded.get(path)
         if module is None:
-            spec = importlib.util.spec_from_file_location(name, path)
+            spec_name = name
+            if any(m.__name__.rsplit(".", 1)[-1] == name for m in _loaded.values()):
+                key = os.path.basename(os.path.dirname(path))
+                spec_name = f"_ember_extension_{key}.{name}"
+            spec = importlib.util.spec_from_file_location(spec_name, path)
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
             _loaded[path] = module
+            sys.modules[spec_name] = module
         sys.modules[name] = module
         return module
