@@ -1,0 +1,193 @@
+"""The workloads of issue 6, written once for both libraries (``lib`` is ``ember`` or ``torch``).
+
+Every ``make_*`` function returns a zero-argument callable that performs one unit of the
+workload (one training step, one matmul, ...) and returns its result (a loss tensor, a product),
+so a caller can time it or check it. The same math runs on both libraries; models are built in
+torch first and their weights copied into ember through ``state_dict`` and NumPy (see
+``copy_weights``), so both start from identical float32 parameters. Used by ``benchmarks/run.py``
+and by ``tests/test_benchmarks_smoke.py``; nothing here imports torch.
+"""
+import numpy as np
+
+#: the issue's targets for ember time / torch time (lower is better)
+TARGETS = {
+    "matmul": 1.05,
+    "mlp": 1.1,
+    "cnn": 1.3,
+    "function": 0.8,
+    "chain": 1.3,
+    "memory": 1.3,
+}
+
+CHAIN_OPS = 200  # 50 rounds of 4 element-wise ops (the final sum is not counted)
+
+
+def libname(lib):
+    """'ember' or 'torch' (the module's top-level name)."""
+    return lib.__name__.split(".")[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# models and weight copying
+
+def mlp_model(lib, hidden=512, in_features=784, classes=10):
+    """784-hidden-hidden-10 MLP with ReLU."""
+    nn = lib.nn
+    return nn.Sequential(nn.Linear(in_features, hidden), nn.ReLU(),
+                         nn.Linear(hidden, hidden), nn.ReLU(),
+                         nn.Linear(hidden, classes))
+
+
+def cnn_model(lib, channels=32, hw=28, classes=10):
+    """conv3x3 1->C (pad 1), relu, maxpool2, conv3x3 C->2C (pad 1), relu, maxpool2, flatten,
+    linear 2C*(hw/4)^2->128, relu, linear 128->10 (C=32, hw=28: the issue's small CNN)."""
+    nn = lib.nn
+    c = channels
+    side = hw // 4
+    return nn.Sequential(nn.Conv2d(1, c, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(c, 2 * c, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Flatten(), nn.Linear(2 * c * side * side, 128), nn.ReLU(),
+                         nn.Linear(128, classes))
+
+
+def copy_weights(src, dst, dst_lib):
+    """Load ``src``'s state_dict (any library) into ``dst`` (a ``dst_lib`` module) via NumPy."""
+    state = {k: dst_lib.from_numpy(np.array(v.detach().numpy(), dtype=np.float32, copy=True))
+             for k, v in src.state_dict().items()}
+    dst.load_state_dict(state)
+    return dst
+
+
+def build_pair(builder, libs, **kw):
+    """Build ``builder(lib, **kw)`` for every lib in ``libs`` ({name: module}) with identical
+    weights: torch's initialization when torch is among them, else ember's."""
+    models = {}
+    ref = None
+    if "torch" in libs:
+        libs["torch"].manual_seed(0)
+        ref = models["torch"] = builder(libs["torch"], **kw)
+    for name, lib in libs.items():
+        if name == "torch":
+            continue
+        if hasattr(lib, "manual_seed"):
+            lib.manual_seed(0)
+        models[name] = builder(lib, **kw)
+        if ref is not None:
+            copy_weights(ref, models[name], lib)
+    return models
+
+
+# ---------------------------------------------------------------------------------------------
+# data
+
+def batches(shape, classes=10, n=4, seed=0):
+    """``n`` fixed float32 batches of ``shape`` with int64 labels (cycled by the training
+    step, so the net does not just memorize one batch and drive its softmax into denormals)."""
+    rng = np.random.default_rng(seed)
+    return [(rng.standard_normal(shape).astype(np.float32),
+             rng.integers(0, classes, size=shape[0]).astype(np.int64)) for _ in range(n)]
+
+
+# ---------------------------------------------------------------------------------------------
+# workloads
+
+def make_train_step(lib, model, data, lr=0.01, momentum=0.9):
+    """One SGD(momentum) + cross-entropy step: zero_grad, forward, loss, backward, step."""
+    xs = [(lib.from_numpy(x.copy()), lib.from_numpy(y.copy())) for x, y in data]
+    opt = lib.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
+    loss_fn = lib.nn.CrossEntropyLoss()
+    state = {"i": 0}
+
+    def step():
+        x, y = xs[state["i"] % len(xs)]
+        state["i"] += 1
+        opt.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
+def make_matmul(lib, n=1024, seed=0):
+    """One n x n float32 matrix product (forward only)."""
+    rng = np.random.default_rng(seed)
+    a = lib.from_numpy(rng.standard_normal((n, n)).astype(np.float32))
+    b = lib.from_numpy(rng.standard_normal((n, n)).astype(np.float32))
+
+    def run():
+        return a @ b
+    return run
+
+
+def mul_constant_class(lib):
+    """The seeds' MulConstant, subclassing ``lib.autograd.Function``."""
+    class MulConstant(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, tensor, constant):
+            ctx.constant = constant
+            return tensor * constant
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output * ctx.constant, None
+    return MulConstant
+
+
+def make_function(lib, n=16, seed=0):
+    """``MulConstant.apply(x, 2.0).sum().backward()`` on an ``n``-element leaf."""
+    MulConstant = mul_constant_class(lib)
+    rng = np.random.default_rng(seed)
+    x = lib.tensor(rng.standard_normal(n).astype(np.float32), requires_grad=True)
+
+    def run():
+        y = MulConstant.apply(x, 2.0).sum()
+        y.backward()
+        return y
+    return run
+
+
+def chain(lib, x0, w, rounds=CHAIN_OPS // 4):
+    """benchmarks/overhead.py's chain: 50 rounds of mul, add, tanh, sub; sum; backward."""
+    x = x0
+    for _ in range(rounds):
+        x = x * w
+        x = x + 0.1
+        x = x.tanh()
+        x = x - w
+    loss = x.sum()
+    loss.backward()
+    return loss
+
+
+def make_chain(lib, n=16, seed=0, ops=CHAIN_OPS):
+    """overhead.py's 200-op chain forward + backward on ``n`` elements (leaves made each call)."""
+    rng = np.random.default_rng(seed)
+    data = rng.standard_normal(n).astype(np.float32)
+    wdata = rng.standard_normal(n).astype(np.float32)
+
+    def run():
+        x0 = lib.tensor(data, requires_grad=True)
+        w = lib.tensor(wdata, requires_grad=True)
+        return chain(lib, x0, w, rounds=ops // 4)
+    return run
+
+
+def make_mlp_steps(libs, hidden=512, batch=128, in_features=784):
+    """{name: train step} of the MLP for every lib, identical weights and data."""
+    models = build_pair(mlp_model, libs, hidden=hidden, in_features=in_features)
+    data = batches((batch, in_features))
+    return {name: make_train_step(libs[name], m, data) for name, m in models.items()}
+
+
+def make_cnn_steps(libs, channels=32, batch=64, hw=28):
+    """{name: train step} of the CNN for every lib, identical weights and data."""
+    models = build_pair(cnn_model, libs, channels=channels, hw=hw)
+    data = batches((batch, 1, hw, hw))
+    return {name: make_train_step(libs[name], m, data) for name, m in models.items()}
+
+
+def to_float(result):
+    """A workload's result as a Python float (sum of a tensor's elements)."""
+    arr = result.detach().numpy() if hasattr(result, "detach") else np.asarray(result)
+    return float(np.asarray(arr, dtype=np.float64).sum())

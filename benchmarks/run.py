@@ -1,0 +1,353 @@
+"""Issue 6's benchmarks: ember vs PyTorch side by side, one table.
+
+    python benchmarks/run.py [--rounds N] [--quick] [--only NAME[,NAME...]]
+
+Sections (``--only`` takes any of these names, comma-separated):
+
+* ``matmul``   one 1024x1024 float32 matrix product;
+* ``mlp``      one training step of a 784-512-512-10 ReLU MLP, batch 128, SGD(lr=0.01,
+               momentum=0.9), cross-entropy (zero_grad + forward + loss + backward + step);
+* ``cnn``      one training step of the small CNN (conv3x3 1->32, relu, maxpool2, conv3x3
+               32->64, relu, maxpool2, flatten, linear 3136->128, relu, linear 128->10), batch
+               64 of 1x28x28, same optimizer and loss;
+* ``function`` the seeds' custom Function: ``MulConstant.apply(x, 2.0).sum().backward()`` on 16
+               elements;
+* ``chain``    benchmarks/overhead.py's 200-op element-wise chain, forward + backward, 16
+               elements (also reported per op);
+* ``memory``   peak RSS of 200 MLP steps and 50 CNN steps, each library in its own fresh
+               subprocess (``memory-mlp``, ``memory-cnn`` for one of them);
+* ``scaling``  MLP step time vs hidden width and vs batch, CNN step time vs channels
+               (``scaling-width``, ``scaling-batch``, ``scaling-cnn`` for one of them).
+
+Method: both libraries run in this one process (float32, the same initial weights copied from
+torch into ember through state_dict/NumPy, the same data, ``torch.set_num_threads(2)``); each
+workload is warmed up, then timed in alternating rounds (ember, torch, torch, ember, ...), a
+round being enough back-to-back calls to last ``--min-round`` seconds; the table shows the median
+per-call time of each library, the ratio ember/torch (lower is better) and the issue's target.
+The machine is shared: look at the load printed in the header and re-run when it is high.
+"""
+import argparse
+import gc
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import _workloads as W  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import ember  # noqa: E402
+
+try:
+    import torch
+except ImportError:  # ember alone: the torch column stays empty
+    torch = None
+
+MAIN = ("matmul", "mlp", "cnn", "function", "chain")
+MEMORY = ("memory-mlp", "memory-cnn")
+SCALING = ("scaling-width", "scaling-batch", "scaling-cnn")
+GROUPS = {"memory": MEMORY, "scaling": SCALING}
+ALL = MAIN + MEMORY + SCALING
+
+TITLES = {
+    "matmul": "matmul 1024x1024 f32",
+    "mlp": "MLP step 784-512-512-10 b128",
+    "cnn": "CNN step C=32 b64 1x28x28",
+    "function": "MulConstant fwd+bwd+sum, 16 el.",
+    "chain": "200-op chain fwd+bwd, 16 el.",
+}
+
+MEM_STEPS = {"mlp": 200, "cnn": 50}
+
+
+def libs():
+    out = {"ember": ember}
+    if torch is not None:
+        out["torch"] = torch
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# timing
+
+def bench(cases, rounds, min_round, warmup=3):
+    """Median seconds per call of each case ({name: fn}), alternating cases every round."""
+    names = list(cases)
+    per_call = {}
+    for name in names:  # warm-up, and an estimate of one call
+        fn = cases[name]
+        t0 = time.perf_counter()
+        n = 0
+        while n < warmup or (time.perf_counter() - t0 < 0.05 and n < 1000):
+            fn()
+            n += 1
+        per_call[name] = (time.perf_counter() - t0) / n
+    inner = {name: max(1, int(round(min_round / max(per_call[name], 1e-9))))
+             for name in names}
+    times = {name: [] for name in names}
+    gc.collect()
+    for r in range(rounds):
+        order = names if r % 2 == 0 else names[::-1]
+        for name in order:
+            fn, k = cases[name], inner[name]
+            t0 = time.perf_counter()
+            for _ in range(k):
+                fn()
+            times[name].append((time.perf_counter() - t0) / k)
+    return {name: statistics.median(v) for name, v in times.items()}
+
+
+def fmt_time(s):
+    if s is None:
+        return "-"
+    if s < 1e-3:
+        return f"{s * 1e6:.1f} us"
+    if s < 1:
+        return f"{s * 1e3:.3f} ms"
+    return f"{s:.3f} s"
+
+
+def fmt_ratio(e, t):
+    return "-" if t is None or e is None else f"{e / t:.2f}"
+
+
+def verdict(e, t, target):
+    if t is None or e is None or target is None:
+        return "-"
+    return "PASS" if e / t <= target else "FAIL"
+
+
+def table(header, rows):
+    """A Markdown table (readable in a terminal, pasteable into RESULTS.md)."""
+    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) for i, h in enumerate(header)]
+    line = lambda cells: "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
+    print(line(header))
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in rows:
+        print(line(r))
+    print(flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# main table
+
+def run_main(names, args):
+    L = libs()
+    rows = []
+    for name in names:
+        if name == "matmul":
+            cases = {n: W.make_matmul(lib) for n, lib in L.items()}
+        elif name == "mlp":
+            cases = W.make_mlp_steps(L)
+        elif name == "cnn":
+            cases = W.make_cnn_steps(L)
+        elif name == "function":
+            cases = {n: W.make_function(lib) for n, lib in L.items()}
+        elif name == "chain":
+            cases = {n: W.make_chain(lib) for n, lib in L.items()}
+        med = bench(cases, args.rounds, args.min_round)
+        e, t = med["ember"], med.get("torch")
+        target = W.TARGETS[name]
+        title = TITLES[name]
+        rows.append([title, fmt_time(e), fmt_time(t), fmt_ratio(e, t), f"<= {target}",
+                     verdict(e, t, target)])
+        if name == "chain":
+            per_op = lambda s: None if s is None else s / W.CHAIN_OPS
+            rows.append(["  per op (/200)", fmt_time(per_op(e)), fmt_time(per_op(t)),
+                         fmt_ratio(e, t), "", ""])
+        print(f"  {title}: ember {fmt_time(e)}, torch {fmt_time(t)}", file=sys.stderr, flush=True)
+        del cases
+        gc.collect()
+    print(f"### Time per call (median of {args.rounds} alternating rounds)\n")
+    table(["workload", "ember", "torch", "ember/torch", "target", "result"], rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# peak memory, one fresh subprocess per library and workload
+
+def run_child(libname, workload, steps):
+    cmd = [sys.executable, os.path.join(HERE, "_memchild.py"), libname, workload, str(steps)]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{out.stderr}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run_memory(names, args):
+    rows = []
+    target = W.TARGETS["memory"]
+    for name in names:
+        workload = name.split("-", 1)[1]
+        steps = MEM_STEPS[workload] if not args.quick else max(5, MEM_STEPS[workload] // 10)
+        res = {lib: run_child(lib, workload, steps) for lib in libs()}
+        mib = lambda k: k / 1024
+        e, t = res["ember"], res.get("torch")
+        inc = lambda r: None if r is None else mib(r["peak_kib"] - r["base_peak_kib"])
+        ei, ti = inc(e), inc(t)
+        rows.append([f"{steps} {workload.upper()} steps",
+                     f"{mib(e['peak_kib']):.1f}", "-" if t is None else f"{mib(t['peak_kib']):.1f}",
+                     f"{mib(e['base_peak_kib']):.1f}",
+                     "-" if t is None else f"{mib(t['base_peak_kib']):.1f}",
+                     f"{ei:.1f}", "-" if t is None else f"{ti:.1f}",
+                     "-" if t is None else f"{ei / max(ti, 1e-9):.2f}",
+                     "-" if t is None else f"{mib(e['peak_kib']) / mib(t['peak_kib']):.2f}",
+                     f"<= {target}",
+                     "-" if t is None else ("PASS" if ei / max(ti, 1e-9) <= target else "FAIL")])
+        print(f"  memory {workload}: ember {ei:.1f} MiB, torch "
+              f"{'-' if ti is None else f'{ti:.1f}'} MiB over baseline", file=sys.stderr, flush=True)
+    print("### Peak memory (max RSS, MiB; each library in a fresh subprocess)\n")
+    print("baseline = peak RSS after importing the library and building model, data and "
+          "optimizer; training = peak after the steps minus that baseline.\n")
+    table(["workload", "ember peak", "torch peak", "ember base", "torch base",
+           "ember training", "torch training", "ratio (training)", "ratio (raw peak)",
+           "target", "result"], rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# scaling
+
+def scaling_sizes(quick):
+    widths = [256, 512, 1024, 2048, 4096]
+    batches = [32, 128, 512, 1024]
+    channels = [16, 32, 64, 128]
+    if quick:
+        widths, batches, channels = widths[:-2], batches[:-1], channels[:-1]
+    return {"scaling-width": widths, "scaling-batch": batches, "scaling-cnn": channels}
+
+
+def run_scaling(names, args):
+    sizes = scaling_sizes(args.quick)
+    L = libs()
+    rounds = args.scaling_rounds
+    for name in names:
+        rows = []
+        for size in sizes[name]:
+            if name == "scaling-width":
+                cases, label = W.make_mlp_steps(L, hidden=size, batch=128), f"hidden {size}"
+            elif name == "scaling-batch":
+                cases, label = W.make_mlp_steps(L, hidden=512, batch=size), f"batch {size}"
+            else:
+                cases, label = W.make_cnn_steps(L, channels=size), f"C={size}, 2C={2 * size}"
+            med = bench(cases, rounds, args.min_round, warmup=2)
+            e, t = med["ember"], med.get("torch")
+            rows.append([label, fmt_time(e), fmt_time(t), fmt_ratio(e, t)])
+            print(f"  {name} {label}: ember {fmt_time(e)}, torch {fmt_time(t)}",
+                  file=sys.stderr, flush=True)
+            del cases
+            gc.collect()
+        title = {"scaling-width": "MLP step vs hidden width (784-H-H-10, batch 128)",
+                 "scaling-batch": "MLP step vs batch (784-512-512-10)",
+                 "scaling-cnn": "CNN step vs channels (conv 1->C, C->2C; batch 64 of 1x28x28)"}
+        print(f"### Scaling: {title[name]}, median of {rounds} rounds\n")
+        table(["size", "ember", "torch", "ember/torch"], rows)
+
+
+# ---------------------------------------------------------------------------------------------
+
+def machine():
+    """One paragraph describing the machine, for the header and RESULTS.md."""
+    cpu = platform.processor() or "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        blas = f"{blas.get('name')} {blas.get('version')}"
+    except Exception:  # older NumPy
+        blas = "?"
+    try:
+        from threadpoolctl import threadpool_info
+        blas += " (" + ", ".join(f"{p['internal_api']} {p['num_threads']} threads"
+                                 for p in threadpool_info() if p["user_api"] == "blas") + ")"
+    except Exception:
+        pass
+    try:
+        load = "%.2f %.2f %.2f" % os.getloadavg()
+    except OSError:
+        load = "?"
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    tv = (f"torch {torch.__version__} ({torch.get_num_threads()} threads, "
+          f"{torch.__config__.parallel_info().splitlines()[-1].split(':')[-1].strip()})"
+          if torch is not None else "torch absent")
+    return [f"CPU: {cpu}, {cores} cores usable ({os.cpu_count()} online)",
+            f"Python {platform.python_version()}, NumPy {np.__version__} (BLAS: {blas}), {tv}",
+            f"load average (1/5/15 min) at start: {load}"]
+
+
+def parse(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--rounds", type=int, default=None,
+                   help="timed rounds per workload in the main table (default 21, --quick 5)")
+    p.add_argument("--scaling-rounds", type=int, default=None,
+                   help="timed rounds per size in the scaling tables (default 7, --quick 3)")
+    p.add_argument("--min-round", type=float, default=None,
+                   help="seconds a round lasts at least (default 0.1, --quick 0.03)")
+    p.add_argument("--quick", action="store_true",
+                   help="fewer rounds, fewer memory steps, no largest scaling sizes")
+    p.add_argument("--only", default=None,
+                   help="comma-separated sections: " + ", ".join(MAIN + ("memory", "scaling")
+                                                                  + MEMORY + SCALING))
+    args = p.parse_args(argv)
+    if args.rounds is None:
+        args.rounds = 5 if args.quick else 21
+    if args.scaling_rounds is None:
+        args.scaling_rounds = 3 if args.quick else 7
+    if args.min_round is None:
+        args.min_round = 0.03 if args.quick else 0.1
+    if args.only:
+        chosen = []
+        for n in args.only.split(","):
+            n = n.strip()
+            if n in GROUPS:
+                chosen.extend(GROUPS[n])
+            elif n in ALL:
+                chosen.append(n)
+            else:
+                p.error(f"unknown section {n!r}; choose from "
+                        + ", ".join(MAIN + tuple(GROUPS) + MEMORY + SCALING))
+        args.sections = [n for n in ALL if n in chosen]
+    else:
+        args.sections = list(ALL)
+    return args
+
+
+def main(argv=None):
+    args = parse(argv)
+    if torch is not None:
+        torch.set_num_threads(2)
+    cmd = "python benchmarks/run.py" + ("" if argv is None and len(sys.argv) < 2
+                                        else " " + " ".join(sys.argv[1:] if argv is None else argv))
+    print(f"## ember vs PyTorch: `{cmd}`\n")
+    for line in machine():
+        print(f"- {line}")
+    print()
+    t0 = time.perf_counter()
+    main_names = [n for n in args.sections if n in MAIN]
+    if main_names:
+        run_main(main_names, args)
+    mem_names = [n for n in args.sections if n in MEMORY]
+    if mem_names:
+        run_memory(mem_names, args)
+    scal_names = [n for n in args.sections if n in SCALING]
+    if scal_names:
+        run_scaling(scal_names, args)
+    try:
+        load = "%.2f %.2f %.2f" % os.getloadavg()
+    except OSError:
+        load = "?"
+    print(f"(took {time.perf_counter() - t0:.0f} s; load average at the end: {load})")
+
+
+if __name__ == "__main__":
+    main()
