@@ -11,6 +11,7 @@ op on a view can be replayed onto the base's graph (see ``_inplace``).
 import numpy as np
 
 from .autograd import grad_mode
+from .autograd import _bind_tensor
 from .autograd.function import gradient_edge, _bind_tensor_class
 from .autograd.graph import RemovableHandle
 from .backend import dtypes
@@ -471,3 +472,4 @@ def _wrap_dim(dim, ndim):
 
 
 _bind_tensor_class(Tensor)
+_bind_tensor(Tensor)

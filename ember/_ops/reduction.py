@@ -28,9 +28,30 @@ def _kept_shape(shape, dims):
 
 def expand_back(grad, in_shape, dims, keepdim):
     """Broadcast a reduced gradient back over the reduced dims (differentiable)."""
-    if not keepdim:
-        grad = grad.reshape(_kept_shape(in_shape, dims))
-    return grad.expand(in_shape)
+    return ExpandBack.apply(grad, in_shape, dims, keepdim)
+
+
+class ExpandBack(Primitive):
+    """The gradient of a reduction spread over the input's shape, as one fresh array.
+
+    A gradient is private to the engine, so a copy is fine here, and it is far
+    cheaper than reshape + expand (two view nodes and ``np.broadcast_to``).
+    """
+    _backward_name = "ExpandBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, in_shape, dims, keepdim):
+        d = grad._data
+        ctx.grad_shape, ctx.dims = d.shape, dims
+        if not keepdim:
+            d = d.reshape(_kept_shape(in_shape, dims))
+        out = np.empty(in_shape, d.dtype)
+        out[...] = d
+        return out
+
+    @staticmethod
+    def backward(ctx, gg):
+        return Sum.apply(gg, ctx.dims, True).reshape(ctx.grad_shape), None, None, None
 
 
 def _np_axis(dims, ndim):

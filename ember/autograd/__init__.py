@@ -11,6 +11,8 @@ tensor([ 6., 12.])
 """
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: F401
                         is_grad_enabled, is_inference_mode_enabled)
+import numpy as _np
+
 from .function import Function, FunctionCtx, gradient_edge, once_differentiable  # noqa: F401
 from .anomaly import (detect_anomaly, set_detect_anomaly, is_anomaly_enabled,  # noqa: F401
                       is_anomaly_check_nan_enabled)
@@ -23,14 +25,26 @@ from .gradcheck import gradgradcheck, GradcheckError  # noqa: F401
 def _as_tuple(x):
     if x is None:
         return ()
-    from .._tensor import Tensor
-    if isinstance(x, Tensor):
+    if isinstance(x, _tensor_cls):
         return (x,)
     return tuple(x)
 
 
+def _ones_for(out):
+    """The implicit gradient of a scalar output: a 1 of its dtype."""
+    data = out._data
+    if data.size != 1:
+        raise RuntimeError("grad can be implicitly created only for scalar outputs")
+    if data.dtype.kind != "f":
+        raise RuntimeError("grad can be implicitly created only for real scalar outputs but "
+                           f"got {out.dtype!r}")
+    return _tensor_cls._make(_np.ones(data.shape, data.dtype))
+
+
 def _make_grads(outputs, grads):
-    from .._tensor import Tensor
+    if grads is None and len(outputs) == 1 and outputs[0]._requires_grad:
+        return [_ones_for(outputs[0])]  # the common ``loss.backward()``
+    Tensor = _tensor_cls
     from .._creation import ones_like
     grads = _as_tuple(grads) if grads is not None else (None,) * len(outputs)
     if len(grads) != len(outputs):
@@ -41,13 +55,7 @@ def _make_grads(outputs, grads):
     result = []
     for i, (out, g) in enumerate(zip(outputs, grads)):
         if g is None:
-            if out._requires_grad:
-                if out.numel() != 1:
-                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                if not out.is_floating_point():
-                    raise RuntimeError("grad can be implicitly created only for real scalar "
-                                       f"outputs but got {out.dtype!r}")
-            g = ones_like(out)
+            g = _ones_for(out) if out._requires_grad else ones_like(out)
         elif not isinstance(g, Tensor):
             raise TypeError("gradients can be either Tensors or None, but got "
                             f"{type(g).__name__}")
@@ -139,3 +147,11 @@ def Variable(data, requires_grad=False, volatile=False):
     if requires_grad:
         data.requires_grad_(True)
     return data
+
+
+def _bind_tensor(cls):
+    global _tensor_cls
+    _tensor_cls = cls
+
+
+_tensor_cls = None  # set by ember._tensor (which imports this package first)

@@ -92,7 +92,10 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
     ready = [(-n._sequence_nr, id(n), n) for n in set(roots) if n not in deps]
     heapq.heapify(ready)
     push, pop = heapq.heappush, heapq.heappop
-    with grad_mode.set_grad_enabled(create_graph):
+    state = grad_mode._state
+    prev_enabled = state.enabled
+    state.enabled = create_graph  # backward records a graph only for create_graph
+    try:
         while ready:
             node = pop(ready)[2]
             grads = buffers.pop(node, None)
@@ -129,6 +132,8 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
                 deps[child] = left
                 if not left:
                     push(ready, (-child._sequence_nr, id(child), child))
+    finally:
+        state.enabled = prev_enabled
 
     if inputs is None:
         return None

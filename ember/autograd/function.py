@@ -136,10 +136,10 @@ class BackwardFunction(Node, FunctionCtx):
     def _release(self):
         self._saved = None
         # Attributes users stash on ctx (outputs included) go with the graph.
-        keep = {k: v for k, v in self.__dict__.items()
-                if (k.startswith("_") and k != "_stashed_outputs") or k in _CTX_KEEP}
-        self.__dict__.clear()
-        self.__dict__.update(keep)
+        d = self.__dict__
+        for k in [k for k in d if k[0] != "_" and k not in _CTX_KEEP]:
+            del d[k]
+        d.pop("_stashed_outputs", None)
 
     def __getattr__(self, name):
         # ``ctx.out = output`` in forward is kept as data + metadata (see
@@ -205,6 +205,9 @@ class Function(FunctionCtx):
         name = cls.__dict__.get("_backward_name", cls.__name__ + "Backward")
         cls._backward_cls = type(name, (cls._node_base,), {"_forward_cls": cls,
                                                            "__module__": cls.__module__})
+        # Decided once per class rather than on every apply (hot path).
+        cls._is_legacy_style = _is_legacy(cls)
+        cls._setup_style = _uses_setup_context(cls)
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -229,27 +232,31 @@ class Function(FunctionCtx):
 
         Keyword arguments are bound through forward's signature (defaults included).
         """
-        if _is_legacy(cls):
+        if cls._is_legacy_style:
             raise RuntimeError(f"{cls.__name__} has a non-static forward (the pre-0.4 style): "
                                f"call it as {cls.__name__}(...)(inputs), not .apply(...)")
-        setup_style = _uses_setup_context(cls)
+        setup_style = cls._setup_style
         if kwargs or setup_style:  # setup_context sees the inputs with defaults filled in
             args = _bind_kwargs(cls, args, kwargs)
         ctx = cls._backward_cls()
         mask, needs, record = _inspect_args(args)
         ctx.needs_input_grad = needs
-        with grad_mode.no_grad():
+        prev = _state.enabled
+        _state.enabled = False  # forward runs without recording (no_grad, inlined)
+        try:
             if setup_style:
                 output = cls.forward(*args)
                 cls.setup_context(ctx, args, output)
             else:
                 output = cls.forward(ctx, *args)
+        finally:
+            _state.enabled = prev
         return _wrap_outputs(ctx, args, mask, output, record)
 
     def __call__(self, *args):
         """The pre-0.4 call: ``Linear()(input, weight, bias)`` runs ``self.forward``."""
         cls = type(self)
-        if not _is_legacy(cls):
+        if not cls._is_legacy_style:
             raise RuntimeError(
                 "Legacy autograd function with non-static forward method is deprecated. Please "
                 f"use new-style autograd function with static forward method: call "
@@ -382,14 +389,15 @@ def _wrap_outputs(ctx, args, tensor_mask, output, record):
     """Give the outputs of a user forward their graph identity (the general path)."""
     is_tuple = isinstance(output, tuple)
     outputs = output if is_tuple else (output,)
-    dirty = {id(t) for t in ctx._dirty}
-    _check_dirty_returned(ctx, dirty, outputs)
-    for o in outputs:
-        if id(o) in dirty:
-            if record and o._grad_fn is None and o._requires_grad and o._base is None:
-                raise RuntimeError("a leaf Variable that requires grad has been used in an "
-                                   "in-place operation.")
-            o._vc[0] += 1
+    dirty = {id(t) for t in ctx._dirty} if ctx._dirty else ()
+    if dirty:
+        _check_dirty_returned(ctx, dirty, outputs)
+        for o in outputs:
+            if id(o) in dirty:
+                if record and o._grad_fn is None and o._requires_grad and o._base is None:
+                    raise RuntimeError("a leaf Variable that requires grad has been used in an "
+                                       "in-place operation.")
+                o._vc[0] += 1
     if not record:
         ctx._to_save = ()
         return output
@@ -398,30 +406,32 @@ def _wrap_outputs(ctx, args, tensor_mask, output, record):
     ctx._input_meta = tuple((t._data.shape, t.dtype) for t in inputs)
     ctx.next_functions = tuple(gradient_edge(t) for t in inputs)
     ctx._sequence_nr = next(_sequence)
-    if anomaly.is_enabled():
+    if anomaly._state.enabled:
         anomaly.record_forward_trace(ctx)
-    non_diff = {id(t) for t in ctx._non_differentiable}
-    input_ids = {id(t) for t in inputs}
+    non_diff = {id(t) for t in ctx._non_differentiable} if ctx._non_differentiable else ()
     wrapped, meta = [], []
     for nr, o in enumerate(outputs):
         if not isinstance(o, Tensor):
             wrapped.append(o)
             meta.append(None)
             continue
-        if id(o) in dirty:
+        if dirty and id(o) in dirty:
             _rebase_dirty(ctx, o, nr)
         else:
-            if id(o) in input_ids:
-                with grad_mode.no_grad():
-                    o = o.view_as(o)  # an input returned as is: a fresh alias carries the node
-            o._requires_grad = o.dtype.is_floating_point and id(o) not in non_diff
+            if any(o is t for t in inputs):
+                prev = _state.enabled
+                _state.enabled = False
+                o = o.view_as(o)  # an input returned as is: a fresh alias carries the node
+                _state.enabled = prev
+            o._requires_grad = o._data.dtype.kind == "f" and id(o) not in non_diff
             o._grad_fn = ctx if o._requires_grad else None
             o._output_nr = nr
         meta.append((o._data.shape, o.dtype))
         wrapped.append(o)
     ctx._output_meta = tuple(meta)
-    ctx._saved = _save(ctx, ctx._to_save, wrapped)
-    ctx._to_save = ()
+    if ctx._to_save:
+        ctx._saved = _save(ctx, ctx._to_save, wrapped)
+        ctx._to_save = ()
     _stash_outputs(ctx, wrapped)
     return tuple(wrapped) if is_tuple else wrapped[0]
 
@@ -457,14 +467,19 @@ def _save(ctx, to_save, outputs):
 
 def _stash_outputs(ctx, outputs):
     """Replace ctx attributes that hold this node's outputs by data records."""
-    nrs = {id(o): nr for nr, o in enumerate(outputs) if isinstance(o, Tensor)}
-    stash = {}
-    for name, value in list(ctx.__dict__.items()):
-        if not name.startswith("_") and id(value) in nrs and isinstance(value, Tensor):
-            stash[name] = (_OutputRecord(value), nrs[id(value)])
-            del ctx.__dict__[name]
+    d = ctx.__dict__
+    stash = None
+    for name, value in list(d.items()):
+        if name[0] != "_" and isinstance(value, Tensor):
+            for nr, o in enumerate(outputs):
+                if o is value:
+                    if stash is None:
+                        stash = {}
+                    stash[name] = (_OutputRecord(value), nr)
+                    del d[name]
+                    break
     if stash:
-        ctx._stashed_outputs = stash
+        d["_stashed_outputs"] = stash
 
 
 class _DelayedErrorNode(Node):

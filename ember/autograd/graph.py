@@ -104,14 +104,31 @@ class AccumulateGrad(Node):
         if grad is None:
             return ()
         var = self.variable
-        if var.grad is None:
-            # Own the storage: the same gradient tensor may reach several leaves.
-            var.grad = grad if create_graph else grad.detach().clone()
-        elif create_graph or var.grad.requires_grad:
-            var.grad = var.grad + grad
+        current = var._grad
+        if current is None:
+            if create_graph:
+                var.grad = grad
+            else:
+                # Own the storage: the same gradient may reach several leaves, or be a view.
+                from .._tensor import Tensor
+                data = grad._data
+                if data.dtype != var._data.dtype:
+                    data = data.astype(var._data.dtype)
+                var._grad = Tensor._make(data.copy(order="C") if data.shape == var._data.shape
+                                         else (data + _zeros(var._data)).copy())
+        elif create_graph or current._requires_grad or grad._requires_grad:
+            var.grad = current + grad
         else:
-            var.grad.add_(grad.detach())
+            # In place, in NumPy: no graph to record, only the version to bump.
+            data = current._data
+            data += grad._data
+            current._vc[0] += 1
         return ()
+
+
+def _zeros(like):
+    import numpy as np
+    return np.zeros(like.shape, like.dtype)
 
 
 def accumulator_of(tensor):
