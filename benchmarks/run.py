@@ -76,18 +76,23 @@ def libs():
 # ---------------------------------------------------------------------------------------------
 # timing
 
-def bench(cases, rounds, min_round, warmup=3):
-    """Median seconds per call of each case ({name: fn}), alternating cases every round."""
+CLOCK = time.perf_counter  # --clock cpu: time.process_time (all threads of this process)
+
+
+def bench(cases, rounds, min_round, warmup=3, samples=None):
+    """Median seconds per call of each case ({name: fn}), alternating cases every round.
+
+    ``samples``, a dict, receives each case's per-round times (for paired ratios)."""
     names = list(cases)
     per_call = {}
     for name in names:  # warm-up, and an estimate of one call
         fn = cases[name]
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         n = 0
-        while n < warmup or (time.perf_counter() - t0 < 0.05 and n < 1000):
+        while n < warmup or (CLOCK() - t0 < 0.05 and n < 1000):
             fn()
             n += 1
-        per_call[name] = (time.perf_counter() - t0) / n
+        per_call[name] = (CLOCK() - t0) / n
     inner = {name: max(1, int(round(min_round / max(per_call[name], 1e-9))))
              for name in names}
     times = {name: [] for name in names}
@@ -96,10 +101,12 @@ def bench(cases, rounds, min_round, warmup=3):
         order = names if r % 2 == 0 else names[::-1]
         for name in order:
             fn, k = cases[name], inner[name]
-            t0 = time.perf_counter()
+            t0 = CLOCK()
             for _ in range(k):
                 fn()
-            times[name].append((time.perf_counter() - t0) / k)
+            times[name].append((CLOCK() - t0) / k)
+    if samples is not None:
+        samples.update(times)
     return {name: statistics.median(v) for name, v in times.items()}
 
 
@@ -115,6 +122,15 @@ def fmt_time(s):
 
 def fmt_ratio(e, t):
     return "-" if t is None or e is None else f"{e / t:.2f}"
+
+
+def paired_ratio(samples):
+    """Median over rounds of ember's time / torch's time in the same round: neighbours in
+    time, so it cancels load that drifts slower than a round (shown next to the ratio of
+    medians; on a quiet machine the two agree)."""
+    if "torch" not in samples:
+        return "-"
+    return f"{statistics.median(e / t for e, t in zip(samples['ember'], samples['torch'])):.2f}"
 
 
 def verdict(e, t, target):
@@ -151,21 +167,24 @@ def run_main(names, args):
             cases = {n: W.make_function(lib) for n, lib in L.items()}
         elif name == "chain":
             cases = {n: W.make_chain(lib) for n, lib in L.items()}
-        med = bench(cases, args.rounds, args.min_round)
+        samples = {}
+        med = bench(cases, args.rounds, args.min_round, samples=samples)
         e, t = med["ember"], med.get("torch")
         target = W.TARGETS[name]
         title = TITLES[name]
-        rows.append([title, fmt_time(e), fmt_time(t), fmt_ratio(e, t), f"<= {target}",
-                     verdict(e, t, target)])
+        rows.append([title, fmt_time(e), fmt_time(t), fmt_ratio(e, t), paired_ratio(samples),
+                     f"<= {target}", verdict(e, t, target)])
         if name == "chain":
             per_op = lambda s: None if s is None else s / W.CHAIN_OPS
             rows.append(["  per op (/200)", fmt_time(per_op(e)), fmt_time(per_op(t)),
-                         fmt_ratio(e, t), "", ""])
+                         "", "", "", ""])
         print(f"  {title}: ember {fmt_time(e)}, torch {fmt_time(t)}", file=sys.stderr, flush=True)
         del cases
         gc.collect()
     print(f"### Time per call (median of {args.rounds} alternating rounds)\n")
-    table(["workload", "ember", "torch", "ember/torch", "target", "result"], rows)
+    print("ember/torch = ratio of the medians (what the target applies to); paired = median of "
+          "the per-round ratios.\n")
+    table(["workload", "ember", "torch", "ember/torch", "paired", "target", "result"], rows)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -234,9 +253,10 @@ def run_scaling(names, args):
                 cases, label = W.make_mlp_steps(L, hidden=512, batch=size), f"batch {size}"
             else:
                 cases, label = W.make_cnn_steps(L, channels=size), f"C={size}, 2C={2 * size}"
-            med = bench(cases, rounds, args.min_round, warmup=2)
+            samples = {}
+            med = bench(cases, rounds, args.min_round, warmup=2, samples=samples)
             e, t = med["ember"], med.get("torch")
-            rows.append([label, fmt_time(e), fmt_time(t), fmt_ratio(e, t)])
+            rows.append([label, fmt_time(e), fmt_time(t), fmt_ratio(e, t), paired_ratio(samples)])
             print(f"  {name} {label}: ember {fmt_time(e)}, torch {fmt_time(t)}",
                   file=sys.stderr, flush=True)
             del cases
@@ -245,7 +265,7 @@ def run_scaling(names, args):
                  "scaling-batch": "MLP step vs batch (784-512-512-10)",
                  "scaling-cnn": "CNN step vs channels (conv 1->C, C->2C; batch 64 of 1x28x28)"}
         print(f"### Scaling: {title[name]}, median of {rounds} rounds\n")
-        table(["size", "ember", "torch", "ember/torch"], rows)
+        table(["size", "ember", "torch", "ember/torch", "paired"], rows)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -285,6 +305,17 @@ def machine():
             f"load average (1/5/15 min) at start: {load}"]
 
 
+def wait_quiet(limit, level):
+    """Sleep until the 1-minute load average is below ``level`` or ``limit`` seconds passed."""
+    t0 = time.time()
+    while time.time() - t0 < limit:
+        load = os.getloadavg()[0]
+        if load < level:
+            return
+        print(f"  load {load:.2f} >= {level}: waiting", file=sys.stderr, flush=True)
+        time.sleep(10)
+
+
 def parse(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--rounds", type=int, default=None,
@@ -295,6 +326,16 @@ def parse(argv=None):
                    help="seconds a round lasts at least (default 0.1, --quick 0.03)")
     p.add_argument("--quick", action="store_true",
                    help="fewer rounds, fewer memory steps, no largest scaling sizes")
+    p.add_argument("--wait-quiet", type=float, default=0, metavar="SECONDS",
+                   help="first wait up to SECONDS for the 1-minute load average to drop "
+                        "below --quiet-load (the machine is shared)")
+    p.add_argument("--quiet-load", type=float, default=1.0)
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                   help="wall: time.perf_counter (default); cpu: time.process_time, CPU "
+                        "seconds of all this process's threads -- steadier on a busy machine "
+                        "for the single-threaded workloads (function, chain), but it counts "
+                        "BLAS/OpenMP threads' spinning and not their parallelism")
+    p.add_argument("--threads", type=int, default=2, help="torch.set_num_threads (default 2)")
     p.add_argument("--only", default=None,
                    help="comma-separated sections: " + ", ".join(MAIN + ("memory", "scaling")
                                                                   + MEMORY + SCALING))
@@ -323,14 +364,20 @@ def parse(argv=None):
 
 
 def main(argv=None):
+    global CLOCK
     args = parse(argv)
+    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     if torch is not None:
-        torch.set_num_threads(2)
+        torch.set_num_threads(args.threads)
+    if args.wait_quiet > 0:
+        wait_quiet(args.wait_quiet, args.quiet_load)
     cmd = "python benchmarks/run.py" + ("" if argv is None and len(sys.argv) < 2
                                         else " " + " ".join(sys.argv[1:] if argv is None else argv))
     print(f"## ember vs PyTorch: `{cmd}`\n")
     for line in machine():
         print(f"- {line}")
+    if args.clock == "cpu":
+        print("- clock: process CPU time (time.process_time), not wall time")
     print()
     t0 = time.perf_counter()
     main_names = [n for n in args.sections if n in MAIN]
