@@ -4,6 +4,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .primitive import Primitive
+from ..autograd.grad_mode import _state as _grad_state
 
 
 def _dims(shape):
@@ -175,6 +176,63 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
             return prod
         return prod + input.masked_fill(Tensor._make(np.ones(input._data.shape, bool)), 0.0)
     return prod + (input if beta == 1 else input * beta)
+
+
+class Linear(Primitive):
+    """``x @ w.T + b`` for a 2-D ``x``, one node: the product reads ``w`` through its
+    transpose (no copy), the bias is added in place, and backward computes
+    ``dx = g @ w``, ``dw = g.T @ x`` (already in ``w``'s layout) and ``db = g.sum(0)``."""
+    _backward_name = "AddmmBackward0"
+
+    @staticmethod
+    def forward(ctx, x, w, b):
+        ctx.save_for_backward(x, w)
+        out = np.matmul(x._data, w._data.T)
+        out += b._data
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _linear_grads(ctx, grad, True)
+
+
+class LinearNoBias(Primitive):
+    """``x @ w.T`` for a 2-D ``x`` (``Linear`` without the bias)."""
+    _backward_name = "MmBackward0"
+
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        return np.matmul(x._data, w._data.T)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _linear_grads(ctx, grad, False)
+
+
+def _linear_grads(ctx, grad, bias):
+    x, w = ctx.saved_tensors
+    needs = ctx.needs_input_grad
+    if not _grad_state.enabled:  # no graph to record: plain NumPy, no wrappers
+        g = grad._data
+        gx = Tensor._make(np.matmul(g, w._data)) if needs[0] else None
+        gw = Tensor._make(np.matmul(g.T, x._data)) if needs[1] else None
+        if bias:
+            return gx, gw, Tensor._make(g.sum(0)) if needs[2] else None
+        return gx, gw
+    gx = mm(grad, w) if needs[0] else None
+    gw = mm(grad.t(), x) if needs[1] else None
+    if bias:
+        return gx, gw, grad.sum(0) if needs[2] else None
+    return gx, gw
+
+
+def linear(x, w, b=None):
+    """``x @ w.T (+ b)`` for a 2-D ``x``, ``w`` of shape ``(out, in)``, ``b`` of shape
+    ``(out,)``, all of one dtype (the caller checks)."""
+    if b is None:
+        return LinearNoBias.apply(x, w)
+    return Linear.apply(x, w, b)
 
 
 class Einsum(Primitive):

@@ -2,6 +2,7 @@
 import math
 
 from ... import _functions as _fn
+from ..._ops.linalg import linear as _linear2d
 
 
 def linear(input, weight, bias=None):
@@ -16,6 +17,13 @@ def linear(input, weight, bias=None):
         cols = shape[-1] if input.dim() else 1
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{cols} and "
                            f"{in_f}x{out_f})")
+    dt = weight.dtype
+    if input.dtype is dt and (bias is None or (bias.dtype is dt and tuple(bias.shape) ==
+                                               (out_f,))):
+        if input.dim() == 2:
+            return _linear2d(input, weight, bias)
+        if input.dim() > 2:
+            return _linear2d(input.reshape(-1, in_f), weight, bias).reshape(*shape[:-1], out_f)
     if input.dim() == 2:
         if bias is not None and bias.dim() <= 1:
             return _fn.addmm(bias, input, weight.t())
