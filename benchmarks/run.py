@@ -79,6 +79,9 @@ def libs():
 CLOCK = time.perf_counter  # --clock cpu: time.process_time (all threads of this process)
 
 
+SETTLE = 0.15  # --settle: seconds slept before each timed round
+
+
 def bench(cases, rounds, min_round, warmup=3, samples=None):
     """Median seconds per call of each case ({name: fn}), alternating cases every round.
 
@@ -101,6 +104,8 @@ def bench(cases, rounds, min_round, warmup=3, samples=None):
         order = names if r % 2 == 0 else names[::-1]
         for name in order:
             fn, k = cases[name], inner[name]
+            if SETTLE:
+                time.sleep(SETTLE)  # let the other library's idle threads stop spinning
             t0 = CLOCK()
             for _ in range(k):
                 fn()
@@ -305,15 +310,32 @@ def machine():
             f"load average (1/5/15 min) at start: {load}"]
 
 
+def cpu_busy(interval=2.0):
+    """Fraction of all CPUs busy over ``interval`` seconds (from /proc/stat; None elsewhere).
+    This process sleeps meanwhile, so it measures the others."""
+    def snap():
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return sum(v), v[3] + v[4]  # total, idle + iowait
+    try:
+        t0, i0 = snap()
+        time.sleep(interval)
+        t1, i1 = snap()
+    except OSError:
+        return None
+    return 1.0 - (i1 - i0) / max(t1 - t0, 1)
+
+
 def wait_quiet(limit, level):
-    """Sleep until the 1-minute load average is below ``level`` or ``limit`` seconds passed."""
+    """Sleep until other processes use less than ``level`` of the CPUs (sampled over 2 s), or
+    ``limit`` seconds have passed."""
     t0 = time.time()
     while time.time() - t0 < limit:
-        load = os.getloadavg()[0]
-        if load < level:
+        busy = cpu_busy()
+        if busy is None or busy < level:
             return
-        print(f"  load {load:.2f} >= {level}: waiting", file=sys.stderr, flush=True)
-        time.sleep(10)
+        print(f"  CPUs {busy:.0%} busy with other work: waiting", file=sys.stderr, flush=True)
+        time.sleep(5)
 
 
 def parse(argv=None):
@@ -327,14 +349,18 @@ def parse(argv=None):
     p.add_argument("--quick", action="store_true",
                    help="fewer rounds, fewer memory steps, no largest scaling sizes")
     p.add_argument("--wait-quiet", type=float, default=0, metavar="SECONDS",
-                   help="first wait up to SECONDS for the 1-minute load average to drop "
-                        "below --quiet-load (the machine is shared)")
-    p.add_argument("--quiet-load", type=float, default=1.0)
+                   help="first wait up to SECONDS until other processes keep less than "
+                        "--quiet-level of the CPUs busy (the machine is shared)")
+    p.add_argument("--quiet-level", type=float, default=0.15)
     p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                    help="wall: time.perf_counter (default); cpu: time.process_time, CPU "
                         "seconds of all this process's threads -- steadier on a busy machine "
                         "for the single-threaded workloads (function, chain), but it counts "
                         "BLAS/OpenMP threads' spinning and not their parallelism")
+    p.add_argument("--settle", type=float, default=0.15, metavar="SECONDS",
+                   help="sleep before each timed round (default 0.15), so that the other "
+                        "library's BLAS/OpenMP worker threads, which spin for a while after "
+                        "their last job, do not steal the cores from this round")
     p.add_argument("--threads", type=int, default=2, help="torch.set_num_threads (default 2)")
     p.add_argument("--only", default=None,
                    help="comma-separated sections: " + ", ".join(MAIN + ("memory", "scaling")
@@ -364,18 +390,22 @@ def parse(argv=None):
 
 
 def main(argv=None):
-    global CLOCK
+    global CLOCK, SETTLE
     args = parse(argv)
+    SETTLE = args.settle
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     if torch is not None:
         torch.set_num_threads(args.threads)
     if args.wait_quiet > 0:
-        wait_quiet(args.wait_quiet, args.quiet_load)
+        wait_quiet(args.wait_quiet, args.quiet_level)
     cmd = "python benchmarks/run.py" + ("" if argv is None and len(sys.argv) < 2
                                         else " " + " ".join(sys.argv[1:] if argv is None else argv))
     print(f"## ember vs PyTorch: `{cmd}`\n")
     for line in machine():
         print(f"- {line}")
+    busy = cpu_busy(1.0)
+    if busy is not None:
+        print(f"- other processes kept {busy:.0%} of the CPUs busy at start (sampled 1 s)")
     if args.clock == "cpu":
         print("- clock: process CPU time (time.process_time), not wall time")
     print()

@@ -62,7 +62,8 @@ def test_training_step_updates_parameters():
                for b, p in zip(before, model.parameters()))
 
 
-def test_bench_gives_positive_medians():
+def test_bench_gives_positive_medians(monkeypatch):
+    monkeypatch.setattr(run, "SETTLE", 0.0)
     med = run.bench(_cases("function"), rounds=1, min_round=0.0, warmup=1)
     assert set(med) == set(_libs()) and all(v > 0 for v in med.values())
 
@@ -70,6 +71,7 @@ def test_bench_gives_positive_medians():
 def test_parse_only_expands_groups_and_rejects_unknown():
     args = run.parse(["--quick", "--only", "cnn,memory"])
     assert args.sections == ["cnn", "memory-mlp", "memory-cnn"] and args.rounds == 5
+    assert run.parse(["--only", "scaling-cnn,matmul"]).sections == ["matmul", "scaling-cnn"]
     with pytest.raises(SystemExit):
         run.parse(["--only", "nosuch"])
 
