@@ -145,7 +145,9 @@ def conv_weight_grad(x, gy, ksize, geom, cols=None):
     g = geom.groups
     if cols is None:
         cols = _cols(x, ksize, gy.shape[2:], geom)                  # G, N*P, K*Cg
-    gw = _mm(_grad_matrix(gy, g).transpose(0, 2, 1), cols)          # G, Og, K*Cg
+    # cols^T @ gy, not gy^T @ cols: OpenBLAS threads the latter (small M, N, long K)
+    # pathologically (20x slower on 2 threads); the (K*Cg, Og) result is small to transpose
+    gw = _mm(cols.transpose(0, 2, 1), _grad_matrix(gy, g)).transpose(0, 2, 1)  # G, Og, K*Cg
     gw = gw.reshape((o,) + tuple(ksize) + (x.shape[1] // g,))
     return np.ascontiguousarray(gw.transpose((0, 1 + nd) + tuple(range(1, 1 + nd))))
 

@@ -151,9 +151,158 @@ class MaxPoolScatter(Primitive):
         return Gather.apply(gg.reshape(n, c, -1), 2, idx).reshape(ctx.out_shape), None, None
 
 
-def max_pool(x, ksize, stride, padding, dilation, ceil_mode):
-    """Max pooling of a batched tensor (N, C, *S): (values, int64 indices) tensors."""
-    vals, idx = max_pool_indices(x._data, ksize, stride, padding, dilation, ceil_mode)
+# ---- non-overlapping windows (kernel == stride, no padding/dilation): by reshape ----------
+class _TileGeom:
+    """Tiling of (N, C, *S) into (N, C, o1, k1, o2, k2, ...) windows; ``code`` holds each
+    output's window-local argmax (row-major offset in the window, first maximum wins)."""
+    __slots__ = ("ksize", "out", "in_shape", "code")
+
+    def __init__(self, ksize, out, in_shape):
+        self.ksize, self.out, self.in_shape = tuple(ksize), tuple(out), tuple(in_shape)
+        self.code = None
+
+    def tiles(self, a):
+        """(N, C, *S) -> its (N, C, o1, k1, ...) window view (crops the uncovered tail)."""
+        crop = tuple(slice(0, o * k) for o, k in zip(self.out, self.ksize))
+        shape = a.shape[:2]
+        for o, k in zip(self.out, self.ksize):
+            shape += (o, k)
+        return a[(slice(None), slice(None)) + crop].reshape(shape)
+
+    def offsets(self):
+        """(code value, index into the window view) for every window offset."""
+        nd = len(self.ksize)
+        lead = (slice(None), slice(None))
+        for j, kidx in enumerate(np.ndindex(*self.ksize)):
+            sel = lead
+            for i in range(nd):
+                sel += (slice(None), kidx[i])
+            yield j, sel
+
+
+def _tiled_ok(x, ksize, stride, padding, dilation, ceil_mode):
+    if tuple(ksize) != tuple(stride) or any(padding) or any(d != 1 for d in dilation):
+        return False
+    return not ceil_mode or all(n % k == 0 for n, k in zip(x.shape[2:], ksize))
+
+
+def tiled_max(x, geom):
+    """Max over non-overlapping windows: values and the window-local argmax code.
+
+    One transposed copy puts each window offset in its own contiguous slab (strided
+    NumPy loops are several times slower than contiguous ones); then a running maximum
+    over the slabs. Offsets come in increasing order, so the code is updated with
+    ``maximum(code, j * (v > max))`` (no masked writes: those are slow)."""
+    nd = len(geom.ksize)
+    win = geom.tiles(x)                                       # N, C, o1, k1, o2, k2, ...
+    perm = tuple(3 + 2 * i for i in range(nd)) + (0, 1) + tuple(2 + 2 * i for i in range(nd))
+    nk = int(np.prod(geom.ksize))
+    slabs = np.ascontiguousarray(win.transpose(perm)).reshape((nk,) + x.shape[:2] + geom.out)
+    vals = slabs[0].copy()
+    ctype = np.uint8 if nk <= 256 else np.int64
+    code = np.zeros(vals.shape, dtype=ctype)
+    gt = np.empty(vals.shape, dtype=bool)
+    for j in range(1, nk):
+        v = slabs[j]
+        np.greater(v, vals, out=gt)
+        np.maximum(code, gt.view(np.uint8) * ctype(j) if ctype is np.uint8 else gt * j, out=code)
+        np.maximum(vals, v, out=vals)
+    return vals, code
+
+
+def tiled_scatter(grad, geom):
+    """Gradient of ``tiled_max``: each output's gradient at its window's argmax."""
+    g = grad
+    full = all(o * k == n for o, k, n in zip(geom.out, geom.ksize, geom.in_shape[2:]))
+    gx = (np.empty if full else np.zeros)(geom.in_shape, dtype=g.dtype)
+    win = geom.tiles(gx)
+    code = geom.code
+    for j, sel in geom.offsets():
+        np.multiply(g, code == j, out=win[sel])
+    return gx
+
+
+def tiled_gather(a, geom):
+    """Adjoint of ``tiled_scatter``: each window's value at its argmax."""
+    win = geom.tiles(a)
+    code = geom.code
+    it = geom.offsets()
+    _, sel = next(it)
+    out = win[sel].copy()
+    for j, sel in it:
+        np.copyto(out, win[sel], where=code == j)
+    return out
+
+
+def tiled_indices(geom):
+    """PyTorch's flat per-channel indices from the window-local codes."""
+    nd = len(geom.ksize)
+    kpos = np.unravel_index(geom.code, geom.ksize)
+    in_size = geom.in_shape[2:]
+    flat = 0
+    for i in range(nd):
+        o = np.arange(geom.out[i]).reshape((geom.out[i],) + (1,) * (nd - 1 - i))
+        flat = flat * in_size[i] + (o * geom.ksize[i] + kpos[i])
+    return flat.astype(np.int64)
+
+
+class TiledMax(Primitive):
+    """Max over non-overlapping windows (``forward(ctx, x, geom, values)``: the values
+    and ``geom.code`` are computed beforehand)."""
+    _backward_name = "MaxPool2DWithIndicesBackward0"
+
+    @staticmethod
+    def forward(ctx, x, geom, values):
+        ctx.geom = geom
+        return values
+
+    @staticmethod
+    def backward(ctx, grad):
+        return TiledScatter.apply(grad, ctx.geom), None, None
+
+
+class TiledScatter(Primitive):
+    """Gradient of ``TiledMax``; its own gradient gathers at the same argmaxes."""
+    _backward_name = "MaxPool2DWithIndicesBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, geom):
+        ctx.geom = geom
+        return tiled_scatter(grad._data, geom)
+
+    @staticmethod
+    def backward(ctx, gg):
+        return TiledGather.apply(gg, ctx.geom), None
+
+
+class TiledGather(Primitive):
+    """Window values at the stored argmaxes (the adjoint of ``TiledScatter``)."""
+    _backward_name = "GatherBackward0"
+
+    @staticmethod
+    def forward(ctx, a, geom):
+        ctx.geom = geom
+        return tiled_gather(a._data, geom)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return TiledScatter.apply(grad, ctx.geom), None
+
+
+def max_pool(x, ksize, stride, padding, dilation, ceil_mode, need_indices=True):
+    """Max pooling of a batched tensor (N, C, *S): (values, int64 indices) tensors
+    (indices None unless ``need_indices``)."""
+    a = x._data
+    if _tiled_ok(a, ksize, stride, padding, dilation, ceil_mode):
+        out = tuple(n // k for n, k in zip(a.shape[2:], ksize))
+        geom = _TileGeom(ksize, out, a.shape)
+        vals, geom.code = tiled_max(a, geom)
+        # NaN: the running maximum propagates it but the code keeps an earlier position;
+        # the general path below picks the NaN's own index
+        if not (a.dtype.kind == "f" and np.isnan(vals).any()):
+            indices = Tensor._make(tiled_indices(geom)) if need_indices else None
+            return TiledMax.apply(x, geom, vals), indices
+    vals, idx = max_pool_indices(a, ksize, stride, padding, dilation, ceil_mode)
     indices = Tensor._make(idx)
     return MaxPoolGather.apply(x, indices, vals), indices
 

@@ -54,7 +54,8 @@ def _check_geometry(input, ksize, stride, padding, dilation, ceil_mode, name):
                            f"Output size is too small")
 
 
-def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, nd, name):
+def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, nd, name,
+              need_indices=True):
     dim = input.dim()
     if dim not in (nd + 1, nd + 2) or input.numel() == 0:
         if nd == 1:
@@ -68,9 +69,10 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, nd, name
     dilation = _tuple(dilation, nd, "max_pool2d: dilation")
     _check_geometry(input, ksize, stride, padding, dilation, ceil_mode, name)
     x, batched = _batched(input, nd)
-    out, idx = max_pool(x, ksize, stride, padding, dilation, ceil_mode)
+    out, idx = max_pool(x, ksize, stride, padding, dilation, ceil_mode, need_indices)
     if not batched:
-        out, idx = out.squeeze(0), idx.squeeze(0)
+        out = out.squeeze(0)
+        idx = None if idx is None else idx.squeeze(0)
     return out, idx
 
 
@@ -89,14 +91,16 @@ def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """1-D max pooling over (N, C, L) or (C, L); with ``return_indices`` also the argmax."""
-    out = max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    out = _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, 1, "max_pool1d",
+                    return_indices)
     return out if return_indices else out[0]
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """2-D max pooling over (N, C, H, W) or (C, H, W); stride defaults to kernel_size."""
-    out = max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    out = _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, 2, "max_pool2d",
+                    return_indices)
     return out if return_indices else out[0]
 
 
