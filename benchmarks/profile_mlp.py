@@ -6,7 +6,7 @@ cross-entropy; one step = zero_grad + forward + loss + backward + step.
     python benchmarks/profile_mlp.py [--rounds N] [--inner K]   # median times + ratio
     python benchmarks/profile_mlp.py --only ember --steps 300   # run under py-spy/pyinstrument
     python benchmarks/profile_mlp.py --memory ember|torch       # max RSS after 200 steps (MiB)
-    python benchmarks/profile_mlp.py --threads 1                # one BLAS thread (a busy machine)
+    python benchmarks/profile_mlp.py --threads 1 --cpu          # one BLAS thread, CPU time (a busy machine)
 """
 import argparse
 import os
@@ -68,6 +68,8 @@ def main():
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--memory", choices=["ember", "torch"])
     ap.add_argument("--threads", type=int, default=2, help="BLAS/torch threads (default 2)")
+    ap.add_argument("--cpu", action="store_true",
+                    help="time by process CPU time (steadier on a shared machine)")
     args = ap.parse_args()
     weights, x, y = data()
     if args.memory:
@@ -87,13 +89,14 @@ def main():
     for fn in steps.values():
         for _ in range(5):
             fn()
+    clock = time.process_time if args.cpu else time.perf_counter
     times = {name: [] for name in steps}
     for _ in range(args.rounds):
         for name, fn in steps.items():
-            t0 = time.perf_counter()
+            t0 = clock()
             for _ in range(args.inner):
                 fn()
-            times[name].append((time.perf_counter() - t0) / args.inner)
+            times[name].append((clock() - t0) / args.inner)
     e, t = statistics.median(times["ember"]), statistics.median(times["torch"])
     print(f"ember {e * 1e3:.3f} ms  torch {t * 1e3:.3f} ms  ratio {e / t:.3f}")
 

@@ -1,4 +1,5 @@
 """Stochastic gradient descent with momentum, dampening, Nesterov and weight decay."""
+from .._tensor import Tensor
 from .optimizer import Optimizer
 from ._common import _lr_check  # noqa: F401
 
@@ -29,6 +30,9 @@ class SGD(Optimizer):
     def _update(self, group):
         lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
         weight_decay, nesterov = group["weight_decay"], group["nesterov"]
+        if not group["differentiable"] and not any(
+                isinstance(v, Tensor) for v in (lr, momentum, dampening, weight_decay)):
+            return self._update_arrays(group)
         for p in group["params"]:
             if p.grad is None:
                 continue
@@ -45,6 +49,41 @@ class SGD(Optimizer):
                     buf.mul_(momentum).add_(grad, alpha=1 - dampening)
                 grad = grad.add(buf, alpha=momentum) if nesterov else buf
             p.add_(grad, alpha=-lr)
+
+    def _update_arrays(self, group):
+        """The same update in place on the arrays: no temporaries beyond ``lr * step``, no
+        graph; version counters of parameters and buffers still bump."""
+        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+        weight_decay, nesterov = group["weight_decay"], group["nesterov"]
+        maximize = group["maximize"]
+        state = self.state
+        for p in group["params"]:
+            g = p._grad
+            if g is None:
+                continue
+            pd = p._data
+            gd = g._data
+            if maximize:
+                gd = -gd
+            if weight_decay != 0:
+                gd = gd + weight_decay * pd
+            if momentum != 0:
+                st = state[p]
+                buf = st.get("momentum_buffer")
+                if buf is None:
+                    st["momentum_buffer"] = Tensor._make(gd.copy())
+                    bd = gd
+                else:
+                    bd = buf._data
+                    bd *= momentum
+                    if dampening != 0:
+                        bd += (1 - dampening) * gd
+                    else:
+                        bd += gd
+                    buf._vc[0] += 1
+                gd = gd + momentum * bd if nesterov else bd
+            pd -= lr * gd
+            p._vc[0] += 1
 
 
 __all__ = ["SGD"]
