@@ -9,6 +9,7 @@ import warnings
 from ... import _functions as _F
 from ..._ops.loss_ops import log_sigmoid as _log_sigmoid
 from ..._ops.loss_ops import binary_cross_entropy_elementwise as _bce
+from ..._ops.loss_ops import cross_entropy_indices as _cross_entropy_indices
 from ..._ops.nn_ops import log_softmax as _log_softmax
 from ...backend import dtypes as _dt
 
@@ -189,6 +190,13 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     reduction = _resolve(reduction, size_average, reduce)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if (label_smoothing <= 0.0 and input.dim() == 2 and target.dim() == 1
+            and input.shape[1] > 0 and target.shape[0] == input.shape[0]
+            and target.dtype in (_dt.int64, _dt.uint8) and input.is_floating_point()
+            and (weight is None or (weight.dim() == 1 and weight.shape[0] == input.shape[1]))):
+        return _cross_entropy_indices(input, target._data,
+                                      None if weight is None else weight._data,
+                                      ignore_index, reduction)
     cdim = 0 if input.dim() == 1 else 1
     if input.dim() == 0:
         raise ValueError("Expected 1 or more dimensions (got 0)")
