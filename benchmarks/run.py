@@ -361,7 +361,10 @@ def parse(argv=None):
                    help="sleep before each timed round (default 0.15), so that the other "
                         "library's BLAS/OpenMP worker threads, which spin for a while after "
                         "their last job, do not steal the cores from this round")
-    p.add_argument("--threads", type=int, default=2, help="torch.set_num_threads (default 2)")
+    p.add_argument("--threads", type=int, default=2,
+                   help="torch.set_num_threads and NumPy's BLAS threads (default 2); "
+                        "--threads 1 --clock cpu measures each library's work, steady even "
+                        "on a busy machine (but not the issue's setting)")
     p.add_argument("--only", default=None,
                    help="comma-separated sections: " + ", ".join(MAIN + ("memory", "scaling")
                                                                   + MEMORY + SCALING))
@@ -396,6 +399,12 @@ def main(argv=None):
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     if torch is not None:
         torch.set_num_threads(args.threads)
+    try:  # NumPy's BLAS (ember's matmuls) gets the same number of threads
+        from threadpoolctl import threadpool_limits
+        args.blas_limits = threadpool_limits(args.threads, user_api="blas")  # kept alive
+    except ImportError:
+        if args.threads != 2:
+            print("threadpoolctl absent: NumPy's BLAS threads left as they are", file=sys.stderr)
     if args.wait_quiet > 0:
         wait_quiet(args.wait_quiet, args.quiet_level)
     cmd = "python benchmarks/run.py" + ("" if argv is None and len(sys.argv) < 2
