@@ -10,6 +10,8 @@ import math
 import numpy as np
 
 from .primitive import Primitive
+from .._tensor import Tensor
+from ..autograd.grad_mode import _state as _grad_state
 from .elementwise import _erf
 
 _SQRT1_2 = 1 / math.sqrt(2)
@@ -28,6 +30,25 @@ def _float_data(x, name):
 
 def _scalar(v, d):
     return np.asarray(v, dtype=d.dtype)
+
+
+class Relu(Primitive):
+    """``max(x, 0)``; backward ``grad * (out > 0)``, in NumPy when no graph is recorded
+    (the common case: one multiply by the mask, no wrappers)."""
+    _backward_name = "ReluBackward0"
+    saves_output = True
+
+    @staticmethod
+    def forward(ctx, x):
+        d = x._data
+        return np.maximum(d, 0, dtype=d.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        out, = ctx.saved_tensors
+        if not _grad_state.enabled:
+            return Tensor._make(grad._data * (out._data > 0))
+        return grad * (out > 0)
 
 
 class Hardtanh(Primitive):
@@ -175,6 +196,10 @@ class Mish(Primitive):
         return grad * (t + x * s * (1 - t * t))
 
 
+def relu(x):
+    return Relu.apply(x)
+
+
 def hardtanh(x, min_val=-1.0, max_val=1.0):
     return Hardtanh.apply(x, min_val, max_val)
 
@@ -203,4 +228,4 @@ def mish(x):
     return Mish.apply(x)
 
 
-__all__ = ["hardtanh", "leaky_relu", "elu", "gelu", "silu", "softplus", "mish"]
+__all__ = ["relu", "hardtanh", "leaky_relu", "elu", "gelu", "silu", "softplus", "mish"]
