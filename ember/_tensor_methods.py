@@ -8,6 +8,7 @@ from . import _functions as F
 from ._tensor import Tensor
 from ._ops import shape as S, indexing as I
 from ._ops.primitive import Primitive
+from ._ops.elementwise import Add as _AddOp, Sub as _SubOp, Mul as _MulOp
 from .backend import dtypes
 from .device import check_device, device as _device_cls
 
@@ -25,6 +26,8 @@ class ToDtype(Primitive):
     def backward(ctx, grad):
         return grad, None
 
+
+_Add, _Sub, _Mul = _AddOp.apply, _SubOp.apply, _MulOp.apply
 
 _LEGACY = {"FloatTensor": dtypes.float32, "DoubleTensor": dtypes.float64,
            "HalfTensor": dtypes.float16, "LongTensor": dtypes.int64, "IntTensor": dtypes.int32,
@@ -245,6 +248,18 @@ def squeeze_(self, dim=None):
     return self
 
 
+def _add(self, other):  # operators skip the keyword handling of ember.add (hot path)
+    return _Add(self, other)
+
+
+def _sub(self, other):
+    return _Sub(self, other)
+
+
+def _mul(self, other):
+    return _Mul(self, other)
+
+
 def _invert(self):
     if self._data.dtype.kind == "f":
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
@@ -330,8 +345,8 @@ _METHODS = {
     "random_": random_, "bernoulli_": bernoulli_, "bernoulli": bernoulli, "resize_": resize_,
     "resize_as_": resize_as_, "unsqueeze_": unsqueeze_, "squeeze_": squeeze_,
     # operators
-    "__add__": F.add, "__radd__": _reflected(F.add), "__sub__": F.sub,
-    "__rsub__": _reflected(F.sub), "__mul__": F.mul, "__rmul__": F.mul,
+    "__add__": _add, "__radd__": _add, "__sub__": _sub,
+    "__rsub__": _reflected(F.sub), "__mul__": _mul, "__rmul__": _mul,
     "__truediv__": F.div, "__rtruediv__": _reflected(F.div),
     "__floordiv__": F.floor_divide, "__rfloordiv__": _scalar_as_tensor(F.floor_divide),
     "__mod__": F.remainder, "__rmod__": _scalar_as_tensor(F.remainder),

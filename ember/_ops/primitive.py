@@ -19,16 +19,24 @@ Class attributes an op may set: ``saves_output`` (output 0 is appended to
 
 from ..autograd import grad_mode, anomaly as _anomaly
 from ..autograd.function import Function, BackwardFunction, gradient_edge
-from ..autograd.graph import SavedTensor, FREED_MESSAGE, _sequence
+from ..autograd.graph import SavedTensor, FREED_MESSAGE, _sequence, _raise_modified
 from .._tensor import Tensor
 
 _state = grad_mode._state
+_ONE_OUTPUT = (None,)
 _new = object.__new__
 
 
 class PrimitiveNode(BackwardFunction):
     """Node of a built-in op: trusted, so saving skips validation and freeing
-    drops only the saved tensors (built-ins keep nothing else that is large)."""
+    drops only the saved tensors (built-ins keep nothing else that is large).
+
+    Saved inputs are kept as the tuple forward passed plus their versions (no
+    per-tensor SavedTensor objects on the hot path); a saved output is one
+    SavedTensor, which stores data rather than the tensor (no reference cycle).
+    """
+    _versions = ()
+    _saved_output = None
 
     def save_for_backward(self, *tensors):
         self._to_save = tensors
@@ -38,10 +46,16 @@ class PrimitiveNode(BackwardFunction):
         saved = self._saved
         if saved is None:
             raise RuntimeError(FREED_MESSAGE)
-        return [None if s is None else s.unpack(self) for s in saved]
+        for t, v in zip(saved, self._versions):
+            if t is not None and t._vc[0] != v:
+                _raise_modified(t, v, t._vc[0], t._grad_fn, t._output_nr)
+        if self._saved_output is None:
+            return saved
+        return saved + (self._saved_output.unpack(self),)
 
     def _release(self):
         self._saved = None
+        self._saved_output = None
 
     def _apply(self, grad_outputs, create_graph=False):
         if len(grad_outputs) == 1:  # the common case, kept free of generic work
@@ -110,7 +124,7 @@ def _connect(ctx, cls, args, outs):
     """Give ``outs`` their node: edges to the inputs, saved tensors, metadata."""
     out_dtype = outs[0]._data.dtype
     plain = True  # every argument a tensor of the output's dtype: no filtering or casting
-    needs, edges, dts = [], [], []
+    needs, edges = [], []
     for a in args:
         if isinstance(a, Tensor):
             needs.append(a._requires_grad)
@@ -119,24 +133,24 @@ def _connect(ctx, cls, args, outs):
                 edges.append((fn, a._output_nr))
             else:
                 edges.append(gradient_edge(a))
-            dt = a._data.dtype
-            dts.append(dt)
-            if dt != out_dtype:
+            if plain and a._data.dtype != out_dtype:
                 plain = False
         else:
             needs.append(False)
             plain = False
     if not plain:
         ctx._tensor_mask = [isinstance(a, Tensor) for a in args]
-        ctx._input_meta = dts
+        ctx._input_meta = [a._data.dtype for a in args if isinstance(a, Tensor)]
     ctx.needs_input_grad = needs
     ctx.next_functions = edges
     ctx._sequence_nr = next(_sequence)
     if _anomaly._state.enabled:
         _anomaly.record_forward_trace(ctx)
     if len(outs) == 1:
+        # One output: the node's own fast path never materializes a missing
+        # gradient, so its slot needs no shape/dtype.
         t = outs[0]
-        ctx._output_meta = ((t._data.shape, _BY_NUMPY[out_dtype]),)
+        ctx._output_meta = _ONE_OUTPUT
         t._requires_grad = True
         t._grad_fn = ctx
     else:
@@ -150,12 +164,12 @@ def _connect(ctx, cls, args, outs):
                 t._output_nr = nr
         ctx._output_meta = tuple(meta)
     to_save = ctx._to_save
-    if to_save or cls.saves_output:
-        saved = [None if s is None else SavedTensor(s) for s in to_save]
-        if cls.saves_output:
-            saved.append(SavedTensor(outs[0], 0))
-        ctx._saved = saved
+    if to_save:
+        ctx._saved = to_save
+        ctx._versions = [None if t is None else t._vc[0] for t in to_save]
         ctx._to_save = ()
+    if cls.saves_output:
+        ctx._saved_output = SavedTensor(outs[0], 0)
 
 
 def _link_view(t, cls, args):

@@ -95,29 +95,32 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
     state = grad_mode._state
     prev_enabled = state.enabled
     state.enabled = create_graph  # backward records a graph only for create_graph
+    checked = anomaly._state.enabled
+    add = _add_grads if not create_graph else _add_recorded
     try:
         while ready:
             node = pop(ready)[2]
             grads = buffers.pop(node, None)
             if grads is None:
                 grads = [None] * len(node._output_meta)
-            if node._tensor_pre_hooks or node._pre_hooks:
+            if node._has_hooks:
                 grads = _run_pre_hooks(node, grads)
             if captures:
                 for cap in captures.get(node, ()):
                     cap.grad = grads[cap.nr]
             outputs = ()
             if needed is None or node in needed:
-                if anomaly._state.enabled:
+                if checked:
                     outputs = _apply_checked(node, grads, create_graph)
                 else:
                     outputs = node._apply(grads, create_graph)
-                if node._hooks:
+                if node._has_hooks:
                     outputs = _run_post_hooks(node, outputs, grads)
                 if not retain_graph:
                     node._release()
-            edges = node.next_functions
-            for i, (child, nr) in enumerate(edges):
+            i = -1
+            for child, nr in node.next_functions:
+                i += 1
                 if child is None:
                     continue
                 if outputs:
@@ -126,8 +129,10 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
                         buf = buffers.get(child)
                         if buf is None:
                             buf = buffers[child] = [None] * len(child._output_meta)
-                        prev = buf[nr]
-                        buf[nr] = g if prev is None else prev + g
+                            buf[nr] = g
+                        else:
+                            prev = buf[nr]
+                            buf[nr] = g if prev is None else add(prev, g)
                 left = deps[child] - 1
                 deps[child] = left
                 if not left:
@@ -142,6 +147,17 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
         caps = captures.get(node, ())
         result.append(next((c.grad for c in caps if c.nr == nr), None))
     return result
+
+
+def _add_grads(a, b):
+    """Sum two gradients arriving at one slot, with no graph to record."""
+    if a._data.shape == b._data.shape and a._data.dtype == b._data.dtype:
+        return a._make(a._data + b._data)
+    return a + b
+
+
+def _add_recorded(a, b):
+    return a + b
 
 
 def _add_to_buffer(buffers, node, nr, grad):

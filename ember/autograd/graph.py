@@ -53,6 +53,7 @@ class Node:
     _sequence_nr = 0
     next_functions = ()
     _output_meta = (None,)  # one entry per forward output (gradient slot)
+    _has_hooks = False      # set when any hook is registered: the engine checks only this
 
     def name(self):
         return type(self).__name__
@@ -65,6 +66,7 @@ class Node:
         if not isinstance(self._hooks, list):
             self._hooks = []
         self._hooks.append(fn)
+        self._has_hooks = True
         return RemovableHandle(self._hooks, fn)
 
     def register_prehook(self, fn):
@@ -72,9 +74,11 @@ class Node:
         if not isinstance(self._pre_hooks, list):
             self._pre_hooks = []
         self._pre_hooks.append(fn)
+        self._has_hooks = True
         return RemovableHandle(self._pre_hooks, fn)
 
     def _add_tensor_pre_hook(self, output_nr, fn):
+        self._has_hooks = True
         if self._tensor_pre_hooks is None:
             self._tensor_pre_hooks = {}
         hooks = self._tensor_pre_hooks.setdefault(output_nr, [])
