@@ -5,7 +5,7 @@ linear 3136->128, relu, linear 128->10; batch 64 of 1x28x28 float32; SGD momentu
 cross-entropy. Prints the medians (alternating rounds in one process) and the ratio
 ember/torch, plus per-stage ember times (forward layers, backward) with ``--stages``.
 
-    python benchmarks/profile_cnn.py [--rounds N] [--profile] [--stages] [--threads T]
+    python benchmarks/profile_cnn.py [--rounds N] [--profile] [--stages] [--threads T] [--cpu]
 """
 import argparse
 import statistics
@@ -39,31 +39,31 @@ def build(lib, x, y):
     return step, model, loss_fn, xt, yt
 
 
-def measure(cases, rounds, inner):
+def measure(cases, rounds, inner, clock=time.perf_counter):
     times = {name: [] for name in cases}
     for _ in range(rounds):
         for name, fn in cases.items():
-            t0 = time.perf_counter()
+            t0 = clock()
             for _ in range(inner):
                 fn()
-            times[name].append((time.perf_counter() - t0) / inner)
+            times[name].append((clock() - t0) / inner)
     return {name: statistics.median(v) for name, v in times.items()}
 
 
-def stages(model, loss_fn, xt, yt, reps=20):
+def stages(model, loss_fn, xt, yt, reps=20, clock=time.perf_counter):
     """Median ember time of each layer's forward and of the whole backward."""
     fwd = {i: [] for i in range(len(model))}
     bwd = []
     for _ in range(reps):
         h = xt
         for i, layer in enumerate(model):
-            t0 = time.perf_counter()
+            t0 = clock()
             h = layer(h)
-            fwd[i].append(time.perf_counter() - t0)
+            fwd[i].append(clock() - t0)
         loss = loss_fn(h, yt)
-        t0 = time.perf_counter()
+        t0 = clock()
         loss.backward()
-        bwd.append(time.perf_counter() - t0)
+        bwd.append(clock() - t0)
     for i, layer in enumerate(model):
         print(f"  fwd {i:2d} {type(layer).__name__:<10} {statistics.median(fwd[i]) * 1e3:7.3f} ms")
     print(f"  backward      {statistics.median(bwd) * 1e3:7.3f} ms")
@@ -76,7 +76,14 @@ def main():
     parser.add_argument("--stages", action="store_true")
     parser.add_argument("--threads", type=int, default=2,
                         help="torch threads and (through threadpoolctl, if installed) BLAS threads")
+    parser.add_argument("--cpu", action="store_true",
+                        help="one thread each and CPU time of this thread (time.thread_time): "
+                             "the work done, insensitive to other processes on a busy machine")
     args = parser.parse_args()
+    clock = time.perf_counter
+    if args.cpu:
+        args.threads = 1
+        clock = time.thread_time
     torch.set_num_threads(args.threads)
     try:
         from threadpoolctl import threadpool_limits
@@ -102,9 +109,10 @@ def main():
         print(prof.output_text(unicode=False, color=False, show_all=False))
         return
     if args.stages:
-        stages(model, loss_fn, xt, yt)
-    med = measure(cases, args.rounds, inner=3)
-    print(f"CNN step  ember {med['ember'] * 1e3:8.3f} ms   torch {med['torch'] * 1e3:8.3f} ms"
+        stages(model, loss_fn, xt, yt, clock=clock)
+    med = measure(cases, args.rounds, inner=3, clock=clock)
+    print(f"CNN step ({'CPU time, 1 thread' if args.cpu else f'{args.threads} threads'})"
+          f"  ember {med['ember'] * 1e3:8.3f} ms   torch {med['torch'] * 1e3:8.3f} ms"
           f"   ratio {med['ember'] / med['torch']:5.2f}")
 
 

@@ -110,7 +110,10 @@ def _convnd(input, weight, bias, stride, padding, dilation, groups, nd, name):
                            f"({' x '.join(map(str, eff))}). Kernel size can't be greater than "
                            f"actual input size")
     geom = _Geom(stride, dilation, pads, spatial, groups)
-    out = _add_bias(ConvForward.apply(input, weight, geom), bias, nd)
+    if bias is None:
+        out = ConvForward.apply(input, weight, geom)
+    else:
+        out = ConvForward.apply(input, weight, geom, bias)
     return out if batched else out.squeeze(0)
 
 
