@@ -79,6 +79,7 @@ def libs():
 CLOCK = time.perf_counter  # --clock cpu: time.process_time (all threads of this process)
 
 
+RECORD = {}  # --json: every measurement, machine-readable
 SETTLE = 0.15  # --settle: seconds slept before each timed round
 
 
@@ -177,6 +178,8 @@ def run_main(names, args):
         e, t = med["ember"], med.get("torch")
         target = W.TARGETS[name]
         title = TITLES[name]
+        RECORD.setdefault("time", {})[name] = {"ember_s": e, "torch_s": t, "target": target,
+                                               "rounds": samples}
         rows.append([title, fmt_time(e), fmt_time(t), fmt_ratio(e, t), paired_ratio(samples),
                      f"<= {target}", verdict(e, t, target)])
         if name == "chain":
@@ -211,6 +214,7 @@ def run_memory(names, args):
         steps = MEM_STEPS[workload] if not args.quick else max(5, MEM_STEPS[workload] // 10)
         res = {lib: run_child(lib, workload, steps) for lib in libs()}
         mib = lambda k: k / 1024
+        RECORD.setdefault("memory", {})[workload] = dict(res, steps=steps)
         e, t = res["ember"], res.get("torch")
         inc = lambda r: None if r is None else mib(r["peak_kib"] - r["base_peak_kib"])
         ei, ti = inc(e), inc(t)
@@ -261,6 +265,7 @@ def run_scaling(names, args):
             samples = {}
             med = bench(cases, rounds, args.min_round, warmup=2, samples=samples)
             e, t = med["ember"], med.get("torch")
+            RECORD.setdefault(name, {})[size] = {"ember_s": e, "torch_s": t, "rounds": samples}
             rows.append([label, fmt_time(e), fmt_time(t), fmt_ratio(e, t), paired_ratio(samples)])
             print(f"  {name} {label}: ember {fmt_time(e)}, torch {fmt_time(t)}",
                   file=sys.stderr, flush=True)
@@ -361,6 +366,7 @@ def parse(argv=None):
                    help="sleep before each timed round (default 0.15), so that the other "
                         "library's BLAS/OpenMP worker threads, which spin for a while after "
                         "their last job, do not steal the cores from this round")
+    p.add_argument("--json", metavar="PATH", help="also write every measurement to PATH")
     p.add_argument("--threads", type=int, default=2,
                    help="torch.set_num_threads and NumPy's BLAS threads (default 2); "
                         "--threads 1 --clock cpu measures each library's work, steady even "
@@ -433,6 +439,10 @@ def main(argv=None):
     except OSError:
         load = "?"
     print(f"(took {time.perf_counter() - t0:.0f} s; load average at the end: {load})")
+    if args.json:
+        RECORD.update(command=cmd, machine=machine(), clock=args.clock, threads=args.threads)
+        with open(args.json, "w") as f:
+            json.dump(RECORD, f, indent=1)
 
 
 if __name__ == "__main__":
