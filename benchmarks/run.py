@@ -24,7 +24,15 @@ torch into ember through state_dict/NumPy, the same data, ``torch.set_num_thread
 workload is warmed up, then timed in alternating rounds (ember, torch, torch, ember, ...), a
 round being enough back-to-back calls to last ``--min-round`` seconds; the table shows the median
 per-call time of each library, the ratio ember/torch (lower is better) and the issue's target.
-The machine is shared: look at the load printed in the header and re-run when it is high.
+A short sleep (``--settle``) precedes each round, so the worker threads of the library that ran
+last (OpenBLAS's spin for ~0.1 s after a call, libgomp's briefly) do not steal the cores from the
+next round -- without it torch's matmul measured ~20-40% slower right after an ember round.
+
+The machine is shared: the header prints the load and how busy the CPUs are; re-run when they
+are busy (``--wait-quiet 300`` waits for a quiet moment). On a busy machine the 2-thread wall
+times swing by several x; ``--threads 1 --clock cpu`` (one thread each, process CPU time) then
+measures each library's work steadily -- not the issue's setting, but a good development gauge.
+``--json PATH`` also writes every measurement (per-round times included).
 """
 import argparse
 import gc
