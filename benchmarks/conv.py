@@ -8,7 +8,7 @@ time of each and the ratio ember/torch (lower is better; 1.0 = parity):
 
 each as forward + sum + backward (input, weight and bias gradients).
 
-    python benchmarks/conv.py [--rounds N]
+    python benchmarks/conv.py [--rounds N] [--cpu] [--big]
 """
 import argparse
 import statistics
@@ -34,14 +34,14 @@ def make_case(lib, x, cin, cout):
     return run
 
 
-def measure(cases, rounds, inner):
+def measure(cases, rounds, inner, clock=time.perf_counter):
     times = {name: [] for name in cases}
     for _ in range(rounds):
         for name, fn in cases.items():  # alternate libraries every round
-            t0 = time.perf_counter()
+            t0 = clock()
             for _ in range(inner):
                 fn()
-            times[name].append((time.perf_counter() - t0) / inner)
+            times[name].append((clock() - t0) / inner)
     return {name: statistics.median(v) for name, v in times.items()}
 
 
@@ -55,16 +55,30 @@ def report(title, med):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--cpu", action="store_true",
+                        help="one thread each (BLAS through threadpoolctl) and this thread's CPU "
+                             "time: the work done, insensitive to other processes")
+    parser.add_argument("--big", action="store_true",
+                        help="also the CNN's layers: 64x1x28x28 -> 32 and 64x32x14x14 -> 64")
     args = parser.parse_args()
+    clock = time.perf_counter
     torch.set_num_threads(2)
+    if args.cpu:
+        from threadpoolctl import threadpool_limits
+        threadpool_limits(1, user_api="blas")
+        torch.set_num_threads(1)
+        clock = time.thread_time
     rng = np.random.default_rng(0)
-    for cin, cout in ((1, 16), (16, 32)):
-        x = rng.standard_normal((64, cin, 8, 8)).astype(np.float32)
+    shapes = [(1, 16, 8), (16, 32, 8)]
+    if args.big:
+        shapes += [(1, 32, 28), (32, 64, 14)]
+    for cin, cout, size in shapes:
+        x = rng.standard_normal((64, cin, size, size)).astype(np.float32)
         cases = {"ember": make_case(ember, x, cin, cout), "torch": make_case(torch, x, cin, cout)}
         for fn in cases.values():
             fn()  # warm up
-        med = measure(cases, args.rounds, inner=10)
-        report(f"Conv2d({cin}, {cout}, 3, pad 1) 64x{cin}x8x8 f+b", med)
+        med = measure(cases, args.rounds, inner=10 if size < 16 else 2, clock=clock)
+        report(f"Conv2d({cin}, {cout}, 3, pad 1) 64x{cin}x{size}x{size} f+b", med)
 
 
 if __name__ == "__main__":
