@@ -5,7 +5,8 @@
 Builds the model, data and optimizer, records the peak RSS so far (the baseline), runs STEPS
 training steps and prints one JSON line: baseline and final peak RSS (``VmHWM`` of
 /proc/self/status, in KiB; unlike ``ru_maxrss`` it is not inherited from the parent across exec)
-and the last loss.
+and the last loss. Only one library is imported, so ember builds its model with its own
+initialization (the weights do not matter to the memory used).
 """
 import gc
 import json

@@ -293,10 +293,16 @@ def machine():
     cpu = platform.processor() or "?"
     try:
         with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
+            info = f.read()
+        for line in info.splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+        flags = set(next((ln.split(":", 1)[1].split() for ln in info.splitlines()
+                          if ln.startswith("flags")), []))
+        isa = [f for f in ("avx2", "fma", "avx512f") if f in flags]
+        if isa:
+            cpu += " (" + ", ".join(isa) + ")"
     except OSError:
         pass
     try:
