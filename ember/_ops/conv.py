@@ -123,7 +123,9 @@ def _grad_matrix(gy, g):
     nd = gy.ndim - 2
     gl = gy.reshape((n, g, o // g) + gy.shape[2:])
     gl = gl.transpose((1, 0) + tuple(range(3, 3 + nd)) + (2,))
-    return gl.reshape(g, -1, o // g)
+    # contiguous even when gy is a broadcast (e.g. the gradient of a sum): a zero-stride
+    # reshape stays a view, and matmul on it leaves BLAS for a slow generic loop
+    return np.ascontiguousarray(gl.reshape(g, -1, o // g))
 
 
 def _mm(a, b):
@@ -170,6 +172,7 @@ def _input_grad_short(gy, w, geom):
     g = geom.groups
     cg = w.shape[1]
     wt = w.reshape(g, o // g, -1).transpose(0, 2, 1)                # G, Cg*K, Og
+    gy = np.ascontiguousarray(gy)  # a broadcast gradient would keep matmul off BLAS
     cols = np.matmul(wt, gy.reshape(n, g, o // g, -1))              # N, G, Cg*K, P
     cols = cols.reshape((n, g * cg) + tuple(ksize) + tuple(out))
     padded = tuple(s + lo + hi for s, (lo, hi) in zip(geom.in_size, geom.pad))
@@ -227,7 +230,7 @@ def conv_weight_grad(x, gy, ksize, geom, cols=None):
     if cols is None:
         cols = _cols(x, ksize, gy.shape[2:], geom)
     if _short(cg, ksize):                                            # N, G, Cg*K, P
-        gl = gy.reshape(n, g, o // g, -1)
+        gl = np.ascontiguousarray(gy).reshape(n, g, o // g, -1)
         gw = np.matmul(gl, cols.transpose(0, 1, 3, 2)).sum(axis=0)   # G, Og, Cg*K
         return gw.reshape((o, cg) + tuple(ksize))
     # cols^T @ gy, not gy^T @ cols: OpenBLAS threads the latter (small M, N, long K)
