@@ -138,6 +138,37 @@ def fmt_ratio(e, t):
     return "-" if t is None or e is None else f"{e / t:.2f}"
 
 
+class Others:
+    """How much of the CPUs other processes used between construction and ``share()``:
+    all CPUs' busy time (/proc/stat) minus this process's own CPU time (children included)."""
+
+    def __init__(self):
+        self.start = self._snap()
+
+    @staticmethod
+    def _snap():
+        try:
+            with open("/proc/stat") as f:
+                v = [int(x) for x in f.readline().split()[1:]]
+        except OSError:
+            return None
+        t = os.times()
+        hz = os.sysconf("SC_CLK_TCK")
+        own = (t.user + t.system + t.children_user + t.children_system) * hz
+        return sum(v), sum(v) - v[3] - v[4], own  # total, busy, own (in clock ticks)
+
+    def share(self):
+        end = self._snap()
+        if end is None or self.start is None:
+            return None
+        total, busy, own = (e - s for e, s in zip(end, self.start))
+        return max(0.0, (busy - own) / max(total, 1))
+
+    def fmt(self):
+        x = self.share()
+        return "-" if x is None else f"{x:.0%}"
+
+
 def paired_ratio(samples):
     """Median over rounds of ember's time / torch's time in the same round: neighbours in
     time, so it cancels load that drifts slower than a round (shown next to the ratio of
@@ -182,25 +213,29 @@ def run_main(names, args):
         elif name == "chain":
             cases = {n: W.make_chain(lib) for n, lib in L.items()}
         samples = {}
+        others = Others()
         med = bench(cases, args.rounds, args.min_round, samples=samples)
+        busy = others.fmt()
         e, t = med["ember"], med.get("torch")
         target = W.TARGETS[name]
         title = TITLES[name]
         RECORD.setdefault("time", {})[name] = {"ember_s": e, "torch_s": t, "target": target,
-                                               "rounds": samples}
+                                               "others": others.share(), "rounds": samples}
         rows.append([title, fmt_time(e), fmt_time(t), fmt_ratio(e, t), paired_ratio(samples),
-                     f"<= {target}", verdict(e, t, target)])
+                     f"<= {target}", verdict(e, t, target), busy])
         if name == "chain":
             per_op = lambda s: None if s is None else s / W.CHAIN_OPS
             rows.append(["  per op (/200)", fmt_time(per_op(e)), fmt_time(per_op(t)),
-                         "", "", "", ""])
+                         "", "", "", "", ""])
         print(f"  {title}: ember {fmt_time(e)}, torch {fmt_time(t)}", file=sys.stderr, flush=True)
         del cases
         gc.collect()
     print(f"### Time per call (median of {args.rounds} alternating rounds)\n")
     print("ember/torch = ratio of the medians (what the target applies to); paired = median of "
-          "the per-round ratios.\n")
-    table(["workload", "ember", "torch", "ember/torch", "paired", "target", "result"], rows)
+          "the per-round ratios; others = share of the CPUs other processes used meanwhile "
+          "(over ~10% the times are suspect).\n")
+    table(["workload", "ember", "torch", "ember/torch", "paired", "target", "result", "others"],
+          rows)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -271,10 +306,14 @@ def run_scaling(names, args):
             else:
                 cases, label = W.make_cnn_steps(L, channels=size), f"C={size}, 2C={2 * size}"
             samples = {}
+            others = Others()
             med = bench(cases, rounds, args.min_round, warmup=2, samples=samples)
+            busy = others.fmt()
             e, t = med["ember"], med.get("torch")
-            RECORD.setdefault(name, {})[size] = {"ember_s": e, "torch_s": t, "rounds": samples}
-            rows.append([label, fmt_time(e), fmt_time(t), fmt_ratio(e, t), paired_ratio(samples)])
+            RECORD.setdefault(name, {})[size] = {"ember_s": e, "torch_s": t, "rounds": samples,
+                                                 "others": others.share()}
+            rows.append([label, fmt_time(e), fmt_time(t), fmt_ratio(e, t), paired_ratio(samples),
+                         busy])
             print(f"  {name} {label}: ember {fmt_time(e)}, torch {fmt_time(t)}",
                   file=sys.stderr, flush=True)
             del cases
@@ -283,7 +322,7 @@ def run_scaling(names, args):
                  "scaling-batch": "MLP step vs batch (784-512-512-10)",
                  "scaling-cnn": "CNN step vs channels (conv 1->C, C->2C; batch 64 of 1x28x28)"}
         print(f"### Scaling: {title[name]}, median of {rounds} rounds\n")
-        table(["size", "ember", "torch", "ember/torch", "paired"], rows)
+        table(["size", "ember", "torch", "ember/torch", "paired", "others"], rows)
 
 
 # ---------------------------------------------------------------------------------------------
