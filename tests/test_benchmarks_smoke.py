@@ -83,3 +83,10 @@ def test_memory_child_reports_peaks():
     import json
     res = json.loads(out.stdout.strip().splitlines()[-1])
     assert res["peak_kib"] >= res["base_peak_kib"] > 0 and math.isfinite(res["loss"])
+
+
+def test_others_share_is_a_fraction():
+    meter = run.Others()
+    sum(i * i for i in range(20000))  # some CPU time of our own, which it must not count
+    share = meter.share()
+    assert share is None or 0.0 <= share <= 1.0
