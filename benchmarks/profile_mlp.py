@@ -4,7 +4,8 @@
 cross-entropy; one step = zero_grad + forward + loss + backward + step.
 
     python benchmarks/profile_mlp.py [--rounds N] [--inner K]   # median times + ratio
-    python benchmarks/profile_mlp.py --only ember --steps 300   # run under py-spy/pyinstrument
+    python benchmarks/profile_mlp.py --only ember --steps 300   # one library alone (profilers;
+                                                                # best round filters a busy machine)
     python benchmarks/profile_mlp.py --memory ember|torch       # max RSS after 200 steps (MiB)
     python benchmarks/profile_mlp.py --threads 1 --cpu          # one BLAS thread, CPU time (a busy machine)
 """
@@ -80,10 +81,14 @@ def main():
         return
     if args.only:
         step = make_step(load(args.only), weights, x, y)
-        t0 = time.perf_counter()
-        for _ in range(args.steps):
-            step()
-        print(f"{args.only}: {(time.perf_counter() - t0) / args.steps * 1e3:.3f} ms/step")
+        rounds = []
+        for _ in range(max(1, args.steps // 5)):  # rounds of 5 steps: min and median
+            t0 = time.perf_counter()
+            for _ in range(5):
+                step()
+            rounds.append((time.perf_counter() - t0) / 5)
+        print(f"{args.only}: median {statistics.median(rounds) * 1e3:.3f} ms/step, "
+              f"best round {min(rounds) * 1e3:.3f} ms/step")
         return
     steps = {name: make_step(load(name), weights, x, y) for name in ("ember", "torch")}
     for fn in steps.values():
