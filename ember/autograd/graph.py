@@ -15,6 +15,7 @@ Nothing here knows about any specific op.
 """
 import itertools
 import re
+import sys
 import weakref
 
 _sequence = itertools.count()
@@ -113,13 +114,7 @@ class AccumulateGrad(Node):
             if create_graph:
                 var.grad = grad
             else:
-                # Own the storage: the same gradient may reach several leaves, or be a view.
-                from .._tensor import Tensor
-                data = grad._data
-                if data.dtype != var._data.dtype:
-                    data = data.astype(var._data.dtype)
-                var._grad = Tensor._make(data.copy(order="C") if data.shape == var._data.shape
-                                         else (data + _zeros(var._data)).copy())
+                var._grad = _owned_grad(grad, var._data)
         elif create_graph or current._requires_grad or grad._requires_grad:
             var.grad = current + grad
         else:
@@ -128,6 +123,34 @@ class AccumulateGrad(Node):
             data += grad._data
             current._vc[0] += 1
         return ()
+
+
+def _owned_grad(grad, like):
+    """The first gradient of a leaf as storage the leaf owns.
+
+    Like PyTorch, take the incoming gradient's array when nothing else can see
+    it (only the engine's buffer refers to the tensor, only the tensor to the
+    array, and it is not a view); otherwise copy, since the same gradient may
+    reach several leaves or alias user memory.
+    """
+    from .._tensor import Tensor
+    data = grad._data
+    if data.dtype == like.dtype and data.shape == like.shape:
+        if (sys.getrefcount(grad) <= _SOLE_TENSOR_REFS and
+                sys.getrefcount(data) <= _SOLE_ARRAY_REFS and data.base is None and
+                data.flags.c_contiguous and data.flags.writeable):
+            return Tensor._make(data)
+        return Tensor._make(data.copy(order="C"))
+    if data.dtype != like.dtype:
+        data = data.astype(like.dtype)
+    return Tensor._make((data + _zeros(like)).copy())
+
+
+# Measured: getrefcount's argument, this frame's and the caller's locals, the engine's
+# buffer list (tensor) /
+# the tensor's attribute (array): anything above that is another owner.
+_SOLE_TENSOR_REFS = 5
+_SOLE_ARRAY_REFS = 3
 
 
 def _zeros(like):
