@@ -137,6 +137,7 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
                 deps[child] = left
                 if not left:
                     push(ready, (-child._sequence_nr, id(child), child))
+            g = prev = outputs = None  # hold no gradient past its node (leaves steal sole ones)
     finally:
         state.enabled = prev_enabled
 
