@@ -351,7 +351,8 @@ def machine():
         blas = "?"
     try:
         from threadpoolctl import threadpool_info
-        blas += " (" + ", ".join(f"{p['internal_api']} {p['num_threads']} threads"
+        blas += " (" + ", ".join(f"{p['internal_api']} {p.get('architecture', '')} kernels, "
+                                 f"{p['num_threads']} threads"
                                  for p in threadpool_info() if p["user_api"] == "blas") + ")"
     except Exception:
         pass
