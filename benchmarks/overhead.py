@@ -15,24 +15,12 @@ import time
 import numpy as np
 
 import ember
+from _workloads import chain  # the same 200-op chain that run.py times
 
 try:
     import torch
 except ImportError:  # the benchmark needs the oracle
     raise SystemExit("benchmarks/overhead.py needs torch (pip install torch==2.13.0)")
-
-
-def chain(lib, x0, w):
-    """200 element-wise ops: 50 rounds of mul, add, tanh, sigmoid-ish mix."""
-    x = x0
-    for _ in range(50):
-        x = x * w
-        x = x + 0.1
-        x = x.tanh()
-        x = x - w
-    loss = x.sum()
-    loss.backward()
-    return loss
 
 
 def make_chain_case(lib, data, wdata):
