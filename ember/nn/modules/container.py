@@ -7,7 +7,37 @@ from .module import Module, _addindent
 from ..parameter import Parameter
 
 
-class Sequential(Module):
+class _NumberedModules:
+    """len/iter/append/extend/insert for containers whose children are keyed '0', '1', ..."""
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules):
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index, module):
+        mods = list(self._modules.values())
+        mods.insert(index, module)
+        self._renumber(mods)
+        return self
+
+    def _renumber(self, modules):
+        self._modules.clear()
+        for i, m in enumerate(modules):
+            self.add_module(str(i), m)
+
+
+class Sequential(_NumberedModules, Module):
     """Modules called one after another; ``Sequential(a, b)`` or ``Sequential(OrderedDict)``.
 
     >>> from ember import nn
@@ -47,35 +77,10 @@ class Sequential(Module):
                 delattr(self, key)
         else:
             delattr(self, self._get_item_by_idx(iter(self._modules.keys()), idx))
-        items = list(self._modules.items())
-        self._modules.clear()
-        self._modules.update((str(i), m) for i, (_, m) in enumerate(items))
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
+        self._renumber(list(self._modules.values()))
 
     def __add__(self, other):
         return Sequential(*self, *other)
-
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
-
-    def extend(self, modules):
-        for m in modules:
-            self.append(m)
-        return self
-
-    def insert(self, index, module):
-        mods = list(self._modules.values())
-        mods.insert(index, module)
-        self._modules.clear()
-        for i, m in enumerate(mods):
-            self.add_module(str(i), m)
-        return self
 
     def forward(self, input):
         for module in self:
@@ -83,7 +88,7 @@ class Sequential(Module):
         return input
 
 
-class ModuleList(Module):
+class ModuleList(_NumberedModules, Module):
     """A list of modules, registered so their parameters are found."""
 
     def __init__(self, modules=None):
@@ -108,15 +113,7 @@ class ModuleList(Module):
     def __delitem__(self, idx):
         mods = list(self._modules.values())
         del mods[idx]
-        self._modules.clear()
-        for i, m in enumerate(mods):
-            self.add_module(str(i), m)
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
+        self._renumber(mods)
 
     def __iadd__(self, modules):
         return self.extend(modules)
@@ -124,21 +121,8 @@ class ModuleList(Module):
     def __add__(self, other):
         return ModuleList(list(self) + list(other))
 
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
-
-    def extend(self, modules):
-        for m in modules:
-            self.append(m)
-        return self
-
     def insert(self, index, module):
-        mods = list(self._modules.values())
-        mods.insert(index, module)
-        self._modules.clear()
-        for i, m in enumerate(mods):
-            self.add_module(str(i), m)
+        super().insert(index, module)  # returns None, like PyTorch's ModuleList.insert
 
     def forward(self, *args):
         raise NotImplementedError("ModuleList is not callable; iterate over it instead")
