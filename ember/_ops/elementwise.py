@@ -9,7 +9,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..backend import dtypes
-from .primitive import Primitive, unbroadcast
+from .primitive import Primitive, unbroadcast, sum_to
 
 _LN2 = math.log(2.0)
 
@@ -24,8 +24,9 @@ def _arrays(a, b):
                 return x, y
         else:
             x = a._data
-            if x.dtype.kind == "f" and isinstance(b, (float, int)) and not isinstance(b, bool):
+            if x.dtype.kind == "f" and (type(b) is float or type(b) is int):
                 return x, b  # NumPy's weak scalars keep the tensor's float dtype
+            # (NumPy scalars are not weak in NumPy 2: they take the general path below)
     dt = dtypes.result_type(a, b).np
     return _as(a, dt), _as(b, dt)
 
@@ -59,6 +60,11 @@ def _float_unary(x):
     return d
 
 
+def _weak(scalar):
+    """A NumPy scalar as the Python number PyTorch treats it as (weakly typed)."""
+    return scalar.item() if isinstance(scalar, np.generic) else scalar
+
+
 def _shape(x):
     return x._data.shape if isinstance(x, Tensor) else ()
 
@@ -88,6 +94,7 @@ def _grad_for(ctx, i, grad, operand):
 class Add(Primitive):
     """``a + alpha * b``; Sub is the same node with ``-alpha``."""
     _backward_name = "AddBackward0"
+    scalar_edges = True
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -109,6 +116,17 @@ class Add(Primitive):
             alpha = ctx.alpha
             gb = grad if alpha == 1 else -grad if alpha == -1 else grad * alpha
             gb = unbroadcast(gb, ctx.b_shape)
+        return ga, gb, None
+
+    @staticmethod
+    def backward_arrays(ctx, grad):
+        needs = ctx.needs_input_grad
+        ga = sum_to(grad, ctx.a_shape) if needs[0] else None
+        gb = None
+        if len(needs) > 1 and needs[1]:
+            alpha = ctx.alpha
+            gb = sum_to(grad if alpha == 1 else -grad if alpha == -1 else grad * alpha,
+                        ctx.b_shape)
         return ga, gb, None
 
 
@@ -134,13 +152,14 @@ def _bool_sub_error(x):
 
 class Mul(Primitive):
     _backward_name = "MulBackward0"
+    scalar_edges = True
 
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a if isinstance(a, Tensor) else None,
                               b if isinstance(b, Tensor) else None)
         if not isinstance(b, Tensor):
-            ctx.scalar = b
+            ctx.scalar = _weak(b)
         x, y = _arrays(a, b)
         try:
             return x * y
@@ -157,9 +176,20 @@ class Mul(Primitive):
         gb = unbroadcast(grad * a, b._data.shape) if ctx.needs_input_grad[1] else None
         return ga, gb
 
+    @staticmethod
+    def backward_arrays(ctx, grad):
+        a, b = ctx.saved_arrays
+        if b is None:
+            return grad * ctx.scalar, None
+        needs = ctx.needs_input_grad
+        ga = sum_to(grad * b, a.shape) if needs[0] else None
+        gb = sum_to(grad * a, b.shape) if needs[1] else None
+        return ga, gb
+
 
 class Div(Primitive):
     _backward_name = "DivBackward0"
+    scalar_edges = True
 
     @staticmethod
     def forward(ctx, a, b, rounding_mode=None):
@@ -177,7 +207,7 @@ class Div(Primitive):
         ctx.save_for_backward(a if isinstance(a, Tensor) else None,
                               b if isinstance(b, Tensor) else None)
         if not isinstance(b, Tensor):
-            ctx.scalar = b
+            ctx.scalar = _weak(b)
         x, y = _float_arrays(a, b)
         with np.errstate(divide="ignore", invalid="ignore"):
             try:
@@ -355,10 +385,18 @@ class Neg(Primitive):
     def backward(ctx, grad):
         return -grad
 
+    @staticmethod
+    def backward_arrays(ctx, grad):
+        return -grad
+
 
 # ---- unary math ---------------------------------------------------------------------------
-def _unary(name, fn, grad_fn, saves="input", float_only=True, backward_name=None, warns=True):
+def _unary(name, fn, grad_fn, saves="input", float_only=True, backward_name=None, warns=True,
+           array_grad=None):
     """Define a unary Primitive: ``fn`` on arrays, ``grad_fn(grad, x, out)`` on tensors.
+
+    ``array_grad(grad, x, out)`` is the gradient on arrays (``backward_arrays``);
+    ``array_grad=True`` says ``grad_fn`` is plain arithmetic that works on arrays too.
 
     ``warns=False`` for functions NumPy never warns about: ``np.errstate`` costs
     more than a small op itself, so only ops that can overflow or hit a domain
@@ -380,8 +418,17 @@ def _unary(name, fn, grad_fn, saves="input", float_only=True, backward_name=None
         out = saved[-1] if saves == "output" else None
         return grad_fn(grad, x, out)
 
+    on_arrays = grad_fn if array_grad is True else array_grad
+
+    def backward_arrays(ctx, grad):
+        saved = ctx.saved_arrays
+        x = saved[0] if saves == "input" else None
+        out = saved[-1] if saves == "output" else None
+        return on_arrays(grad, x, out)
+
     return type(name, (Primitive,), {
         "forward": staticmethod(forward), "backward": staticmethod(backward),
+        "backward_arrays": staticmethod(backward_arrays) if on_arrays else None,
         "saves_output": saves == "output",
         "_backward_name": backward_name or name + "Backward0", "__module__": __name__})
 
@@ -392,12 +439,12 @@ def _zero_grad(grad, x, out):
 
 Abs = _unary("Abs", np.abs, lambda g, x, o: g * x.sign(), float_only=False, warns=False)
 Sign = _unary("Sign", np.sign, _zero_grad, saves=None, float_only=False, warns=False)
-Exp = _unary("Exp", np.exp, lambda g, x, o: g * o, saves="output")
-Exp2 = _unary("Exp2", np.exp2, lambda g, x, o: g * o * _LN2, saves="output")
+Exp = _unary("Exp", np.exp, lambda g, x, o: g * o, saves="output", array_grad=True)
+Exp2 = _unary("Exp2", np.exp2, lambda g, x, o: g * o * _LN2, saves="output", array_grad=True)
 Log = _unary("Log", np.log, lambda g, x, o: g / x)
 Log2 = _unary("Log2", np.log2, lambda g, x, o: g / (x * _LN2))
 Log1p = _unary("Log1p", np.log1p, lambda g, x, o: g / (x + 1))
-Expm1 = _unary("Expm1", np.expm1, lambda g, x, o: g * (o + 1), saves="output")
+Expm1 = _unary("Expm1", np.expm1, lambda g, x, o: g * (o + 1), saves="output", array_grad=True)
 Sqrt = _unary("Sqrt", np.sqrt, lambda g, x, o: g / (2 * o), saves="output")
 Rsqrt = _unary("Rsqrt", lambda d: 1 / np.sqrt(d), lambda g, x, o: g * -0.5 * o * o * o,
                saves="output")
@@ -405,6 +452,14 @@ Reciprocal = _unary("Reciprocal", lambda d: 1 / d, lambda g, x, o: -g * o * o, s
 Sin = _unary("Sin", np.sin, lambda g, x, o: g * x.cos(), warns=False)
 Cos = _unary("Cos", np.cos, lambda g, x, o: -g * x.sin(), warns=False)
 Tan = _unary("Tan", np.tan, lambda g, x, o: g * (1 + o * o), saves="output")
+def _tanh_grad(g, o):
+    return g * (1 - o * o)
+
+
+def _sigmoid_grad(g, o):
+    return g * (o * (1 - o))
+
+
 class TanhGrad(Primitive):
     """``grad * (1 - out**2)`` as one node (PyTorch's tanh_backward): a hot path."""
     _backward_name = "TanhBackwardBackward0"
@@ -412,8 +467,7 @@ class TanhGrad(Primitive):
     @staticmethod
     def forward(ctx, grad, out):
         ctx.save_for_backward(grad, out)
-        o = out._data
-        return grad._data * (1 - o * o)
+        return _tanh_grad(grad._data, out._data)
 
     @staticmethod
     def backward(ctx, gg):
@@ -428,8 +482,7 @@ class SigmoidGrad(Primitive):
     @staticmethod
     def forward(ctx, grad, out):
         ctx.save_for_backward(grad, out)
-        o = out._data
-        return grad._data * (o * (1 - o))
+        return _sigmoid_grad(grad._data, out._data)
 
     @staticmethod
     def backward(ctx, gg):
@@ -438,13 +491,13 @@ class SigmoidGrad(Primitive):
 
 
 Tanh = _unary("Tanh", np.tanh, lambda g, x, o: TanhGrad.apply(g, o), saves="output",
-              warns=False)
+              warns=False, array_grad=lambda g, x, o: _tanh_grad(g, o))
 Floor = _unary("Floor", np.floor, _zero_grad, saves=None, float_only=False, warns=False)
 Ceil = _unary("Ceil", np.ceil, _zero_grad, saves=None, float_only=False, warns=False)
 Trunc = _unary("Trunc", np.trunc, _zero_grad, saves=None, float_only=False, warns=False)
 Relu = _unary("Relu", lambda d: np.maximum(d, 0, dtype=d.dtype),
               lambda g, x, o: g * (o > 0), saves="output", float_only=False,
-              backward_name="ReluBackward0", warns=False)
+              backward_name="ReluBackward0", warns=False, array_grad=True)
 
 
 def _sigmoid(d):
@@ -454,7 +507,7 @@ def _sigmoid(d):
 
 
 Sigmoid = _unary("Sigmoid", _sigmoid, lambda g, x, o: SigmoidGrad.apply(g, o), saves="output",
-                 warns=False)
+                 warns=False, array_grad=lambda g, x, o: _sigmoid_grad(g, o))
 
 
 def _erf(d):

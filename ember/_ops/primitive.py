@@ -25,6 +25,7 @@ from .._tensor import Tensor
 _state = grad_mode._state
 _ONE_OUTPUT = (None,)
 _new = object.__new__
+_make = Tensor._make
 
 
 class PrimitiveNode(BackwardFunction):
@@ -37,6 +38,7 @@ class PrimitiveNode(BackwardFunction):
     """
     _versions = ()
     _saved_output = None
+    _plain_grads = True  # backward's gradients need no filtering or casting (see _connect)
 
     def save_for_backward(self, *tensors):
         self._to_save = tensors
@@ -53,6 +55,20 @@ class PrimitiveNode(BackwardFunction):
             return saved
         return saved + (self._saved_output.unpack(self),)
 
+    @property
+    def saved_arrays(self):
+        """``saved_tensors`` as arrays, for ``backward_arrays`` (same checks, no tensors)."""
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(FREED_MESSAGE)
+        for t, v in zip(saved, self._versions):
+            if t is not None and t._vc[0] != v:
+                _raise_modified(t, v, t._vc[0], t._grad_fn, t._output_nr)
+        arrays = tuple(None if t is None else t._data for t in saved)
+        if self._saved_output is None:
+            return arrays
+        return arrays + (self._saved_output.unpack_data(self),)
+
     def _release(self):
         self._saved = None
         self._saved_output = None
@@ -62,12 +78,16 @@ class PrimitiveNode(BackwardFunction):
             grad = grad_outputs[0]
             if grad is None:
                 return [None] * len(self.next_functions)
-            grads = self._forward_cls.backward(self, grad)
-            if type(grads) is not tuple and type(grads) is not list:
-                grads = (grads,)
-            if self._tensor_mask is None:
+            cls = self._forward_cls
+            if create_graph or cls.backward_arrays is None:
+                grads = cls.backward(self, grad)
+                if type(grads) is not tuple and type(grads) is not list:
+                    grads = (grads,)
+            else:
+                grads = _wrap(cls.backward_arrays(self, grad._data))
+            if self._plain_grads:
                 return grads
-            return self._forward_cls._check_grads(self, grads)
+            return cls._check_grads(self, grads)
         for g in grad_outputs:
             if g is not None:
                 return BackwardFunction._apply(self, grad_outputs, create_graph)
@@ -75,74 +95,112 @@ class PrimitiveNode(BackwardFunction):
         return [None] * len(self.next_functions)
 
 
+def _wrap(arrays):
+    """``backward_arrays``' result as tensors (one array, or a tuple with None entries)."""
+    if type(arrays) is not tuple:
+        return (_make(arrays),)
+    return tuple(None if a is None else _make(a) for a in arrays)
+
+
 class Primitive(Function):
+    """Base of the built-in ops: ``forward`` on arrays, ``backward`` on tensors.
+
+    ``backward_arrays(ctx, grad)`` (optional) is the same formula on NumPy
+    arrays: with no graph to record (``create_graph=False``, the usual
+    ``loss.backward()``) the node calls it instead of ``backward`` and skips
+    building a tensor and a ctx for every intermediate of the gradient formula.
+    It returns one array (or None) per forward argument, like ``backward``;
+    ``ctx.saved_arrays`` is ``ctx.saved_tensors`` as arrays.
+    tests/test_backward_arrays.py checks every op's two formulas against each other.
+    """
     _node_base = PrimitiveNode
     _validate_grads = False
     saves_output = False
     is_view = False
     differentiable = True
+    #: Python scalars among the arguments get a ``(None, 0)`` edge, as PyTorch's binary
+    #: arithmetic shows (``(x * 2).grad_fn.next_functions``); other ops drop them.
+    scalar_edges = False
+    backward_arrays = None
 
     @classmethod
     def apply(cls, *args):
         ctx = _new(cls._backward_cls)
-        record = False
-        if _state.enabled and cls.differentiable:
-            for a in args:
-                if isinstance(a, Tensor) and a._requires_grad:
-                    record = True
-                    break
         out = cls.forward(ctx, *args)
         if type(out) is tuple:
-            outs = tuple(Tensor._make(o) for o in out)
-            if record:
+            outs = tuple(_make(o) for o in out)
+            if _state.enabled and cls.differentiable and _any_requires_grad(args):
                 _connect(ctx, cls, args, outs)
             return outs
-        t = Tensor._make(out)
+        t = _make(out)
         if cls.is_view:
             _link_view(t, cls, args)
-        if record and t._data.dtype.kind == "f":
-            _connect(ctx, cls, args, (t,))
+        if _state.enabled and cls.differentiable and t._data.dtype.kind == "f":
+            for a in args:
+                if isinstance(a, Tensor) and a._requires_grad:
+                    _connect(ctx, cls, args, (t,))
+                    break
         return t
 
     @staticmethod
     def _check_grads(ctx, grads):
+        """Drop the gradients of non-tensor arguments; cast each to its input's dtype."""
         mask = ctx._tensor_mask
-        if mask is None:  # all arguments were tensors of the output's dtype
-            return grads
+        if mask is not None:
+            grads = [g for is_tensor, g in zip(mask, grads) if is_tensor]
         out = []
-        dtypes = iter(ctx._input_meta)
-        for is_tensor, g in zip(mask, grads):
-            if is_tensor:
-                dt = next(dtypes)
-                if g is not None and g._data.dtype != dt:
-                    g = g.to(_BY_NUMPY[dt]) if dt.kind == "f" else None
-                out.append(g)
+        for dt, g in zip(ctx._input_meta, grads):
+            if g is not None and dt is not None and g._data.dtype != dt:
+                g = g.to(_BY_NUMPY[dt]) if dt.kind == "f" else None
+            out.append(g)
         return out
+
+
+def _any_requires_grad(args):
+    for a in args:
+        if isinstance(a, Tensor) and a._requires_grad:
+            return True
+    return False
+
+
+_NO_EDGE = (None, 0)
 
 
 def _connect(ctx, cls, args, outs):
     """Give ``outs`` their node: edges to the inputs, saved tensors, metadata."""
     out_dtype = outs[0]._data.dtype
-    plain = True  # every argument a tensor of the output's dtype: no filtering or casting
+    cast = dropped = False
     needs, edges = [], []
     for a in args:
         if isinstance(a, Tensor):
-            needs.append(a._requires_grad)
-            fn = a._grad_fn
-            if fn is not None and a._base is None:
-                edges.append((fn, a._output_nr))
+            if a._requires_grad:
+                needs.append(True)
+                fn = a._grad_fn
+                if fn is not None and a._base is None:
+                    edges.append((fn, a._output_nr))
+                else:
+                    edges.append(gradient_edge(a))
             else:
-                edges.append(gradient_edge(a))
-            if plain and a._data.dtype != out_dtype:
-                plain = False
+                needs.append(False)
+                edges.append(_NO_EDGE)
+            if a._data.dtype != out_dtype:
+                cast = True
         else:
             needs.append(False)
-            plain = False
-    if not plain:
-        ctx._tensor_mask = [isinstance(a, Tensor) for a in args]
-        ctx._input_meta = [a._data.dtype for a in args if isinstance(a, Tensor)]
+            if cls.scalar_edges:
+                edges.append(_NO_EDGE)
+            else:
+                dropped = True
+    if cast or dropped:
+        ctx._plain_grads = False
+        if dropped:
+            ctx._tensor_mask = [isinstance(a, Tensor) for a in args]
+            kept = [a for a in args if isinstance(a, Tensor)]
+        else:
+            kept = args
+        ctx._input_meta = [a._data.dtype if isinstance(a, Tensor) else None for a in kept]
     ctx.needs_input_grad = needs
-    ctx.next_functions = edges
+    ctx.next_functions = tuple(edges)
     ctx._sequence_nr = next(_sequence)
     if _anomaly._state.enabled:
         _anomaly.record_forward_trace(ctx)
@@ -189,6 +247,17 @@ def _link_view(t, cls, args):
 from ..backend.dtypes import _BY_NUMPY  # noqa: E402
 
 
+def sum_to(array, shape):
+    """Sum ``array`` down to ``shape`` (undo broadcasting) -- on arrays; no copy when equal."""
+    if array.shape == shape:
+        return array
+    lead = array.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(shape) if s == 1 and array.shape[lead + i] != 1)
+    out = array.sum(axis=axes, keepdims=True) if axes else array
+    return out.reshape(shape)
+
+
 def unbroadcast(grad, shape):
     """Sum ``grad`` down to ``shape`` (undo broadcasting); differentiable."""
     if grad._data.shape == shape:
@@ -196,4 +265,4 @@ def unbroadcast(grad, shape):
     return grad.sum_to_size(shape)
 
 
-__all__ = ["Primitive", "PrimitiveNode", "unbroadcast"]
+__all__ = ["Primitive", "PrimitiveNode", "unbroadcast", "sum_to"]

@@ -3,7 +3,7 @@ so share memory and the version counter; the rest copy."""
 import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
-from .primitive import Primitive, unbroadcast
+from .primitive import Primitive, unbroadcast, sum_to
 
 
 def infer_shape(shape, numel):
@@ -297,13 +297,8 @@ class SumToSize(Primitive):
 
     @staticmethod
     def forward(ctx, x, shape):
-        d = x._data
-        ctx.in_shape = d.shape
-        lead = d.ndim - len(shape)
-        axes = tuple(range(lead)) + tuple(
-            lead + i for i, s in enumerate(shape) if s == 1 and d.shape[lead + i] != 1)
-        out = d.sum(axis=axes, keepdims=True) if axes else d
-        return out.reshape(shape)
+        ctx.in_shape = x._data.shape
+        return sum_to(x._data, tuple(shape))
 
     @staticmethod
     def backward(ctx, grad):

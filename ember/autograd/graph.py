@@ -192,6 +192,17 @@ class SavedTensor:
             _raise_modified(t, self.version, t._vc[0], t.grad_fn, t._output_nr)
         return t
 
+    def unpack_data(self, node):
+        """Like ``unpack`` but only the array (what array-level backward formulas use)."""
+        t = self.tensor
+        if self.output_nr is not None:
+            if t.vc[0] != self.version:
+                _raise_modified(t, self.version, t.vc[0], node, self.output_nr)
+            return t.data
+        if t._vc[0] != self.version:
+            _raise_modified(t, self.version, t._vc[0], t.grad_fn, t._output_nr)
+        return t._data
+
 
 class _OutputRecord:
     __slots__ = ("data", "vc", "requires_grad", "base", "view_fn")

@@ -136,8 +136,8 @@ def result_type(*operands):
     dim_dt = zero_dt = None
     wrapped_cat = -1
     for x in operands:
-        d = getattr(x, "dtype", None)
-        if d is None:
+        d = None if isinstance(x, np.generic) else getattr(x, "dtype", None)
+        if d is None:  # Python and NumPy scalars are "wrapped numbers", as in PyTorch
             if x is None:
                 continue
             wrapped_cat = builtins.max(wrapped_cat, scalar_dtype(x).category)
