@@ -98,6 +98,7 @@ def _unary(cls):
     def fn(input):
         return cls.apply(input)
     fn.__name__ = cls.__name__.lower()
+    fn._op_apply = cls.apply  # what the Tensor method binds (see _tensor_methods._bind)
     return fn
 
 

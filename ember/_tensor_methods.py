@@ -248,16 +248,9 @@ def squeeze_(self, dim=None):
     return self
 
 
-def _add(self, other):  # operators skip the keyword handling of ember.add (hot path)
-    return _Add(self, other)
-
-
-def _sub(self, other):
-    return _Sub(self, other)
-
-
-def _mul(self, other):
-    return _Mul(self, other)
+# Operators are the ops' apply functions themselves (self is the first argument): no
+# wrapper frame and none of the keyword handling of ember.add/sub/mul on the hot path.
+_add, _sub, _mul = _Add, _Sub, _Mul
 
 
 def _invert(self):
@@ -377,7 +370,8 @@ _OPERATORS_INPLACE = {"__iadd__": "add", "__isub__": "sub", "__imul__": "mul",
 
 def _bind():
     for name, fn in _METHODS.items():
-        setattr(Tensor, name, fn)
+        # A one-op function (ember.tanh) binds as its op's apply: one call per x.tanh()
+        setattr(Tensor, name, getattr(fn, "_op_apply", fn))
     for name in _INPLACE:
         setattr(Tensor, name + "_", _inplace_of(_METHODS[name]))
     for dunder, name in _OPERATORS_INPLACE.items():

@@ -17,15 +17,20 @@ Class attributes an op may set: ``saves_output`` (output 0 is appended to
 ``differentiable = False`` (comparisons and other ops with no gradient).
 """
 
+import numpy as np
+
 from ..autograd import grad_mode, anomaly as _anomaly
 from ..autograd.function import Function, BackwardFunction, gradient_edge
 from ..autograd.graph import SavedTensor, FREED_MESSAGE, _sequence, _raise_modified
 from .._tensor import Tensor
 
 _state = grad_mode._state
+_anomaly_state = _anomaly._state
 _ONE_OUTPUT = (None,)
 _new = object.__new__
 _make = Tensor._make
+_ndarray = np.ndarray
+_asarray = np.asarray
 
 
 class PrimitiveNode(BackwardFunction):
@@ -37,7 +42,8 @@ class PrimitiveNode(BackwardFunction):
     SavedTensor, which stores data rather than the tensor (no reference cycle).
     """
     _versions = ()
-    _saved_output = None
+    _saved_output = None  # SavedTensor of output 0 when it is a view (see _save_output)
+    _out_data = None      # output 0 saved as its array and version counter (no tensor: no cycle)
     _plain_grads = True  # backward's gradients need no filtering or casting (see _connect)
 
     def save_for_backward(self, *tensors):
@@ -51,9 +57,20 @@ class PrimitiveNode(BackwardFunction):
         for t, v in zip(saved, self._versions):
             if t is not None and t._vc[0] != v:
                 _raise_modified(t, v, t._vc[0], t._grad_fn, t._output_nr)
+        if self._out_data is not None:
+            return saved + (self._output_tensor(),)
         if self._saved_output is None:
             return saved
         return saved + (self._saved_output.unpack(self),)
+
+    def _output_tensor(self):
+        vc = self._out_vc
+        if vc[0] != self._out_version:
+            _raise_modified(Tensor._make(self._out_data), self._out_version, vc[0], self, 0)
+        t = _make(self._out_data, True)
+        t._vc = vc
+        t._grad_fn = self
+        return t
 
     @property
     def saved_arrays(self):
@@ -64,14 +81,19 @@ class PrimitiveNode(BackwardFunction):
         for t, v in zip(saved, self._versions):
             if t is not None and t._vc[0] != v:
                 _raise_modified(t, v, t._vc[0], t._grad_fn, t._output_nr)
-        arrays = tuple(None if t is None else t._data for t in saved)
-        if self._saved_output is None:
-            return arrays
-        return arrays + (self._saved_output.unpack_data(self),)
+        arrays = [None if t is None else t._data for t in saved]
+        if self._out_data is not None:
+            if self._out_vc[0] != self._out_version:
+                self._output_tensor()  # raises the in-place modification error
+            arrays.append(self._out_data)
+        elif self._saved_output is not None:
+            arrays.append(self._saved_output.unpack_data(self))
+        return arrays
 
     def _release(self):
         self._saved = None
         self._saved_output = None
+        self._out_data = None
 
     def _apply(self, grad_outputs, create_graph=False):
         if len(grad_outputs) == 1:  # the common case, kept free of generic work
@@ -99,7 +121,7 @@ def _wrap(arrays):
     """``backward_arrays``' result as tensors (one array, or a tuple with None entries)."""
     if type(arrays) is not tuple:
         return (_make(arrays),)
-    return tuple(None if a is None else _make(a) for a in arrays)
+    return [None if a is None else _make(a) for a in arrays]
 
 
 class Primitive(Function):
@@ -123,25 +145,13 @@ class Primitive(Function):
     scalar_edges = False
     backward_arrays = None
 
-    @classmethod
-    def apply(cls, *args):
-        ctx = _new(cls._backward_cls)
-        out = cls.forward(ctx, *args)
-        if type(out) is tuple:
-            outs = tuple(_make(o) for o in out)
-            if _state.enabled and cls.differentiable and _any_requires_grad(args):
-                _connect(ctx, cls, args, outs)
-            return outs
-        t = _make(out)
-        if cls.is_view:
-            _link_view(t, cls, args)
-        if _state.enabled and cls.differentiable and t._data.dtype.kind == "f":
-            for a in args:
-                if isinstance(a, Tensor) and a._requires_grad:
-                    _connect(ctx, cls, args, (t,))
-                    break
-        return t
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # ``apply`` is a plain function made per op (not a classmethod): operators bind it
+        # directly (``Tensor.__mul__ = Mul.apply``), one Python call per op.
+        cls.apply = staticmethod(_make_apply(cls))
 
+    @staticmethod
     @staticmethod
     def _check_grads(ctx, grads):
         """Drop the gradients of non-tensor arguments; cast each to its input's dtype."""
@@ -154,6 +164,47 @@ class Primitive(Function):
                 g = g.to(_BY_NUMPY[dt]) if dt.kind == "f" else None
             out.append(g)
         return out
+
+
+def _make_apply(cls):
+    """``cls.apply``: run forward on the arguments, wrap the arrays, record the node.
+
+    The op's class attributes are read once here (they are fixed at class creation).
+    """
+    forward = cls.forward
+    node_cls = cls._backward_cls
+    is_view = cls.is_view
+    differentiable = cls.differentiable
+
+    def apply(*args):
+        ctx = _new(node_cls)
+        out = forward(ctx, *args)
+        if type(out) is tuple:
+            outs = tuple(_make(o) for o in out)
+            if differentiable and _state.enabled and _any_requires_grad(args):
+                _connect(ctx, cls, args, outs)
+            return outs
+        if type(out) is not _ndarray:
+            out = _asarray(out)
+        t = _new(Tensor)  # Tensor._make, inlined: every op result passes here
+        t._data = out
+        t._requires_grad = False
+        t._grad_fn = None
+        t._output_nr = 0
+        t._vc = [0]
+        t._base = None
+        if is_view:
+            _link_view(t, cls, args)
+        if differentiable and _state.enabled and out.dtype.kind == "f":
+            for a in args:
+                if isinstance(a, Tensor) and a._requires_grad:
+                    _connect(ctx, cls, args, (t,))
+                    break
+        return t
+
+    apply.__qualname__ = f"{cls.__qualname__}.apply"
+    apply.__doc__ = f"Apply {cls.__name__} (a built-in op) to the arguments."
+    return apply
 
 
 def _any_requires_grad(args):
@@ -202,7 +253,7 @@ def _connect(ctx, cls, args, outs):
     ctx.needs_input_grad = needs
     ctx.next_functions = tuple(edges)
     ctx._sequence_nr = next(_sequence)
-    if _anomaly._state.enabled:
+    if _anomaly_state.enabled:
         _anomaly.record_forward_trace(ctx)
     if len(outs) == 1:
         # One output: the node's own fast path never materializes a missing
@@ -227,7 +278,13 @@ def _connect(ctx, cls, args, outs):
         ctx._versions = [None if t is None else t._vc[0] for t in to_save]
         ctx._to_save = ()
     if cls.saves_output:
-        ctx._saved_output = SavedTensor(outs[0], 0)
+        out = outs[0]
+        if out._base is None:
+            ctx._out_data = out._data
+            ctx._out_vc = vc = out._vc
+            ctx._out_version = vc[0]
+        else:  # a view: the rebuilt tensor needs its base and view function too
+            ctx._saved_output = SavedTensor(out, 0)
 
 
 def _link_view(t, cls, args):

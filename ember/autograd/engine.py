@@ -23,19 +23,19 @@ class _Capture:
 def _walk(roots, want_order):
     """Dependency counts (and, if asked, a children-first order) of reachable nodes."""
     deps = {}
-    seen = set(roots)
-    stack = list(seen)
+    roots = set(roots)
+    stack = list(roots)
     while stack:
         node = stack.pop()
         for child, _ in node.next_functions:
             if child is not None:
-                if child in deps:
-                    deps[child] += 1
-                else:
+                n = deps.get(child)
+                if n is None:
                     deps[child] = 1
-                if child not in seen:
-                    seen.add(child)
-                    stack.append(child)
+                    if child not in roots:  # each node is expanded once
+                        stack.append(child)
+                else:
+                    deps[child] = n + 1
     return deps, (_postorder(roots) if want_order else None)
 
 
@@ -91,15 +91,25 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
 
     ready = [(-n._sequence_nr, id(n), n) for n in set(roots) if n not in deps]
     heapq.heapify(ready)
-    push, pop = heapq.heappush, heapq.heappop
+    push, pop, replace = heapq.heappush, heapq.heappop, heapq.heapreplace
     state = grad_mode._state
     prev_enabled = state.enabled
     state.enabled = create_graph  # backward records a graph only for create_graph
     checked = anomaly._state.enabled
     add = _add_grads if not create_graph else _add_recorded
+    # The node to run next when it is known without the heap: in a chain, running a
+    # node usually makes exactly one node ready, the one with the highest sequence
+    # number; it skips the heap (same order: the heap's top is compared first).
+    held = None
     try:
-        while ready:
-            node = pop(ready)[2]
+        while held is not None or ready:
+            if held is not None:
+                node = held
+                held = None
+                if ready and ready[0][0] < -node._sequence_nr:
+                    node = replace(ready, (-node._sequence_nr, id(node), node))[2]
+            else:
+                node = pop(ready)[2]
             grads = buffers.pop(node, None)
             if grads is None:
                 grads = [None] * len(node._output_meta)
@@ -118,6 +128,7 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
                     outputs = _run_post_hooks(node, outputs, grads)
                 if not retain_graph:
                     node._release()
+            grads = None
             i = -1
             for child, nr in node.next_functions:
                 i += 1
@@ -136,7 +147,13 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
                 left = deps[child] - 1
                 deps[child] = left
                 if not left:
-                    push(ready, (-child._sequence_nr, id(child), child))
+                    if held is None:
+                        held = child
+                    elif child._sequence_nr > held._sequence_nr:
+                        push(ready, (-held._sequence_nr, id(held), held))
+                        held = child
+                    else:
+                        push(ready, (-child._sequence_nr, id(child), child))
             g = prev = outputs = None  # hold no gradient past its node (leaves steal sole ones)
     finally:
         state.enabled = prev_enabled

@@ -141,15 +141,6 @@ class BackwardFunction(Node, FunctionCtx):
             del d[k]
         d.pop("_stashed_outputs", None)
 
-    def __getattr__(self, name):
-        # ``ctx.out = output`` in forward is kept as data + metadata (see
-        # _stash_outputs), which avoids the cycle output -> node -> output.
-        stash = self.__dict__.get("_stashed_outputs")
-        if stash is not None and name in stash:
-            record, nr = stash[name]
-            return record.rebuild(self, nr)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-
     def _apply(self, grad_outputs, create_graph=False):
         if self._materialize_grads:
             for g in grad_outputs:
@@ -168,6 +159,21 @@ class BackwardFunction(Node, FunctionCtx):
         if not isinstance(grads, tuple):
             grads = (grads,)
         return cls._check_grads(self, grads)
+
+
+class _StashingBackwardFunction(BackwardFunction):
+    """Node of a user Function: ``ctx.out = output`` in forward is kept as data +
+    metadata (see _stash_outputs), which avoids the cycle output -> node -> output;
+    reading the attribute rebuilds the tensor. (A separate class because defining
+    ``__getattr__`` slows every attribute access: built-in ops' nodes don't have it.)
+    """
+
+    def __getattr__(self, name):
+        stash = self.__dict__.get("_stashed_outputs")
+        if stash is not None and name in stash:
+            record, nr = stash[name]
+            return record.rebuild(self, nr)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
 
 _CTX_KEEP = ("needs_input_grad", "next_functions")
@@ -196,8 +202,8 @@ class Function(FunctionCtx):
     as ordinary methods, called as ``MyFunction(params)(inputs...)``, with
     ``self.save_for_backward``/``self.saved_tensors``/``self.needs_input_grad``.
     """
-    _backward_cls = BackwardFunction
-    _node_base = BackwardFunction  # the class the generated <Name>Backward node derives from
+    _backward_cls = _StashingBackwardFunction
+    _node_base = _StashingBackwardFunction  # what the generated <Name>Backward node derives from
     _legacy_node = None
 
     def __init_subclass__(cls, **kwargs):
