@@ -67,6 +67,7 @@ def main():
         from threadpoolctl import threadpool_limits
         threadpool_limits(1, user_api="blas")
         torch.set_num_threads(1)
+        ember.set_num_threads(1)
         clock = time.thread_time
     rng = np.random.default_rng(0)
     shapes = [(1, 16, 8), (16, 32, 8)]

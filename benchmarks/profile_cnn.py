@@ -75,7 +75,8 @@ def main():
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--stages", action="store_true")
     parser.add_argument("--threads", type=int, default=2,
-                        help="torch threads and (through threadpoolctl, if installed) BLAS threads")
+                        help="torch and ember threads and (through threadpoolctl, if installed) "
+                             "BLAS threads")
     parser.add_argument("--cpu", action="store_true",
                         help="one thread each and CPU time of this thread (time.thread_time): "
                              "the work done, insensitive to other processes on a busy machine")
@@ -85,6 +86,7 @@ def main():
         args.threads = 1
         clock = time.thread_time
     torch.set_num_threads(args.threads)
+    ember.set_num_threads(args.threads)
     try:
         from threadpoolctl import threadpool_limits
         threadpool_limits(args.threads, user_api="blas")

@@ -365,7 +365,8 @@ def machine():
           f"{torch.__config__.parallel_info().splitlines()[-1].split(':')[-1].strip()})"
           if torch is not None else "torch absent")
     return [f"CPU: {cpu}, {cores} cores usable ({os.cpu_count()} online)",
-            f"Python {platform.python_version()}, NumPy {np.__version__} (BLAS: {blas}), {tv}",
+            f"Python {platform.python_version()}, NumPy {np.__version__} (BLAS: {blas}), {tv}, "
+            f"ember {ember.get_num_threads()} threads",
             f"load average (1/5/15 min) at start: {load}"]
 
 
@@ -422,7 +423,8 @@ def parse(argv=None):
                         "their last job, do not steal the cores from this round")
     p.add_argument("--json", metavar="PATH", help="also write every measurement to PATH")
     p.add_argument("--threads", type=int, default=2,
-                   help="torch.set_num_threads and NumPy's BLAS threads (default 2); "
+                   help="torch.set_num_threads, ember.set_num_threads and NumPy's BLAS "
+                        "threads (default 2); "
                         "--threads 1 --clock cpu measures each library's work, steady even "
                         "on a busy machine (but not the issue's setting)")
     p.add_argument("--only", default=None,
@@ -459,6 +461,7 @@ def main(argv=None):
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     if torch is not None:
         torch.set_num_threads(args.threads)
+    ember.set_num_threads(args.threads)  # ember's own thread pool (its large NumPy passes)
     try:  # NumPy's BLAS (ember's matmuls) gets the same number of threads
         from threadpoolctl import threadpool_limits
         args.blas_limits = threadpool_limits(args.threads, user_api="blas")  # kept alive

@@ -13,11 +13,16 @@ Geometry (``_Geom``) is per spatial dim: stride, dilation, padding as
 (before, after) pairs (asymmetric for 'same' with even kernels), and the
 unpadded input size.
 """
+import math
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ..autograd import grad_mode
+from ..autograd.grad_mode import _state as _grad_state
+from ..backend.parallel import parallel_for
 from .primitive import Primitive
+from .._tensor import Tensor
 
 
 class _Geom:
@@ -47,14 +52,45 @@ def _nd_perm(nd):
 #   matmul whose result is already (N, O, *out): no transposes. Best when a patch is short
 #   (the first layer of a CNN: C = 1), where the matmuls are memory-bound and the
 #   transposes would cost as much as they do.
-# * channels-last ("rows"): columns (G, N*P, K*Cg), one big matmul per op (a long K
-#   dimension keeps BLAS efficient); the output/gradients are transposed from/to
+# * channels-last ("rows"): columns (G, N*P, K*Cg), one matmul per block of samples (a long
+#   K dimension keeps BLAS efficient); the output/gradients are transposed from/to
 #   channels-last once (cheap next to the matmuls).
 _SHORT_PATCH = 32
 
 
 def _short(cg, ksize):
-    return cg * int(np.prod(ksize, dtype=np.int64)) <= _SHORT_PATCH
+    return cg * math.prod(ksize) <= _SHORT_PATCH
+
+
+# Every kernel works on blocks of samples: a block's padding, im2col, matmul, col2im and
+# layout copies run back to back while its data is in cache, and blocks are the unit of work
+# of the thread pool (ember.backend.parallel). The blocks depend on the shapes only, never on
+# the thread count, and partial weight/bias gradients are summed in block order, so results
+# are bitwise identical whatever ``ember.get_num_threads()`` is.
+_BLOCK_BYTES = 1 << 20  # about this many bytes of im2col columns per block
+
+
+def _blocks(n, per_sample):
+    """Consecutive sample ranges [(lo, hi), ...] of about ``_BLOCK_BYTES`` each."""
+    bs = max(1, min(n, _BLOCK_BYTES // max(1, per_sample)))
+    return [(lo, min(n, lo + bs)) for lo in range(0, n, bs)]
+
+
+def _run_blocks(blocks, fn, work):
+    """``fn(i, lo, hi)`` for every block, spread over the thread pool when ``work`` (bytes
+    touched) is large enough."""
+    def chunk(a, b):
+        for i in range(a, b):
+            fn(i, *blocks[i])
+    parallel_for(len(blocks), chunk, work)
+
+
+def _sum_parts(parts):
+    """Sum of the per-block partial results, in block order (a fresh array)."""
+    acc = parts[0]
+    for q in parts[1:]:
+        acc += q
+    return acc
 
 
 def _padded_channels_last(x, geom):
@@ -81,32 +117,63 @@ def _padded_channels_first(x, geom):
     return buf
 
 
-def _cols(x, ksize, out, geom):
-    """im2col of the padded input: (N, G, Cg*K, P) for short patches, else channels-last
-    (G, N*P, K*Cg). One copy out of a strided window view."""
-    n, c = x.shape[:2]
-    g = geom.groups
+def _window_first(x, ksize, out, geom):
+    """Strided window view (N, C, *k, *out) of the zero-padded channels-first input."""
     nd = len(ksize)
-    if _short(c // g, ksize):
-        xp = _padded_channels_first(x, geom)
-        st = xp.strides
-        shape = (n, c) + tuple(ksize) + tuple(out)
-        strides = (st[:2] + tuple(st[2 + i] * geom.dilation[i] for i in range(nd))
-                   + tuple(st[2 + i] * geom.stride[i] for i in range(nd)))
-        win = as_strided(xp, shape, strides, writeable=False)   # N, C, *k, *out: no copy
-        return win.reshape(n, g, (c // g) * int(np.prod(ksize)), -1)
+    xp = _padded_channels_first(x, geom)
+    st = xp.strides
+    shape = xp.shape[:2] + tuple(ksize) + tuple(out)
+    strides = (st[:2] + tuple(st[2 + i] * geom.dilation[i] for i in range(nd))
+               + tuple(st[2 + i] * geom.stride[i] for i in range(nd)))
+    return as_strided(xp, shape, strides, writeable=False)
+
+
+def _window_last(x, ksize, out, geom):
+    """Strided window view (N, *out, *k, C) of the zero-padded channels-last input."""
+    nd = len(ksize)
     xl = _padded_channels_last(x, geom)
     st = xl.strides
-    shape = (n,) + tuple(out) + tuple(ksize) + (c,)
+    shape = (xl.shape[0],) + tuple(out) + tuple(ksize) + (xl.shape[-1],)
     strides = ((st[0],) + tuple(st[1 + i] * geom.stride[i] for i in range(nd))
                + tuple(st[1 + i] * geom.dilation[i] for i in range(nd)) + (st[-1],))
-    win = as_strided(xl, shape, strides, writeable=False)  # N, *out, *k, C: no copy
-    rows = n * int(np.prod(out, dtype=np.int64))
+    return as_strided(xl, shape, strides, writeable=False)
+
+
+def _as_shape(a, shape):
+    """A view of ``a`` with ``shape`` (raises rather than copy: used to write through)."""
+    v = a.view()
+    v.shape = shape
+    return v
+
+
+def _fill_cols(dst, x, ksize, out, geom):
+    """im2col of the samples ``x`` into ``dst`` (a fresh array when None): (n, G, Cg*K, P)
+    for short patches, else channels-last rows (G, n*P, K*Cg). One copy out of a strided
+    window view."""
+    n, c = x.shape[:2]
+    g = geom.groups
+    kk = math.prod(ksize)
+    if _short(c // g, ksize):
+        win = _window_first(x, ksize, out, geom)                  # n, C, *k, *out
+        if dst is None:
+            return win.reshape(n, g, (c // g) * kk, -1)          # the one copy
+        _as_shape(dst, win.shape)[...] = win
+        return dst
+    nd = len(ksize)
+    win = _window_last(x, ksize, out, geom)                       # n, *out, *k, C
+    rows = n * math.prod(out)
     if g == 1:
-        return win.reshape(1, rows, -1)  # the one copy
-    win = win.reshape(shape[:-1] + (g, c // g))
+        if dst is None:
+            return win.reshape(1, rows, -1)                       # the one copy
+        _as_shape(dst[0], win.shape)[...] = win
+        return dst
+    win = win.reshape(win.shape[:-1] + (g, c // g))
     perm = (1 + 2 * nd, 0) + tuple(range(1, 1 + 2 * nd)) + (2 + 2 * nd,)
-    return win.transpose(perm).reshape(g, rows, -1)
+    win = win.transpose(perm)                                     # G, n, *out, *k, Cg
+    if dst is None:
+        return win.reshape(g, rows, -1)
+    _as_shape(dst, win.shape)[...] = win
+    return dst
 
 
 def _weight_matrix(w, g):
@@ -134,110 +201,190 @@ def _mm(a, b):
     return np.matmul(a, b)
 
 
+def _dtype(a, b):
+    return np.result_type(a.dtype, b.dtype)
+
+
+class _Conv:
+    """Shapes of one convolution: x (N, C, *S), w (O, C/G, *k), output (N, O, *out)."""
+    __slots__ = ("n", "c", "o", "g", "cg", "og", "nd", "ksize", "kk", "out", "p", "short",
+                 "padded", "crop", "isz")
+
+    def __init__(self, n, c, w_shape, geom, out=None):
+        self.n, self.c, self.o, self.g = n, c, w_shape[0], geom.groups
+        self.cg, self.og = c // self.g, self.o // self.g
+        self.ksize = tuple(w_shape[2:])
+        self.nd = len(self.ksize)
+        self.kk = math.prod(self.ksize)
+        self.out = tuple(geom.out_size(self.ksize) if out is None else out)
+        self.p = math.prod(self.out)
+        self.short = _short(self.cg, self.ksize)
+        self.padded = tuple(s + lo + hi for s, (lo, hi) in zip(geom.in_size, geom.pad))
+        self.crop = tuple(slice(lo, lo + s) for s, (lo, hi) in zip(geom.in_size, geom.pad))
+
+    def col_bytes(self, itemsize):
+        """Bytes of one sample's im2col columns."""
+        return self.c * self.kk * self.p * itemsize
+
+    def new_cols(self, dtype):
+        if self.short:
+            return np.empty((self.n, self.g, self.cg * self.kk, self.p), dtype=dtype)
+        return np.empty((self.g, self.n * self.p, self.kk * self.cg), dtype=dtype)
+
+    def cols_of(self, cols, lo, hi):
+        """The block [lo, hi) of full columns."""
+        if self.short:
+            return cols[lo:hi]
+        return cols[:, lo * self.p:hi * self.p]
+
+
 def conv_forward(x, w, geom, keep=None, bias=None):
     """y = conv(x, w) (+ bias) on arrays: x (N, C, *S), w (O, C/G, *k) -> (N, O, *out).
     ``keep`` (a list) receives the im2col columns for reuse by the weight gradient."""
-    ksize = w.shape[2:]
-    out = geom.out_size(ksize)
-    n, o, g = x.shape[0], w.shape[0], geom.groups
-    nd = len(ksize)
-    cols = _cols(x, ksize, out, geom)
+    s = _Conv(x.shape[0], x.shape[1], w.shape, geom)
+    n, o, g, og, nd, out = s.n, s.o, s.g, s.og, s.nd, s.out
+    dt = _dtype(x, w)
+    res = np.empty((n, o) + out, dtype=dt)
+    cols = s.new_cols(x.dtype) if keep is not None else None
+    if s.short:                                                    # n, G, Cg*K, P
+        wm = w.reshape(g, og, -1)
+        bb = None if bias is None else bias[:, None]
+
+        def block(i, lo, hi):
+            cb = _fill_cols(None if cols is None else cols[lo:hi], x[lo:hi], s.ksize, out, geom)
+            yb = _as_shape(res[lo:hi], (hi - lo, g, og, s.p))
+            np.matmul(wm, cb, out=yb)                              # n, G, Og, P
+            if bb is not None:
+                yv = yb.reshape(hi - lo, o, s.p)
+                np.add(yv, bb, out=yv)
+    else:                                                          # G, n*P, K*Cg
+        wmat = _weight_matrix(w, g).transpose(0, 2, 1)             # G, K*Cg, Og
+        perm = (1, 0, 2 + nd) + tuple(range(2, 2 + nd))            # n, G, Og, *out
+        bb = None if bias is None else bias.reshape((g, og) + (1,) * nd)
+
+        def block(i, lo, hi):
+            cb = _fill_cols(None if cols is None else cols[:, lo * s.p:hi * s.p], x[lo:hi],
+                            s.ksize, out, geom)
+            y = _mm(cb, wmat).reshape((g, hi - lo) + out + (og,)).transpose(perm)
+            dst = _as_shape(res[lo:hi], y.shape)
+            if bb is None:
+                dst[...] = y
+            else:  # the bias rides along the one transposing copy
+                np.add(y, bb, out=dst)
+    col = s.col_bytes(x.itemsize)
+    _run_blocks(_blocks(n, col), block, x.nbytes + res.nbytes + n * col)
     if keep is not None:
         keep.append(cols)
-    if _short(w.shape[1], ksize):                                  # N, G, Cg*K, P
-        y = np.matmul(w.reshape(g, o // g, -1), cols)              # N, G, Og, P
-        y = y.reshape((n, o, -1))
-        if bias is not None:
-            np.add(y, bias[:, None], out=y)
-        return y.reshape((n, o) + tuple(out))
-    y = _mm(cols, _weight_matrix(w, g).transpose(0, 2, 1))         # G, N*P, Og
-    y = y.reshape((g, n) + tuple(out) + (o // g,))
-    perm = (1, 0, 2 + nd) + tuple(range(2, 2 + nd))                # N, G, Og, *out
-    y = y.transpose(perm)
-    res = np.empty((n, o) + tuple(out), dtype=y.dtype)
-    if bias is None:
-        res.reshape(y.shape)[...] = y
-    else:  # the bias rides along the one transposing copy
-        np.add(y, bias.reshape((g, o // g) + (1,) * nd), out=res.reshape(y.shape))
     return res
 
 
-def _input_grad_short(gy, w, geom):
-    """conv^T for short patches: (N, G, Cg*K, P) columns by one batched matmul, then a
-    col2im of K strided adds into the padded channels-first gradient."""
-    ksize = w.shape[2:]
-    nd = len(ksize)
-    n, o = gy.shape[:2]
-    out = gy.shape[2:]
-    g = geom.groups
-    cg = w.shape[1]
-    wt = w.reshape(g, o // g, -1).transpose(0, 2, 1)                # G, Cg*K, Og
-    gy = np.ascontiguousarray(gy)  # a broadcast gradient would keep matmul off BLAS
-    cols = np.matmul(wt, gy.reshape(n, g, o // g, -1))              # N, G, Cg*K, P
-    cols = cols.reshape((n, g * cg) + tuple(ksize) + tuple(out))
-    padded = tuple(s + lo + hi for s, (lo, hi) in zip(geom.in_size, geom.pad))
-    gx = np.zeros((n, g * cg) + padded, dtype=cols.dtype)
+def _col2im_first(cols, s, geom, dst):
+    """Adjoint of the channels-first im2col: cols (n, C, *k, *out) added into the padded
+    input gradient, cropped into ``dst`` (n, C, *S)."""
+    gx = np.zeros((cols.shape[0], s.c) + s.padded, dtype=cols.dtype)
     lead = (slice(None), slice(None))
-    for kidx in np.ndindex(*ksize):
-        sl = tuple(slice(k * d, k * d + s * (m - 1) + 1, s)
-                   for k, d, s, m in zip(kidx, geom.dilation, geom.stride, out))
+    for kidx in np.ndindex(*s.ksize):
+        sl = tuple(slice(k * d, k * d + st * (m - 1) + 1, st)
+                   for k, d, st, m in zip(kidx, geom.dilation, geom.stride, s.out))
         gx[lead + sl] += cols[lead + kidx]
-    if padded == tuple(geom.in_size):
-        return gx
-    crop = tuple(slice(lo, lo + s) for s, (lo, hi) in zip(geom.in_size, geom.pad))
-    return np.ascontiguousarray(gx[lead + crop])
+    dst[...] = gx[lead + s.crop]
+
+
+def _col2im_rows(gm, wk, s, geom, dst):
+    """Input gradient of a block from its output-gradient rows gm (G, n*P, Og): one matmul
+    per kernel offset (G, K, n*P, Cg), so that each offset's slab is contiguous and col2im adds
+    long runs (rows of W*C), then the crop and the transpose back to (n, C, *S) into dst."""
+    nb = dst.shape[0]
+    nd, g, cg = s.nd, s.g, s.cg
+    cols = np.matmul(gm[:, None], wk)                               # G, K, n*P, Cg
+    cols = cols.reshape((g, s.kk, nb) + s.out + (cg,))
+    # view as K, n, *out, G, Cg (no copy)
+    cols = cols.transpose((1, 2) + tuple(range(3, 3 + nd)) + (0, 3 + nd))
+    gx = np.zeros((nb,) + s.padded + (g, cg), dtype=cols.dtype)
+    lead = (slice(None),)
+    for j, kidx in enumerate(np.ndindex(*s.ksize)):
+        sl = tuple(slice(k * d, k * d + st * (m - 1) + 1, st)
+                   for k, d, st, m in zip(kidx, geom.dilation, geom.stride, s.out))
+        gx[lead + sl] += cols[j]
+    gx = gx.reshape((nb,) + s.padded + (s.c,))[lead + s.crop]
+    dst[...] = gx.transpose((0, 1 + nd) + tuple(range(1, 1 + nd)))
+
+
+def _wk(w, s):
+    """(O, Cg, *k) -> (G, K, Og, Cg) contiguous: one weight matrix per kernel offset."""
+    return np.ascontiguousarray(w.reshape((s.g, s.og, s.cg, s.kk)).transpose(0, 3, 1, 2))
+
+
+def conv_backward(x, w, gy, geom, cols=None, need=(True, True, False)):
+    """Gradients (gx, gw, gb) of ``conv(x, w) + b`` for the output gradient ``gy`` in one pass
+    over blocks of samples (each block's output gradient is laid out once for all three);
+    ``need`` says which to compute (the others are None). ``cols``: the forward's columns."""
+    need_x, need_w, need_b = need
+    s = _Conv(x.shape[0], x.shape[1], w.shape, geom, gy.shape[2:])
+    g, og, nd = s.g, s.og, s.nd
+    dt = _dtype(gy, w)
+    gx = np.empty((s.n, s.c) + tuple(geom.in_size), dtype=dt) if need_x else None
+    blocks = _blocks(s.n, s.col_bytes(x.itemsize))
+    wparts = [None] * len(blocks) if need_w else None
+    bparts = [None] * len(blocks) if need_b else None
+    if s.short:
+        wt = w.reshape(g, og, -1).transpose(0, 2, 1) if need_x else None  # G, Cg*K, Og
+
+        def block(i, lo, hi):
+            gl = np.ascontiguousarray(gy[lo:hi]).reshape(hi - lo, g, og, -1)
+            if need_x:
+                cb = np.matmul(wt, gl)                              # n, G, Cg*K, P
+                _col2im_first(cb.reshape((hi - lo, s.c) + s.ksize + s.out), s, geom,
+                              gx[lo:hi])
+            if need_w:
+                cb = (s.cols_of(cols, lo, hi) if cols is not None
+                      else _fill_cols(None, x[lo:hi], s.ksize, s.out, geom))
+                wparts[i] = np.matmul(gl, cb.transpose(0, 1, 3, 2)).sum(axis=0)  # G,Og,CgK
+            if need_b:
+                bparts[i] = gl.sum(axis=(0, 3))                     # G, Og
+    else:
+        wk = _wk(w, s) if need_x else None
+
+        def block(i, lo, hi):
+            gm = _grad_matrix(gy[lo:hi], g)                         # G, n*P, Og
+            if need_x:
+                _col2im_rows(gm, wk, s, geom, gx[lo:hi])
+            if need_w:
+                cb = (s.cols_of(cols, lo, hi) if cols is not None
+                      else _fill_cols(None, x[lo:hi], s.ksize, s.out, geom))
+                # cols^T @ gy, not gy^T @ cols: OpenBLAS threads the latter (small M, N, long
+                # K) pathologically; the (K*Cg, Og) result is small to transpose
+                wparts[i] = _mm(cb.transpose(0, 2, 1), gm)          # G, K*Cg, Og
+            if need_b:
+                bparts[i] = gm.sum(axis=1)                          # G, Og
+    work = s.n * s.col_bytes(x.itemsize) * (int(need_x) + int(need_w)) + gy.nbytes
+    _run_blocks(blocks, block, work)
+    gw = gb = None
+    if need_w:
+        gw = _sum_parts(wparts)
+        if s.short:
+            gw = gw.reshape((s.o, s.cg) + s.ksize)
+        else:
+            gw = gw.transpose(0, 2, 1).reshape((s.o,) + s.ksize + (s.cg,))
+            gw = np.ascontiguousarray(gw.transpose((0, 1 + nd) + tuple(range(1, 1 + nd))))
+    if need_b:
+        gb = _sum_parts(bparts).reshape(s.o)
+    return gx, gw, gb
 
 
 def conv_input_grad(gy, w, geom):
     """gx = conv^T(gy, w): the gradient of conv w.r.t. its input (col2im)."""
-    ksize = w.shape[2:]
-    if _short(w.shape[1], ksize):
-        return _input_grad_short(gy, w, geom)
-    nd = len(ksize)
     n = gy.shape[0]
-    out = gy.shape[2:]
-    g = geom.groups
-    cg = w.shape[1]
-    c = cg * g
-    og = w.shape[0] // g
-    kk = int(np.prod(ksize, dtype=np.int64))
-    # one matmul per kernel offset: (G, K, N*P, Cg), so that each offset's slab is
-    # contiguous and col2im adds long runs (rows of W*C) instead of C-long pieces
-    wk = np.ascontiguousarray(w.reshape((g, og, cg, kk)).transpose(0, 3, 1, 2))  # G,K,Og,Cg
-    cols = np.matmul(_grad_matrix(gy, g)[:, None], wk)              # G, K, N*P, Cg
-    cols = cols.reshape((g, kk, n) + tuple(out) + (cg,))
-    # view as K, N, *out, G, Cg (no copy)
-    cols = cols.transpose((1, 2) + tuple(range(3, 3 + nd)) + (0, 3 + nd))
-    padded = tuple(s + lo + hi for s, (lo, hi) in zip(geom.in_size, geom.pad))
-    gx = np.zeros((n,) + padded + (g, cg), dtype=cols.dtype)
-    lead = (slice(None),)
-    for j, kidx in enumerate(np.ndindex(*ksize)):
-        sl = tuple(slice(k * d, k * d + s * (m - 1) + 1, s)
-                   for k, d, s, m in zip(kidx, geom.dilation, geom.stride, out))
-        gx[lead + sl] += cols[j]
-    crop = tuple(slice(lo, lo + s) for s, (lo, hi) in zip(geom.in_size, geom.pad))
-    gx = gx.reshape((n,) + padded + (c,))[lead + crop]
-    return np.ascontiguousarray(gx.transpose((0, 1 + nd) + tuple(range(1, 1 + nd))))
+    x = np.broadcast_to(np.zeros((), gy.dtype), (n, w.shape[1] * geom.groups) + geom.in_size)
+    return conv_backward(x, w, gy, geom, need=(True, False, False))[0]
 
 
 def conv_weight_grad(x, gy, ksize, geom, cols=None):
     """gw: the gradient of conv w.r.t. its weight, shape (O, C/G, *k); ``cols`` are the
     forward's im2col columns when still at hand."""
-    nd = len(ksize)
     n, o = gy.shape[:2]
-    g = geom.groups
-    cg = x.shape[1] // g
-    if cols is None:
-        cols = _cols(x, ksize, gy.shape[2:], geom)
-    if _short(cg, ksize):                                            # N, G, Cg*K, P
-        gl = np.ascontiguousarray(gy).reshape(n, g, o // g, -1)
-        gw = np.matmul(gl, cols.transpose(0, 1, 3, 2)).sum(axis=0)   # G, Og, Cg*K
-        return gw.reshape((o, cg) + tuple(ksize))
-    # cols^T @ gy, not gy^T @ cols: OpenBLAS threads the latter (small M, N, long K)
-    # pathologically (20x slower on 2 threads); the (K*Cg, Og) result is small to transpose
-    gw = _mm(cols.transpose(0, 2, 1), _grad_matrix(gy, g)).transpose(0, 2, 1)  # G, Og, K*Cg
-    gw = gw.reshape((o,) + tuple(ksize) + (cg,))
-    return np.ascontiguousarray(gw.transpose((0, 1 + nd) + tuple(range(1, 1 + nd))))
+    w = np.broadcast_to(np.zeros((), gy.dtype), (o, x.shape[1] // geom.groups) + tuple(ksize))
+    return conv_backward(x, w, gy, geom, cols, need=(False, True, False))[1]
 
 
 class ConvForward(Primitive):
@@ -262,6 +409,14 @@ class ConvForward(Primitive):
     def backward(ctx, grad):
         x, w = ctx.saved_tensors
         geom = ctx.geom
+        needs = ctx.needs_input_grad
+        if not _grad_state.enabled:  # no graph to record: all gradients in one NumPy pass
+            need_b = ctx.has_bias and needs[3]
+            gx, gw, gb = conv_backward(x._data, w._data, grad._data, geom, ctx.cols,
+                                       (needs[0], needs[1], need_b))
+            ctx.cols = None
+            gx, gw, gb = (None if a is None else Tensor._make(a) for a in (gx, gw, gb))
+            return (gx, gw, None, gb) if ctx.has_bias else (gx, gw, None)
         gx = gw = None
         if ctx.needs_input_grad[0]:
             gx = ConvInputGrad.apply(grad, w, geom)
@@ -322,4 +477,4 @@ class ConvWeightGrad(Primitive):
 
 
 __all__ = ["ConvForward", "ConvInputGrad", "ConvWeightGrad", "_Geom", "conv_forward",
-           "conv_input_grad", "conv_weight_grad"]
+           "conv_backward", "conv_input_grad", "conv_weight_grad"]

@@ -13,6 +13,7 @@ from numpy.lib.stride_tricks import as_strided
 from .._tensor import Tensor
 from .primitive import Primitive
 from .indexing import Gather
+from ..backend.parallel import parallel_for
 
 
 def pool_out_size(size, k, s, p, d, ceil_mode):
@@ -186,27 +187,44 @@ def _tiled_ok(x, ksize, stride, padding, dilation, ceil_mode):
     return not ceil_mode or all(n % k == 0 for n, k in zip(x.shape[2:], ksize))
 
 
+def _by_samples(n, fn, work):
+    """``fn(lo, hi)`` over sample ranges of [0, n), on the thread pool when ``work`` (bytes
+    touched) is large enough. Every kernel below is element-wise across samples, so the
+    split never changes a result."""
+    parallel_for(n, fn, work)
+
+
 def tiled_max(x, geom):
     """Max over non-overlapping windows: values and the window-local argmax code.
 
     One transposed copy puts each window offset in its own contiguous slab (strided
     NumPy loops are several times slower than contiguous ones); then a running maximum
     over the slabs. Offsets come in increasing order, so the code is updated with
-    ``maximum(code, j * (v > max))`` (no masked writes: those are slow)."""
+    ``maximum(code, j * (v > max))`` (no masked writes: those are slow). Samples are split
+    over the thread pool."""
     nd = len(geom.ksize)
-    win = geom.tiles(x)                                       # N, C, o1, k1, o2, k2, ...
     perm = tuple(3 + 2 * i for i in range(nd)) + (0, 1) + tuple(2 + 2 * i for i in range(nd))
     nk = int(np.prod(geom.ksize))
-    slabs = np.ascontiguousarray(win.transpose(perm)).reshape((nk,) + x.shape[:2] + geom.out)
-    vals = slabs[0].copy()
     ctype = np.uint8 if nk <= 256 else np.int64
-    code = np.zeros(vals.shape, dtype=ctype)
-    gt = np.empty(vals.shape, dtype=bool)
-    for j in range(1, nk):
-        v = slabs[j]
-        np.greater(v, vals, out=gt)
-        np.maximum(code, gt.view(np.uint8) * ctype(j) if ctype is np.uint8 else gt * j, out=code)
-        np.maximum(vals, v, out=vals)
+    shape = x.shape[:2] + geom.out
+    vals = np.empty(shape, dtype=x.dtype)
+    code = np.empty(shape, dtype=ctype)
+
+    def chunk(lo, hi):
+        xs = x[lo:hi]
+        win = geom.tiles(xs)                                  # n, C, o1, k1, o2, k2, ...
+        slabs = np.ascontiguousarray(win.transpose(perm)).reshape((nk,) + xs.shape[:2]
+                                                                  + geom.out)
+        v, c = vals[lo:hi], code[lo:hi]
+        np.copyto(v, slabs[0])
+        c.fill(0)
+        gt = np.empty(v.shape, dtype=bool)
+        for j in range(1, nk):
+            s = slabs[j]
+            np.greater(s, v, out=gt)
+            np.maximum(c, gt.view(np.uint8) * ctype(j) if ctype is np.uint8 else gt * j, out=c)
+            np.maximum(v, s, out=v)
+    _by_samples(x.shape[0], chunk, 2 * x.nbytes)
     return vals, code
 
 
@@ -215,22 +233,33 @@ def tiled_scatter(grad, geom):
     g = grad
     full = all(o * k == n for o, k, n in zip(geom.out, geom.ksize, geom.in_shape[2:]))
     gx = (np.empty if full else np.zeros)(geom.in_shape, dtype=g.dtype)
-    win = geom.tiles(gx)
     code = geom.code
-    for j, sel in geom.offsets():
-        np.multiply(g, code == j, out=win[sel])
+    if g.shape != code.shape:  # a broadcast gradient (e.g. of a sum)
+        g = np.broadcast_to(g, code.shape)
+
+    def chunk(lo, hi):
+        win = geom.tiles(gx[lo:hi])
+        gs, cs = g[lo:hi], code[lo:hi]
+        for j, sel in geom.offsets():
+            np.multiply(gs, cs == j, out=win[sel])
+    _by_samples(gx.shape[0], chunk, 2 * gx.nbytes)
     return gx
 
 
 def tiled_gather(a, geom):
     """Adjoint of ``tiled_scatter``: each window's value at its argmax."""
-    win = geom.tiles(a)
     code = geom.code
-    it = geom.offsets()
-    _, sel = next(it)
-    out = win[sel].copy()
-    for j, sel in it:
-        np.copyto(out, win[sel], where=code == j)
+    out = np.empty(code.shape, dtype=a.dtype)
+
+    def chunk(lo, hi):
+        win = geom.tiles(a[lo:hi])
+        cs, o = code[lo:hi], out[lo:hi]
+        it = geom.offsets()
+        _, sel = next(it)
+        np.copyto(o, win[sel])
+        for j, sel in it:
+            np.copyto(o, win[sel], where=cs == j)
+    _by_samples(code.shape[0], chunk, 2 * a.nbytes)
     return out
 
 

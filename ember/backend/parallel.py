@@ -1,0 +1,174 @@
+"""ember's intra-op thread pool: large NumPy passes split along one axis, run concurrently.
+
+NumPy releases the GIL inside its ufunc loops, copies and most reductions, so a pass over a
+large array cut into a few chunks runs on several cores from plain Python threads. The pool
+is small and persistent (``get_num_threads() - 1`` daemon workers; the calling thread runs
+one chunk itself), started on first use, and only used for work above a size threshold:
+small arrays stay on the calling thread, with no overhead beyond one comparison.
+
+>>> import ember
+>>> ember.get_num_threads() >= 1
+True
+
+* ``set_num_threads(n)`` / ``get_num_threads()``: PyTorch's API (process-wide). The default
+  is the number of CPUs this process may run on (``os.sched_getaffinity``). NumPy's BLAS
+  (ember's matmuls) keeps its own threads: set them with ``OPENBLAS_NUM_THREADS`` or
+  threadpoolctl.
+* ``parallel_for(n, fn, work)`` calls ``fn(lo, hi)`` on consecutive slices of ``range(n)``,
+  concurrently when ``work`` (bytes the pass touches) is large enough; every kernel using it
+  must give the same result whatever the split (the chunks write disjoint parts of the
+  output, so results are bitwise identical to the unsplit pass).
+
+Safety: one parallel pass at a time. A call made while the pool is busy (from another thread,
+or from inside a chunk) runs its whole range on its own thread. After ``os.fork`` the child
+drops the parent's workers (they do not exist there) and starts its own on first use, so
+DataLoader worker processes can use the pool.
+"""
+import os
+import threading
+
+__all__ = ["get_num_threads", "set_num_threads", "parallel_for", "num_chunks", "MIN_CHUNK_BYTES"]
+
+#: bytes a pass must touch per chunk before it is split: below ~0.25 MiB per thread the
+#: wake-up of a worker (tens of microseconds) costs about as much as it saves
+MIN_CHUNK_BYTES = 1 << 18
+
+
+def _default_threads():
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+_num_threads = _default_threads()
+
+
+class _Worker:
+    """A daemon thread that runs one chunk per ``go`` release and releases ``done``."""
+    __slots__ = ("go", "done", "task", "error", "thread")
+
+    def __init__(self, index):
+        self.go = threading.Lock()
+        self.go.acquire()
+        self.done = threading.Lock()
+        self.done.acquire()
+        self.task = None
+        self.error = None
+        self.thread = threading.Thread(target=self._loop, name=f"ember-worker-{index}",
+                                       daemon=True)
+        self.thread.start()
+
+    def _loop(self):
+        _local.inside = True
+        go, done = self.go, self.done
+        while True:
+            go.acquire()
+            fn, lo, hi = self.task
+            self.task = None
+            try:
+                fn(lo, hi)
+            except BaseException as e:  # handed to the caller
+                self.error = e
+            done.release()
+
+
+class _State:
+    """The pool of one process (rebuilt in a forked child)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()  # held by the thread running a parallel pass
+        self.workers = []
+
+
+_state = _State()
+_local = threading.local()  # .inside: this thread is a worker (nested calls run inline)
+
+
+def _after_fork_in_child():
+    global _state
+    _state = _State()  # the parent's worker threads do not exist here
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def get_num_threads():
+    """Number of threads ember's intra-op passes use (PyTorch's ``torch.get_num_threads``)."""
+    return _num_threads
+
+
+def set_num_threads(n):
+    """Set the number of threads for ember's intra-op passes (PyTorch's
+    ``torch.set_num_threads``): a positive int. 1 runs everything on the calling thread."""
+    global _num_threads
+    if isinstance(n, bool) or not _is_int(n):
+        raise RuntimeError(f"set_num_threads expects an int, but got {type(n).__name__}")
+    n = int(n)
+    if n <= 0:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    _num_threads = n
+
+
+def _is_int(n):
+    if isinstance(n, int):
+        return True
+    try:  # NumPy integers, as PyTorch accepts them
+        import numpy
+        return isinstance(n, numpy.integer)
+    except ImportError:  # pragma: no cover
+        return False
+
+
+def num_chunks(n, work):
+    """How many chunks ``parallel_for`` cuts ``range(n)`` into for a pass touching ``work``
+    bytes (1: it runs on the calling thread)."""
+    return max(1, min(_num_threads, n, int(work) // MIN_CHUNK_BYTES))
+
+
+def parallel_for(n, fn, work):
+    """Call ``fn(lo, hi)`` for consecutive slices covering ``range(n)``: in up to
+    ``get_num_threads()`` chunks run concurrently when ``work`` (bytes touched) allows, else
+    once as ``fn(0, n)`` on the calling thread. Exceptions raised in a chunk are re-raised
+    here (after every chunk has finished)."""
+    k = num_chunks(n, work)
+    if k == 1 or getattr(_local, "inside", False):
+        fn(0, n)
+        return
+    state = _state
+    if not state.lock.acquire(blocking=False):  # the pool is busy: another thread's pass
+        fn(0, n)
+        return
+    try:
+        workers = state.workers
+        while len(workers) < k - 1:
+            workers.append(_Worker(len(workers)))
+        bounds = [n * i // k for i in range(k + 1)]
+        used = workers[:k - 1]
+        for i, w in enumerate(used):
+            w.task = (fn, bounds[i + 1], bounds[i + 2])
+            w.go.release()
+        _local.inside = True
+        waited = False
+        try:
+            error = None
+            try:
+                fn(bounds[0], bounds[1])  # the calling thread's own share
+            except BaseException as e:
+                error = e
+            for w in used:
+                w.done.acquire()
+                if w.error is not None:
+                    if error is None:
+                        error = w.error
+                    w.error = None
+            waited = True
+        finally:
+            _local.inside = False
+            if not waited:  # interrupted while waiting: these workers' state is unknown
+                state.workers = []
+        if error is not None:
+            raise error
+    finally:
+        state.lock.release()
