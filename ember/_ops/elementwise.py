@@ -98,8 +98,11 @@ class Add(Primitive):
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
-        ctx.a_shape, ctx.b_shape, ctx.alpha = _shape(a), _shape(b), alpha
         x, y = _arrays(a, b)
+        # operand shapes for unbroadcasting the gradient (a scalar operand has shape ())
+        ctx.a_shape = x.shape if isinstance(a, Tensor) else ()
+        ctx.b_shape = y.shape if isinstance(b, Tensor) else ()
+        ctx.alpha = alpha
         try:
             if alpha == 1:
                 return x + y
@@ -121,13 +124,16 @@ class Add(Primitive):
     @staticmethod
     def backward_arrays(ctx, grad):
         needs = ctx.needs_input_grad
-        ga = sum_to(grad, ctx.a_shape) if needs[0] else None
+        ga = None
+        if needs[0]:
+            ga = grad if grad.shape == ctx.a_shape else sum_to(grad, ctx.a_shape)
         gb = None
         if len(needs) > 1 and needs[1]:
             alpha = ctx.alpha
-            gb = sum_to(grad if alpha == 1 else -grad if alpha == -1 else grad * alpha,
-                        ctx.b_shape)
-        return ga, gb, None
+            gb = grad if alpha == 1 else -grad if alpha == -1 else grad * alpha
+            if gb.shape != ctx.b_shape:
+                gb = sum_to(gb, ctx.b_shape)
+        return ga, gb
 
 
 class Sub(Add):
@@ -182,8 +188,15 @@ class Mul(Primitive):
         if b is None:
             return grad * ctx.scalar, None
         needs = ctx.needs_input_grad
-        ga = sum_to(grad * b, a.shape) if needs[0] else None
-        gb = sum_to(grad * a, b.shape) if needs[1] else None
+        ga = gb = None
+        if needs[0]:
+            ga = grad * b
+            if ga.shape != a.shape:
+                ga = sum_to(ga, a.shape)
+        if needs[1]:
+            gb = grad * a
+            if gb.shape != b.shape:
+                gb = sum_to(gb, b.shape)
         return ga, gb
 
 

@@ -46,8 +46,10 @@ class PrimitiveNode(BackwardFunction):
     _out_data = None      # output 0 saved as its array and version counter (no tensor: no cycle)
     _plain_grads = True  # backward's gradients need no filtering or casting (see _connect)
 
+    _output_meta = _ONE_OUTPUT  # set per node only for several outputs
+
     def save_for_backward(self, *tensors):
-        self._to_save = tensors
+        self._saved = tensors  # their versions are recorded by _connect, if a graph is built
 
     @property
     def saved_tensors(self):
@@ -227,10 +229,14 @@ def _connect(ctx, cls, args, outs):
             if a._requires_grad:
                 needs.append(True)
                 fn = a._grad_fn
-                if fn is not None and a._base is None:
+                if a._base is not None:
+                    edges.append(gradient_edge(a))  # a view: its grad_fn may need refreshing
+                elif fn is not None:
                     edges.append((fn, a._output_nr))
-                else:
-                    edges.append(gradient_edge(a))
+                else:  # a leaf: its (cached) accumulator
+                    ref = a._accumulator
+                    acc = ref() if ref is not None else None
+                    edges.append((acc, 0) if acc is not None else gradient_edge(a))
             else:
                 needs.append(False)
                 edges.append(_NO_EDGE)
@@ -259,7 +265,6 @@ def _connect(ctx, cls, args, outs):
         # One output: the node's own fast path never materializes a missing
         # gradient, so its slot needs no shape/dtype.
         t = outs[0]
-        ctx._output_meta = _ONE_OUTPUT
         t._requires_grad = True
         t._grad_fn = ctx
     else:
@@ -272,11 +277,9 @@ def _connect(ctx, cls, args, outs):
                 t._grad_fn = ctx
                 t._output_nr = nr
         ctx._output_meta = tuple(meta)
-    to_save = ctx._to_save
-    if to_save:
-        ctx._saved = to_save
-        ctx._versions = [None if t is None else t._vc[0] for t in to_save]
-        ctx._to_save = ()
+    saved = ctx._saved
+    if saved:
+        ctx._versions = [None if t is None else t._vc[0] for t in saved]
     if cls.saves_output:
         out = outs[0]
         if out._base is None:
