@@ -97,6 +97,8 @@ class PrimitiveNode(BackwardFunction):
         self._saved_output = None
         self._out_data = None
 
+    _accepts_arrays = True  # gradients may arrive as bare arrays (see engine.py)
+
     def _apply(self, grad_outputs, create_graph=False):
         if len(grad_outputs) == 1:  # the common case, kept free of generic work
             grad = grad_outputs[0]
@@ -104,26 +106,27 @@ class PrimitiveNode(BackwardFunction):
                 return [None] * len(self.next_functions)
             cls = self._forward_cls
             if create_graph or cls.backward_arrays is None:
+                if not isinstance(grad, Tensor):
+                    grad = _make(grad)
                 grads = cls.backward(self, grad)
                 if type(grads) is not tuple and type(grads) is not list:
                     grads = (grads,)
-            else:
-                grads = _wrap(cls.backward_arrays(self, grad._data))
+            else:  # arrays in, arrays out: the engine carries them (no graph to record)
+                grads = cls.backward_arrays(self, grad._data if isinstance(grad, Tensor) else grad)
+                if type(grads) is not tuple:
+                    grads = (grads,)
+                if not self._plain_grads:
+                    grads = [None if g is None else _make(g) for g in grads]
             if self._plain_grads:
                 return grads
             return cls._check_grads(self, grads)
         for g in grad_outputs:
             if g is not None:
+                grad_outputs = [g if g is None or isinstance(g, Tensor) else _make(g)
+                                for g in grad_outputs]
                 return BackwardFunction._apply(self, grad_outputs, create_graph)
         # No gradient arrived at all: built-ins pass "no gradient" on, not zeros.
         return [None] * len(self.next_functions)
-
-
-def _wrap(arrays):
-    """``backward_arrays``' result as tensors (one array, or a tuple with None entries)."""
-    if type(arrays) is not tuple:
-        return (_make(arrays),)
-    return [None if a is None else _make(a) for a in arrays]
 
 
 class Primitive(Function):

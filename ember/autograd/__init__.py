@@ -152,6 +152,8 @@ def Variable(data, requires_grad=False, volatile=False):
 def _bind_tensor(cls):
     global _tensor_cls
     _tensor_cls = cls
+    from . import engine
+    engine._Tensor = cls
 
 
 _tensor_cls = None  # set by ember._tensor (which imports this package first)

@@ -52,7 +52,8 @@ def check_nan(node, outputs):
     if not _state.check_nan:
         return
     for i, g in enumerate(outputs):
-        if g is not None and g._data.dtype.kind == "f" and bool(xp.isnan(g._data).any()):
+        d = getattr(g, "_data", g)  # gradients in flight may be bare arrays
+        if d is not None and d.dtype.kind == "f" and bool(xp.isnan(d).any()):
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
                                "output.")
 

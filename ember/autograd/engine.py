@@ -6,6 +6,11 @@ then a ready queue ordered by sequence number (latest-created first, like
 PyTorch) runs each node as soon as every gradient flowing into it has arrived.
 
 The engine knows nothing of specific ops: it calls ``node._apply``.
+
+Without ``create_graph`` a gradient in flight may be a bare array rather than a
+tensor: built-in nodes compute on arrays (``Primitive.backward_arrays``) and
+take arrays (``node._accepts_arrays``); everything else -- user Functions,
+hooks, ``autograd.grad``'s results -- sees tensors, wrapped on the way in.
 """
 import heapq
 
@@ -113,6 +118,8 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
             grads = buffers.pop(node, None)
             if grads is None:
                 grads = [None] * len(node._output_meta)
+            elif not node._accepts_arrays or node._has_hooks or captures:
+                grads = _as_tensors(grads)
             if node._has_hooks:
                 grads = _run_pre_hooks(node, grads)
             if captures:
@@ -125,7 +132,7 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
                 else:
                     outputs = node._apply(grads, create_graph)
                 if node._has_hooks:
-                    outputs = _run_post_hooks(node, outputs, grads)
+                    outputs = _run_post_hooks(node, _as_tensors(outputs), grads)
                 if not retain_graph:
                     node._release()
             grads = None
@@ -168,10 +175,21 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
 
 
 def _add_grads(a, b):
-    """Sum two gradients arriving at one slot, with no graph to record."""
-    if a._data.shape == b._data.shape and a._data.dtype == b._data.dtype:
-        return a._make(a._data + b._data)
-    return a + b
+    """Sum two gradients (tensors or bare arrays) arriving at one slot, with no graph
+    to record: arrays of one shape and dtype add as arrays, anything else as tensors."""
+    x = a._data if isinstance(a, _Tensor) else a
+    y = b._data if isinstance(b, _Tensor) else b
+    if x.shape == y.shape and x.dtype == y.dtype:
+        return x + y
+    return _Tensor._make(x) + _Tensor._make(y)
+
+
+def _as_tensors(grads):
+    """A list of gradients with bare arrays wrapped as tensors."""
+    return [g if g is None or isinstance(g, _Tensor) else _Tensor._make(g) for g in grads]
+
+
+_Tensor = None  # ember.Tensor, set by autograd._bind_tensor (ember._tensor imports us first)
 
 
 def _add_recorded(a, b):

@@ -55,6 +55,7 @@ class Node:
     next_functions = ()
     _output_meta = (None,)  # one entry per forward output (gradient slot)
     _has_hooks = False      # set when any hook is registered: the engine checks only this
+    _accepts_arrays = False  # _apply takes bare arrays as gradients too (see engine.py)
 
     def name(self):
         return type(self).__name__
@@ -99,6 +100,7 @@ class Node:
 
 class AccumulateGrad(Node):
     """The sink for a leaf tensor: sums incoming gradients into ``variable.grad``."""
+    _accepts_arrays = True
 
     def __init__(self, variable):
         self.variable = variable
@@ -110,35 +112,42 @@ class AccumulateGrad(Node):
             return ()
         var = self.variable
         current = var._grad
+        array = getattr(grad, "_data", None)
         if current is None:
             if create_graph:
                 var.grad = grad
-            else:
+            elif array is None:  # a bare array from the engine
                 var._grad = _owned_grad(grad, var._data)
-        elif create_graph or current._requires_grad or grad._requires_grad:
-            var.grad = current + grad
+            else:
+                var._grad = _owned_grad(array, var._data, grad)
+        elif create_graph or current._requires_grad or (array is not None and
+                                                         grad._requires_grad):
+            from .._tensor import Tensor
+            var.grad = current + (grad if array is not None else Tensor._make(grad))
         else:
             # In place, in NumPy: no graph to record, only the version to bump.
             data = current._data
-            data += grad._data
+            data += grad if array is None else array
             current._vc[0] += 1
         return ()
 
 
-def _owned_grad(grad, like):
+def _owned_grad(data, like, grad=None):
     """The first gradient of a leaf as storage the leaf owns.
 
     Like PyTorch, take the incoming gradient's array when nothing else can see
-    it (only the engine's buffer refers to the tensor, only the tensor to the
-    array, and it is not a view); otherwise copy, since the same gradient may
-    reach several leaves or alias user memory.
+    it (only the engine's buffer refers to it -- through the tensor ``grad``
+    when it came wrapped --, and it is not a view); otherwise copy, since the
+    same gradient may reach several leaves or alias user memory.
     """
     from .._tensor import Tensor
-    data = grad._data
     if data.dtype == like.dtype and data.shape == like.shape:
-        if (sys.getrefcount(grad) <= _SOLE_TENSOR_REFS and
-                sys.getrefcount(data) <= _SOLE_ARRAY_REFS and data.base is None and
-                data.flags.c_contiguous and data.flags.writeable):
+        if grad is None:
+            sole = sys.getrefcount(data) <= _SOLE_BARE_ARRAY_REFS
+        else:
+            sole = (sys.getrefcount(grad) <= _SOLE_TENSOR_REFS and
+                    sys.getrefcount(data) <= _SOLE_ARRAY_REFS)
+        if sole and data.base is None and data.flags.c_contiguous and data.flags.writeable:
             return Tensor._make(data)
         return Tensor._make(data.copy(order="C"))
     if data.dtype != like.dtype:
@@ -146,11 +155,13 @@ def _owned_grad(grad, like):
     return Tensor._make((data + _zeros(like)).copy())
 
 
-# Measured: getrefcount's argument, this frame's and the caller's locals, the engine's
-# buffer list (tensor) /
-# the tensor's attribute (array): anything above that is another owner.
-_SOLE_TENSOR_REFS = 5
-_SOLE_ARRAY_REFS = 3
+# Reference counts of a gradient nothing else sees, measured (tests/test_tensor_and_views.py
+# checks both outcomes): getrefcount's argument, this function's parameter, the caller's
+# local, and the engine's buffer list (a wrapped gradient's array: the tensor's attribute
+# instead of the list). Anything above that is another owner.
+_SOLE_TENSOR_REFS = 4
+_SOLE_ARRAY_REFS = 4
+_SOLE_BARE_ARRAY_REFS = 4
 
 
 def _zeros(like):
