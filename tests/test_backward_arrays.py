@@ -195,3 +195,23 @@ def test_anomaly_mode_checks_array_gradients_for_nan():
             y = (x * float("nan")).sum()
             with pytest.raises(RuntimeError, match="returned nan values"):
                 y.backward()
+
+
+def test_numpy_floating_point_warnings_are_silent_like_pytorch():
+    # PyTorch gives inf/nan without a word; NumPy would warn from inside ember's kernels.
+    # A fresh interpreter, so no test framework's warning filters are involved.
+    import subprocess
+    import sys
+    code = (
+        "import warnings, numpy as np, ember\n"
+        "x = ember.tensor([1e38, 0.0, -1.0], requires_grad=True)\n"
+        "y = (x * 1e10).sum() + ((x * 0) * float('inf')).sum() + x.log().sum() + (x / 0).sum()\n"
+        "y = y + x.exp().sum() + (1 / x).sum() + x.sqrt().sum()\n"
+        "y.backward()\n"
+        "np.array([1e38], np.float32) * np.float32(1e10)  # the user's own NumPy still warns\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    warnings_seen = [line for line in done.stderr.splitlines() if "RuntimeWarning" in line]
+    assert len(warnings_seen) == 1 and warnings_seen[0].startswith("<string>:6"), done.stderr

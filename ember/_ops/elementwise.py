@@ -222,12 +222,11 @@ class Div(Primitive):
         if not isinstance(b, Tensor):
             ctx.scalar = _weak(b)
         x, y = _float_arrays(a, b)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            try:
-                return x / y
-            except ValueError:
-                _check_broadcast(a, b)
-                raise
+        try:  # (NumPy's divide-by-zero warnings are filtered: see ember/_ops/__init__.py)
+            return x / y
+        except ValueError:
+            _check_broadcast(a, b)
+            raise
 
     @staticmethod
     def backward(ctx, grad):
@@ -404,26 +403,20 @@ class Neg(Primitive):
 
 
 # ---- unary math ---------------------------------------------------------------------------
-def _unary(name, fn, grad_fn, saves="input", float_only=True, backward_name=None, warns=True,
+def _unary(name, fn, grad_fn, saves="input", float_only=True, backward_name=None,
            array_grad=None):
     """Define a unary Primitive: ``fn`` on arrays, ``grad_fn(grad, x, out)`` on tensors.
 
     ``array_grad(grad, x, out)`` is the gradient on arrays (``backward_arrays``);
     ``array_grad=True`` says ``grad_fn`` is plain arithmetic that works on arrays too.
-
-    ``warns=False`` for functions NumPy never warns about: ``np.errstate`` costs
-    more than a small op itself, so only ops that can overflow or hit a domain
-    error pay for silencing NumPy (PyTorch prints no such warnings).
+    (NumPy's overflow/domain warnings are filtered, not np.errstate'd: ember/_ops/__init__.py.)
     """
 
     def forward(ctx, x):
         if saves == "input":
             ctx.save_for_backward(x)
         d = x._data if not float_only or x._data.dtype.kind == "f" else _float_unary(x)
-        if not warns:
-            return fn(d)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return fn(d)
+        return fn(d)
 
     def backward(ctx, grad):
         saved = ctx.saved_tensors
@@ -450,8 +443,8 @@ def _zero_grad(grad, x, out):
     return grad * 0
 
 
-Abs = _unary("Abs", np.abs, lambda g, x, o: g * x.sign(), float_only=False, warns=False)
-Sign = _unary("Sign", np.sign, _zero_grad, saves=None, float_only=False, warns=False)
+Abs = _unary("Abs", np.abs, lambda g, x, o: g * x.sign(), float_only=False)
+Sign = _unary("Sign", np.sign, _zero_grad, saves=None, float_only=False)
 Exp = _unary("Exp", np.exp, lambda g, x, o: g * o, saves="output", array_grad=True)
 Exp2 = _unary("Exp2", np.exp2, lambda g, x, o: g * o * _LN2, saves="output", array_grad=True)
 Log = _unary("Log", np.log, lambda g, x, o: g / x)
@@ -462,8 +455,8 @@ Sqrt = _unary("Sqrt", np.sqrt, lambda g, x, o: g / (2 * o), saves="output")
 Rsqrt = _unary("Rsqrt", lambda d: 1 / np.sqrt(d), lambda g, x, o: g * -0.5 * o * o * o,
                saves="output")
 Reciprocal = _unary("Reciprocal", lambda d: 1 / d, lambda g, x, o: -g * o * o, saves="output")
-Sin = _unary("Sin", np.sin, lambda g, x, o: g * x.cos(), warns=False)
-Cos = _unary("Cos", np.cos, lambda g, x, o: -g * x.sin(), warns=False)
+Sin = _unary("Sin", np.sin, lambda g, x, o: g * x.cos())
+Cos = _unary("Cos", np.cos, lambda g, x, o: -g * x.sin())
 Tan = _unary("Tan", np.tan, lambda g, x, o: g * (1 + o * o), saves="output")
 def _tanh_grad(g, o):
     return g * (1 - o * o)
@@ -504,13 +497,13 @@ class SigmoidGrad(Primitive):
 
 
 Tanh = _unary("Tanh", np.tanh, lambda g, x, o: TanhGrad.apply(g, o), saves="output",
-              warns=False, array_grad=lambda g, x, o: _tanh_grad(g, o))
-Floor = _unary("Floor", np.floor, _zero_grad, saves=None, float_only=False, warns=False)
-Ceil = _unary("Ceil", np.ceil, _zero_grad, saves=None, float_only=False, warns=False)
-Trunc = _unary("Trunc", np.trunc, _zero_grad, saves=None, float_only=False, warns=False)
+              array_grad=lambda g, x, o: _tanh_grad(g, o))
+Floor = _unary("Floor", np.floor, _zero_grad, saves=None, float_only=False)
+Ceil = _unary("Ceil", np.ceil, _zero_grad, saves=None, float_only=False)
+Trunc = _unary("Trunc", np.trunc, _zero_grad, saves=None, float_only=False)
 Relu = _unary("Relu", lambda d: np.maximum(d, 0, dtype=d.dtype),
               lambda g, x, o: g * (o > 0), saves="output", float_only=False,
-              backward_name="ReluBackward0", warns=False, array_grad=True)
+              backward_name="ReluBackward0", array_grad=True)
 
 
 def _sigmoid(d):
@@ -520,7 +513,7 @@ def _sigmoid(d):
 
 
 Sigmoid = _unary("Sigmoid", _sigmoid, lambda g, x, o: SigmoidGrad.apply(g, o), saves="output",
-                 warns=False, array_grad=lambda g, x, o: _sigmoid_grad(g, o))
+                 array_grad=lambda g, x, o: _sigmoid_grad(g, o))
 
 
 def _erf(d):

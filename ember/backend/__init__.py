@@ -9,6 +9,8 @@ a CuPy backend can be slotted in later without touching the ops.
 >>> get_array_module(numpy.zeros(2)) is numpy
 True
 """
+import warnings
+
 import numpy
 
 from .dtypes import (dtype, float16, float32, float64, int8, int16, int32, int64,
@@ -17,6 +19,13 @@ from .dtypes import (dtype, float16, float32, float64, int8, int16, int32, int64
                      result_type, promote_types, scalar_dtype)
 
 xp = numpy  # the default array module
+
+# PyTorch computes inf and nan silently; NumPy warns ("overflow encountered in multiply").
+# np.errstate around every small op costs more than the op, so NumPy's floating-point
+# RuntimeWarnings are filtered instead, only where ember's own code made the NumPy call
+# (the warning's module is then an ember module); the user's NumPy code still warns.
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"ember(\.|$)",
+                        message=r".*(encountered in|divide by zero)")
 
 
 def get_array_module(*arrays):
