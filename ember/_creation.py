@@ -81,11 +81,52 @@ def to_array(data, dtype=None):
     if isinstance(data, np.generic):  # NumPy scalars keep their dtype
         dtypes.from_numpy_dtype(arr.dtype)
         return arr
+    if isinstance(data, (list, tuple)):
+        typed = _typed_elements_dtype(data)
+        if typed is not None:
+            return arr.astype(typed.np)
     if arr.dtype.kind in "iu":
         return arr.astype(np.int64)
-    if arr.dtype.kind == "f" and not isinstance(data, np.generic):  # NumPy scalars keep theirs
+    if arr.dtype.kind == "f":
         return arr.astype(get_default_dtype().np)
     return arr
+
+
+def _typed_elements_dtype(data):
+    """PyTorch's dtype for a sequence holding NumPy scalars or arrays, which keep their
+    dtype (``tensor([np.float64(1.5)])`` is float64) and promote with the Python numbers
+    beside them (a float counts as the default dtype, an int as int64); None when there
+    are no such elements."""
+    kinds = _leaf_types(data, set())
+    if not any(issubclass(k, np.generic) for k in kinds):
+        return None
+    result = None
+    for k in kinds:
+        if issubclass(k, np.generic):
+            dt = dtypes.from_numpy_dtype(np.dtype(k))
+        elif issubclass(k, bool):
+            dt = dtypes.bool_
+        elif issubclass(k, int):
+            dt = dtypes.int64
+        else:  # float (or a 0-d tensor: PyTorch reads it as a number too)
+            dt = get_default_dtype()
+        result = dt if result is None else dtypes.promote_types(result, dt)
+    return result
+
+
+def _leaf_types(seq, found):
+    """The types of the scalars in a nested list (an array counts as its scalar type)."""
+    kinds = set(map(type, seq))  # C speed over long flat lists
+    for k in kinds:
+        if k is list or k is tuple:
+            for item in seq:
+                if type(item) is k:
+                    _leaf_types(item, found)
+        elif issubclass(k, np.ndarray):
+            found.update(item.dtype.type for item in seq if isinstance(item, np.ndarray))
+        else:
+            found.add(k)
+    return found
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):

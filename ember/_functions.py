@@ -228,11 +228,11 @@ def masked_fill(input, mask, value):
 
 # ---- reductions ---------------------------------------------------------------------------
 def sum(input, dim=None, keepdim=False, *, dtype=None):
-    return R.Sum.apply(input, dim, keepdim, dtype)
+    return (R.SumAll if dim is None else R.Sum).apply(input, dim, keepdim, dtype)
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
-    return R.Mean.apply(input, dim, keepdim, dtype)
+    return (R.MeanAll if dim is None else R.Mean).apply(input, dim, keepdim, dtype)
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):

@@ -80,6 +80,11 @@ class Sum(Primitive):
         return expand_back(grad, ctx.in_shape, ctx.dims, ctx.keepdim), None, None, None
 
 
+class SumAll(Sum):
+    """``x.sum()`` over every element: PyTorch names its node SumBackward0."""
+    _backward_name = "SumBackward0"
+
+
 class Mean(Primitive):
     _backward_name = "MeanBackward1"
 
@@ -102,6 +107,11 @@ class Mean(Primitive):
     def backward(ctx, grad):
         return expand_back(grad, ctx.in_shape, ctx.dims, ctx.keepdim) / ctx.count, None, None, \
             None
+
+
+class MeanAll(Mean):
+    """``x.mean()`` over every element: PyTorch names its node MeanBackward0."""
+    _backward_name = "MeanBackward0"
 
 
 def _legacy_name(dt):

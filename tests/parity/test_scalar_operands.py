@@ -63,3 +63,22 @@ def test_next_functions_match(expr):
         assert isinstance(y.grad_fn.next_functions, tuple)
         names[lib] = _edges(lib, y)
     assert names[ember] == names[torch]
+
+
+@pytest.mark.parametrize("data", [
+    [np.float64(1.5)], [np.float32(1.5), 2.0], [1.5, np.float64(2)], [np.int32(1)],
+    [[np.int32(1), 2]], [np.bool_(True), np.bool_(False)], [np.float16(1), 3],
+    [np.array([1.0, 2.0])], [1.0, 2.0], [1, 2], np.float64(2.5), [[1, 2.5], [3, 4]],
+], ids=repr)
+def test_tensor_infers_dtype_of_numpy_scalars_in_sequences(data):
+    t, e = torch.tensor(data), ember.tensor(data)
+    assert e.dtype.name == str(t.dtype).split(".")[-1]
+    np.testing.assert_array_equal(e.numpy(), t.numpy())
+
+
+@pytest.mark.parametrize("expr", [lambda x: x.sum(), lambda x: x.sum(0), lambda x: x.mean(),
+                                  lambda x: x.mean(1), lambda x: x.sum(dtype=None),
+                                  lambda x: x.sum((0, 1))])
+def test_reduction_node_names(expr):
+    names = [expr(lib.ones(2, 3, requires_grad=True)).grad_fn.name() for lib in (torch, ember)]
+    assert names[0] == names[1]
