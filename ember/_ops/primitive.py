@@ -51,14 +51,19 @@ class PrimitiveNode(BackwardFunction):
     def save_for_backward(self, *tensors):
         self._saved = tensors  # their versions are recorded by _connect, if a graph is built
 
-    @property
-    def saved_tensors(self):
+    def _saved_inputs(self):
+        """The tensors forward saved, checked for in-place changes since."""
         saved = self._saved
         if saved is None:
             raise RuntimeError(FREED_MESSAGE)
         for t, v in zip(saved, self._versions):
             if t is not None and t._vc[0] != v:
                 _raise_modified(t, v, t._vc[0], t._grad_fn, t._output_nr)
+        return saved
+
+    @property
+    def saved_tensors(self):
+        saved = self._saved_inputs()
         if self._out_data is not None:
             return saved + (self._output_tensor(),)
         if self._saved_output is None:
@@ -77,13 +82,7 @@ class PrimitiveNode(BackwardFunction):
     @property
     def saved_arrays(self):
         """``saved_tensors`` as arrays, for ``backward_arrays`` (same checks, no tensors)."""
-        saved = self._saved
-        if saved is None:
-            raise RuntimeError(FREED_MESSAGE)
-        for t, v in zip(saved, self._versions):
-            if t is not None and t._vc[0] != v:
-                _raise_modified(t, v, t._vc[0], t._grad_fn, t._output_nr)
-        arrays = [None if t is None else t._data for t in saved]
+        arrays = [None if t is None else t._data for t in self._saved_inputs()]
         if self._out_data is not None:
             if self._out_vc[0] != self._out_version:
                 self._output_tensor()  # raises the in-place modification error
