@@ -25,9 +25,11 @@ def threads():
     saved = ember.get_num_threads()
     min_bytes, block = parallel.MIN_CHUNK_BYTES, conv_ops._BLOCK_BYTES
     parallel.MIN_CHUNK_BYTES = 1
+    parallel._CHECK_BLAS = False  # split even next to a multi-threaded BLAS
     conv_ops._BLOCK_BYTES = 1  # one sample per block: several blocks even for tiny batches
     yield
     parallel.MIN_CHUNK_BYTES, conv_ops._BLOCK_BYTES = min_bytes, block
+    parallel._CHECK_BLAS = True
     ember.set_num_threads(saved)
 
 
@@ -186,7 +188,25 @@ def test_num_threads_semantics():
         ember.set_num_threads(saved)
 
 
-def test_parallel_for_chunks_cover_range_and_errors_propagate():
+def test_pool_only_next_to_single_threaded_blas(monkeypatch):
+    """OpenBLAS's idle threads busy-wait after each call: the pool stays off while NumPy's BLAS
+    may run several threads, or is unknown."""
+    saved = ember.get_num_threads()
+    try:
+        ember.set_num_threads(2)
+        for blas, chunks in ((1, 2), (2, 1), (4, 1), (None, 1)):
+            monkeypatch.setattr(parallel, "blas_threads", lambda: blas)
+            assert parallel.num_chunks(8, 1 << 30) == chunks
+        monkeypatch.setattr(parallel, "_CHECK_BLAS", False)
+        assert parallel.num_chunks(8, 1 << 30) == 2
+        monkeypatch.undo()
+        n = parallel.blas_threads()  # the real query: an int, or None without OpenBLAS
+        assert n is None or (type(n) is int and n >= 1)
+    finally:
+        ember.set_num_threads(saved)
+
+
+def test_parallel_for_chunks_cover_range_and_errors_propagate(threads):
     saved = ember.get_num_threads()
     try:
         ember.set_num_threads(3)
@@ -198,6 +218,7 @@ def test_parallel_for_chunks_cover_range_and_errors_propagate():
         parallel.parallel_for(10, fn, 1 << 30)
         assert sorted(seen) == [(0, 3), (3, 6), (6, 10)] and len(names) == 3
         seen.clear()
+        parallel.MIN_CHUNK_BYTES = 1 << 18
         parallel.parallel_for(10, fn, 100)  # too little work: one call, on this thread
         assert seen == [(0, 10)]
 
@@ -213,7 +234,7 @@ def test_parallel_for_chunks_cover_range_and_errors_propagate():
         ember.set_num_threads(saved)
 
 
-def test_nested_and_concurrent_calls_run_inline():
+def test_nested_and_concurrent_calls_run_inline(threads):
     saved = ember.get_num_threads()
     try:
         ember.set_num_threads(2)

@@ -19,6 +19,15 @@ True
   must give the same result whatever the split (the chunks write disjoint parts of the
   output, so results are bitwise identical to the unsplit pass).
 
+NumPy's BLAS: the pool only runs while NumPy's OpenBLAS is single-threaded (checked on every
+pass, through OpenBLAS's own ``openblas_get_num_threads``; with an unknown BLAS the pool stays
+off). OpenBLAS's idle worker threads busy-wait (no ``sched_yield``) for ~0.1 s after each
+multi-threaded call, so during training they hold the other cores and a pool thread only gets
+time slices of them: measured on the CNN benchmark (2 cores), a step took 43 ms with the pool
+next to 2-thread OpenBLAS against 31.5 ms without the pool. With NumPy's BLAS on one thread
+(``OPENBLAS_NUM_THREADS=1``, threadpoolctl), ember's convolutions run their matmuls block by
+block on this pool instead.
+
 Safety: one parallel pass at a time. A call made while the pool is busy (from another thread,
 or from inside a chunk) runs its whole range on its own thread. After ``os.fork`` the child
 drops the parent's workers (they do not exist there) and starts its own on first use, so
@@ -27,11 +36,13 @@ DataLoader worker processes can use the pool.
 import os
 import threading
 
-__all__ = ["get_num_threads", "set_num_threads", "parallel_for", "num_chunks", "MIN_CHUNK_BYTES"]
+__all__ = ["get_num_threads", "set_num_threads", "parallel_for", "num_chunks", "blas_threads",
+           "MIN_CHUNK_BYTES"]
 
-#: bytes a pass must touch per chunk before it is split: below ~0.25 MiB per thread the
-#: wake-up of a worker (tens of microseconds) costs about as much as it saves
-MIN_CHUNK_BYTES = 1 << 18
+#: bytes a pass must touch per chunk before it is split: waking a worker costs 20-100 us on
+#: the 2-core VM it was measured on (more after it slept a while), ~100 us of memory-bound
+#: NumPy work per MiB
+MIN_CHUNK_BYTES = 1 << 20
 
 
 def _default_threads():
@@ -124,7 +135,54 @@ def _is_int(n):
 def num_chunks(n, work):
     """How many chunks ``parallel_for`` cuts ``range(n)`` into for a pass touching ``work``
     bytes (1: it runs on the calling thread)."""
-    return max(1, min(_num_threads, n, int(work) // MIN_CHUNK_BYTES))
+    k = min(_num_threads, n, int(work) // MIN_CHUNK_BYTES)
+    if k <= 1 or (_CHECK_BLAS and blas_threads() != 1):
+        return 1
+    return k
+
+
+#: False: use the pool whatever NumPy's BLAS does (tests; a BLAS known not to spin)
+_CHECK_BLAS = True
+_blas_get = []  # [] not looked up yet; [None] no OpenBLAS found; [fn] its get_num_threads
+
+
+def _find_openblas_get():
+    """ctypes handle of ``openblas_get_num_threads`` in the OpenBLAS that NumPy loaded (the
+    one in NumPy's own directory first, as a wheel bundles it), or None."""
+    try:
+        import ctypes
+        import numpy
+        with open("/proc/self/maps") as f:
+            paths = []
+            for line in f:
+                parts = line.split(None, 5)
+                if len(parts) == 6 and "openblas" in os.path.basename(parts[5]).lower():
+                    path = parts[5].strip()
+                    if path not in paths:
+                        paths.append(path)
+        numpy_dir = os.path.dirname(os.path.abspath(numpy.__file__))
+        paths.sort(key=lambda p: not p.startswith(numpy_dir))  # numpy/ and numpy.libs/ first
+        for path in paths:
+            lib = ctypes.CDLL(path)
+            for prefix in ("scipy_", ""):
+                for suffix in ("64_", ""):
+                    fn = getattr(lib, f"{prefix}openblas_get_num_threads{suffix}", None)
+                    if fn is not None:
+                        fn.restype = ctypes.c_int
+                        fn.argtypes = []
+                        return fn
+    except (OSError, ImportError, AttributeError):
+        pass
+    return None
+
+
+def blas_threads():
+    """Threads NumPy's OpenBLAS runs (it can change at run time: threadpoolctl,
+    ``openblas_set_num_threads``); None when NumPy's BLAS is not an OpenBLAS found here."""
+    if not _blas_get:
+        _blas_get.append(_find_openblas_get())
+    fn = _blas_get[0]
+    return None if fn is None else int(fn())
 
 
 def parallel_for(n, fn, work):
