@@ -427,6 +427,11 @@ def parse(argv=None):
                         "threads (default 2); "
                         "--threads 1 --clock cpu measures each library's work, steady even "
                         "on a busy machine (but not the issue's setting)")
+    p.add_argument("--numpy-blas-threads", type=int, default=None, metavar="N",
+                   help="NumPy's OpenBLAS threads (default: --threads). ember's thread pool "
+                        "only runs while they are 1 (OpenBLAS's idle threads busy-wait after "
+                        "each call): --numpy-blas-threads 1 runs ember's convolutions, "
+                        "pooling and ReLUs on ember's own threads, its other matmuls on one")
     p.add_argument("--only", default=None,
                    help="comma-separated sections: " + ", ".join(MAIN + ("memory", "scaling")
                                                                   + MEMORY + SCALING))
@@ -463,10 +468,13 @@ def main(argv=None):
         torch.set_num_threads(args.threads)
     ember.set_num_threads(args.threads)  # ember's own thread pool (its large NumPy passes)
     try:  # NumPy's BLAS (ember's matmuls) gets the same number of threads
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import ThreadpoolController, threadpool_limits
         args.blas_limits = threadpool_limits(args.threads, user_api="blas")  # kept alive
+        if args.numpy_blas_threads is not None:  # NumPy's OpenBLAS only (not torch's MKL)
+            ctl = ThreadpoolController().select(internal_api="openblas")
+            args.numpy_blas_limits = ctl.limit(limits=args.numpy_blas_threads)
     except ImportError:
-        if args.threads != 2:
+        if args.threads != 2 or args.numpy_blas_threads is not None:
             print("threadpoolctl absent: NumPy's BLAS threads left as they are", file=sys.stderr)
     if args.wait_quiet > 0:
         wait_quiet(args.wait_quiet, args.quiet_level)
