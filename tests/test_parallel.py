@@ -257,16 +257,11 @@ def test_nested_and_concurrent_calls_run_inline(threads):
             for _ in range(20):
                 if not np.array_equal(F.max_pool2d(ember.tensor(x), 2).numpy(), ref):
                     errors.append("mismatch")
-        min_bytes = parallel.MIN_CHUNK_BYTES
-        parallel.MIN_CHUNK_BYTES = 1
-        try:
-            ts = [threading.Thread(target=work) for _ in range(3)]
-            for t in ts:
-                t.start()
-            for t in ts:
-                t.join()
-        finally:
-            parallel.MIN_CHUNK_BYTES = min_bytes
+        ts = [threading.Thread(target=work) for _ in range(3)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
         assert errors == []
     finally:
         ember.set_num_threads(saved)
@@ -296,3 +291,15 @@ def test_pool_after_fork_dataloader_workers(threads):
     assert sums == [0.0, 0.0, 0.5 * 36000, 1.5 * 36000]
     assert all(w >= 1 for b in batches for w in b["workers"].tolist())  # the children's own
     assert os.getpid() not in {p for b in batches for p in b["pid"].tolist()}
+
+
+@pytest.mark.parametrize("c", [3, 8])  # short and rows layouts
+def test_conv_empty_batch(c):
+    x = ember.zeros(0, c, 5, 5, requires_grad=True)
+    w = ember.ones(4, c, 3, 3, requires_grad=True)
+    b = ember.ones(4, requires_grad=True)
+    y = F.conv2d(x, w, b, padding=1)
+    assert tuple(y.shape) == (0, 4, 5, 5)
+    y.sum().backward()
+    assert tuple(x.grad.shape) == (0, c, 5, 5)
+    assert not w.grad.numpy().any() and not b.grad.numpy().any()

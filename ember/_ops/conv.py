@@ -6,8 +6,11 @@
 
 Each is bilinear, and the derivative of each is one of the three, so conv is
 differentiable any number of times. The kernels are NumPy im2col (a strided
-window view, one copy) plus one (grouped) matmul; col2im loops only over the
-kernel offsets, never over pixels.
+window view, one copy) plus one (grouped) matmul per block of samples; col2im
+loops only over the kernel offsets, never over pixels. Blocks run on ember's
+thread pool (ember.backend.parallel). With no graph to record, ConvForward's
+backward computes the input, weight and bias gradients in one pass
+(``conv_backward``).
 
 Geometry (``_Geom``) is per spatial dim: stride, dilation, padding as
 (before, after) pairs (asymmetric for 'same' with even kernels), and the
@@ -346,6 +349,10 @@ def conv_backward(x, w, gy, geom, need=(True, True, False)):
     work = s.n * s.col_bytes(x.itemsize) * (int(need_x) + int(need_w)) + gy.nbytes
     _run_blocks(blocks, block, work)
     gw = gb = None
+    if not blocks:  # an empty batch: zero weight and bias gradients
+        wparts = None if wparts is None else [np.zeros(
+            (g, og, s.cg * s.kk) if s.short else (g, s.kk * s.cg, og), dtype=dt)]
+        bparts = None if bparts is None else [np.zeros((g, og), dtype=dt)]
     if need_w:
         gw = _sum_parts(wparts)
         if s.short:
