@@ -6,6 +6,7 @@ that small shapes take the threaded path. Expected values come from the 1-thread
 the thread-count semantics, from PyTorch's documented behaviour (its error messages)."""
 import os
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -215,8 +216,12 @@ def test_parallel_for_chunks_cover_range_and_errors_propagate(threads):
         def fn(lo, hi):
             seen.append((lo, hi))
             names.add(threading.current_thread().name)
+            time.sleep(0.005)  # the workers wake up and claim pieces too
         parallel.parallel_for(10, fn, 1 << 30)
-        assert sorted(seen) == [(0, 3), (3, 6), (6, 10)] and len(names) == 3
+        assert sorted(seen) == [(i, i + 1) for i in range(10)] and len(names) == 3
+        seen.clear()
+        parallel.parallel_for(100, fn, 1 << 30)  # 4 pieces per thread, covering the range
+        assert sorted(seen) == [(100 * i // 12, 100 * (i + 1) // 12) for i in range(12)]
         seen.clear()
         parallel.MIN_CHUNK_BYTES = 1 << 18
         parallel.parallel_for(10, fn, 100)  # too little work: one call, on this thread
@@ -229,7 +234,7 @@ def test_parallel_for_chunks_cover_range_and_errors_propagate(threads):
             parallel.parallel_for(10, boom, 1 << 30)
         seen.clear()
         parallel.parallel_for(4, fn, 1 << 30)  # the pool still works after an error
-        assert sorted(seen) == [(0, 1), (1, 2), (2, 4)]
+        assert sorted(seen) == [(0, 1), (1, 2), (2, 3), (3, 4)]
     finally:
         ember.set_num_threads(saved)
 

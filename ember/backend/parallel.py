@@ -15,18 +15,20 @@ True
   (ember's matmuls) keeps its own threads: set them with ``OPENBLAS_NUM_THREADS`` or
   threadpoolctl.
 * ``parallel_for(n, fn, work)`` calls ``fn(lo, hi)`` on consecutive slices of ``range(n)``,
-  concurrently when ``work`` (bytes the pass touches) is large enough; every kernel using it
-  must give the same result whatever the split (the chunks write disjoint parts of the
-  output, so results are bitwise identical to the unsplit pass).
+  concurrently when ``work`` (bytes the pass touches) is large enough: the threads claim
+  slices (a few per thread) until none is left. Every kernel using it must give the same
+  result whatever the split (the slices write disjoint parts of the output, so results are
+  bitwise identical to the unsplit pass).
 
 NumPy's BLAS: the pool only runs while NumPy's OpenBLAS is single-threaded (checked on every
 pass, through OpenBLAS's own ``openblas_get_num_threads``; with an unknown BLAS the pool stays
 off). OpenBLAS's idle worker threads busy-wait (no ``sched_yield``) for ~0.1 s after each
 multi-threaded call, so during training they hold the other cores and a pool thread only gets
 time slices of them: measured on the CNN benchmark (2 cores), a step took 43 ms with the pool
-next to 2-thread OpenBLAS against 31.5 ms without the pool. With NumPy's BLAS on one thread
-(``OPENBLAS_NUM_THREADS=1``, threadpoolctl), ember's convolutions run their matmuls block by
-block on this pool instead.
+next to 2-thread OpenBLAS against 31.5 ms without the pool (with slices claimed dynamically,
+and only for passes without BLAS calls: 32-39 against 35-36 ms, no reliable gain). With
+NumPy's BLAS on one thread (``OPENBLAS_NUM_THREADS=1``, threadpoolctl), ember's convolutions
+run their matmuls block by block on this pool instead.
 
 Safety: one parallel pass at a time. A call made while the pool is busy (from another thread,
 or from inside a chunk) runs its whole range on its own thread. After ``os.fork`` the child
@@ -56,7 +58,8 @@ _num_threads = _default_threads()
 
 
 class _Worker:
-    """A daemon thread that runs one chunk per ``go`` release and releases ``done``."""
+    """A daemon thread that drains one pass's pieces per ``go`` release, then releases
+    ``done``."""
     __slots__ = ("go", "done", "task", "error", "thread")
 
     def __init__(self, index):
@@ -75,13 +78,23 @@ class _Worker:
         go, done = self.go, self.done
         while True:
             go.acquire()
-            fn, lo, hi = self.task
+            task = self.task
             self.task = None
             try:
-                fn(lo, hi)
+                _drain(*task)
             except BaseException as e:  # handed to the caller
                 self.error = e
             done.release()
+
+
+def _drain(fn, bounds, claim):
+    """Run pieces ``fn(bounds[i], bounds[i + 1])`` for each ``i`` this thread claims."""
+    while True:
+        try:
+            i = claim()
+        except StopIteration:
+            return
+        fn(bounds[i], bounds[i + 1])
 
 
 class _State:
@@ -133,12 +146,17 @@ def _is_int(n):
 
 
 def num_chunks(n, work):
-    """How many chunks ``parallel_for`` cuts ``range(n)`` into for a pass touching ``work``
-    bytes (1: it runs on the calling thread)."""
+    """How many threads ``parallel_for`` runs ``range(n)`` on for a pass touching ``work``
+    bytes (1: the calling thread alone)."""
     k = min(_num_threads, n, int(work) // MIN_CHUNK_BYTES)
     if k <= 1 or (_CHECK_BLAS and blas_threads() != 1):
         return 1
     return k
+
+
+#: pieces per thread: threads claim pieces until none is left, so a thread that gets less
+#: of a core (another process on it) does fewer of them
+PIECES_PER_THREAD = 4
 
 
 #: False: use the pool whatever NumPy's BLAS does (tests; a BLAS known not to spin)
@@ -186,10 +204,10 @@ def blas_threads():
 
 
 def parallel_for(n, fn, work):
-    """Call ``fn(lo, hi)`` for consecutive slices covering ``range(n)``: in up to
-    ``get_num_threads()`` chunks run concurrently when ``work`` (bytes touched) allows, else
-    once as ``fn(0, n)`` on the calling thread. Exceptions raised in a chunk are re-raised
-    here (after every chunk has finished)."""
+    """Call ``fn(lo, hi)`` on consecutive slices covering ``range(n)``: on up to
+    ``get_num_threads()`` threads when ``work`` (bytes touched) allows, each claiming slices
+    until none is left; else once as ``fn(0, n)`` on the calling thread. Exceptions raised in
+    a slice are re-raised here (after every thread has stopped)."""
     k = num_chunks(n, work)
     if k == 1 or getattr(_local, "inside", False):
         fn(0, n)
@@ -202,17 +220,19 @@ def parallel_for(n, fn, work):
         workers = state.workers
         while len(workers) < k - 1:
             workers.append(_Worker(len(workers)))
-        bounds = [n * i // k for i in range(k + 1)]
+        pieces = min(n, k * PIECES_PER_THREAD)
+        bounds = [n * i // pieces for i in range(pieces + 1)]
+        claim = iter(range(pieces)).__next__  # atomic under the GIL
         used = workers[:k - 1]
-        for i, w in enumerate(used):
-            w.task = (fn, bounds[i + 1], bounds[i + 2])
+        for w in used:
+            w.task = (fn, bounds, claim)
             w.go.release()
         _local.inside = True
         waited = False
         try:
             error = None
             try:
-                fn(bounds[0], bounds[1])  # the calling thread's own share
+                _drain(fn, bounds, claim)  # the calling thread takes pieces too
             except BaseException as e:
                 error = e
             for w in used:
