@@ -52,6 +52,15 @@ CASES = {
     "Exp2": [(lambda a: ember.exp2(a), [(3, 4)])],
     "Expm1": [(lambda a: ember.expm1(a), [(3, 4)])],
     "Relu": [(lambda a: ember.relu(a), [(3, 4)])],
+    # ops with a restricted domain get inputs moved into it (a * a + 0.5 > 0)
+    "Div": [(lambda a, b: a / (b * b + 0.5), [(3, 4), (3, 4)]),
+            (lambda a, b: a / (b * b + 0.5), [(2, 3, 4), (4,)]),
+            (lambda a: a / 4.0, [(3, 4)]),
+            (lambda a: a / np.int64(3), [(3, 4)])],
+    "Log": [(lambda a: (a * a + 0.5).log(), [(3, 4)])],
+    "Log2": [(lambda a: ember.log2(a * a + 0.5), [(3, 4)])],
+    "Log1p": [(lambda a: ember.log1p(a * a), [(3, 4)])],
+    "Sqrt": [(lambda a: (a * a + 0.5).sqrt(), [(3, 4)])],
 }
 FLAT = [(name, fn, shapes) for name, cases in CASES.items() for fn, shapes in cases]
 IDS = [f"{name}-{i}" for i, (name, _, _) in enumerate(FLAT)]

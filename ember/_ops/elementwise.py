@@ -241,6 +241,25 @@ class Div(Primitive):
             gb = unbroadcast(-grad * a / (b * b), b._data.shape)
         return ga, gb, None
 
+    @staticmethod
+    def backward_arrays(ctx, grad):
+        if getattr(ctx, "rounding", False):
+            return grad * 0, None, None
+        a, b = ctx.saved_arrays
+        if b is None:
+            return grad / ctx.scalar, None, None
+        needs = ctx.needs_input_grad
+        ga = gb = None
+        if needs[0]:
+            ga = grad / b
+            if ga.shape != a.shape:
+                ga = sum_to(ga, a.shape)
+        if needs[1]:
+            gb = -grad * a / (b * b)
+            if gb.shape != b.shape:
+                gb = sum_to(gb, b.shape)
+        return ga, gb, None
+
 
 class RDiv(Primitive):
     """``scalar / tensor``."""
@@ -447,11 +466,11 @@ Abs = _unary("Abs", np.abs, lambda g, x, o: g * x.sign(), float_only=False)
 Sign = _unary("Sign", np.sign, _zero_grad, saves=None, float_only=False)
 Exp = _unary("Exp", np.exp, lambda g, x, o: g * o, saves="output", array_grad=True)
 Exp2 = _unary("Exp2", np.exp2, lambda g, x, o: g * o * _LN2, saves="output", array_grad=True)
-Log = _unary("Log", np.log, lambda g, x, o: g / x)
-Log2 = _unary("Log2", np.log2, lambda g, x, o: g / (x * _LN2))
-Log1p = _unary("Log1p", np.log1p, lambda g, x, o: g / (x + 1))
+Log = _unary("Log", np.log, lambda g, x, o: g / x, array_grad=True)
+Log2 = _unary("Log2", np.log2, lambda g, x, o: g / (x * _LN2), array_grad=True)
+Log1p = _unary("Log1p", np.log1p, lambda g, x, o: g / (x + 1), array_grad=True)
 Expm1 = _unary("Expm1", np.expm1, lambda g, x, o: g * (o + 1), saves="output", array_grad=True)
-Sqrt = _unary("Sqrt", np.sqrt, lambda g, x, o: g / (2 * o), saves="output")
+Sqrt = _unary("Sqrt", np.sqrt, lambda g, x, o: g / (2 * o), saves="output", array_grad=True)
 Rsqrt = _unary("Rsqrt", lambda d: 1 / np.sqrt(d), lambda g, x, o: g * -0.5 * o * o * o,
                saves="output")
 Reciprocal = _unary("Reciprocal", lambda d: 1 / d, lambda g, x, o: -g * o * o, saves="output")
