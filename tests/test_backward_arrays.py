@@ -51,7 +51,9 @@ CASES = {
     "Exp": [(lambda a: a.exp(), [(3, 4)])],
     "Exp2": [(lambda a: ember.exp2(a), [(3, 4)])],
     "Expm1": [(lambda a: ember.expm1(a), [(3, 4)])],
-    "Relu": [(lambda a: ember.relu(a), [(3, 4)])],
+    "Relu": [(lambda a: ember.relu(a), [(3, 4)]),
+             (lambda a: ember.nn.functional.relu(a), [(3, 4)]),     # activation_ops.Relu
+             (lambda a: ember.nn.functional.relu(a), [(4, 4100)])],  # its row-split kernel
     # ops with a restricted domain get inputs moved into it (a * a + 0.5 > 0)
     "Div": [(lambda a, b: a / (b * b + 0.5), [(3, 4), (3, 4)]),
             (lambda a, b: a / (b * b + 0.5), [(2, 3, 4), (4,)]),

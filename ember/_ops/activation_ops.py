@@ -10,8 +10,6 @@ import math
 import numpy as np
 
 from .primitive import Primitive
-from .._tensor import Tensor
-from ..autograd.grad_mode import _state as _grad_state
 from .elementwise import _erf
 from ..backend.parallel import parallel_for
 
@@ -100,9 +98,12 @@ class Relu(Primitive):
     @staticmethod
     def backward(ctx, grad):
         out, = ctx.saved_tensors
-        if not _grad_state.enabled:
-            return Tensor._make(relu_grad_array(grad._data, out._data))
         return grad * (out > 0)
+
+    @staticmethod
+    def backward_arrays(ctx, grad):
+        out, = ctx.saved_arrays
+        return relu_grad_array(grad, out)
 
 
 class Hardtanh(Primitive):
