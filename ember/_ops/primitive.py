@@ -156,7 +156,6 @@ class Primitive(Function):
         cls.apply = staticmethod(_make_apply(cls))
 
     @staticmethod
-    @staticmethod
     def _check_grads(ctx, grads):
         """Drop the gradients of non-tensor arguments; cast each to its input's dtype."""
         mask = ctx._tensor_mask
