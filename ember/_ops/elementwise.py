@@ -124,15 +124,12 @@ class Add(Primitive):
     @staticmethod
     def backward_arrays(ctx, grad):
         needs = ctx.needs_input_grad
-        ga = None
-        if needs[0]:
-            ga = grad if grad.shape == ctx.a_shape else sum_to(grad, ctx.a_shape)
+        ga = sum_to(grad, ctx.a_shape) if needs[0] else None
         gb = None
         if len(needs) > 1 and needs[1]:
             alpha = ctx.alpha
-            gb = grad if alpha == 1 else -grad if alpha == -1 else grad * alpha
-            if gb.shape != ctx.b_shape:
-                gb = sum_to(gb, ctx.b_shape)
+            gb = sum_to(grad if alpha == 1 else -grad if alpha == -1 else grad * alpha,
+                        ctx.b_shape)
         return ga, gb
 
 
@@ -188,15 +185,8 @@ class Mul(Primitive):
         if b is None:
             return grad * ctx.scalar, None
         needs = ctx.needs_input_grad
-        ga = gb = None
-        if needs[0]:
-            ga = grad * b
-            if ga.shape != a.shape:
-                ga = sum_to(ga, a.shape)
-        if needs[1]:
-            gb = grad * a
-            if gb.shape != b.shape:
-                gb = sum_to(gb, b.shape)
+        ga = sum_to(grad * b, a.shape) if needs[0] else None
+        gb = sum_to(grad * a, b.shape) if needs[1] else None
         return ga, gb
 
 
@@ -222,7 +212,7 @@ class Div(Primitive):
         if not isinstance(b, Tensor):
             ctx.scalar = _weak(b)
         x, y = _float_arrays(a, b)
-        try:  # (NumPy's divide-by-zero warnings are filtered: see ember/_ops/__init__.py)
+        try:  # (NumPy's divide-by-zero warnings are filtered: see ember/backend/__init__.py)
             return x / y
         except ValueError:
             _check_broadcast(a, b)
@@ -249,15 +239,8 @@ class Div(Primitive):
         if b is None:
             return grad / ctx.scalar, None, None
         needs = ctx.needs_input_grad
-        ga = gb = None
-        if needs[0]:
-            ga = grad / b
-            if ga.shape != a.shape:
-                ga = sum_to(ga, a.shape)
-        if needs[1]:
-            gb = -grad * a / (b * b)
-            if gb.shape != b.shape:
-                gb = sum_to(gb, b.shape)
+        ga = sum_to(grad / b, a.shape) if needs[0] else None
+        gb = sum_to(-grad * a / (b * b), b.shape) if needs[1] else None
         return ga, gb, None
 
 
@@ -428,7 +411,7 @@ def _unary(name, fn, grad_fn, saves="input", float_only=True, backward_name=None
 
     ``array_grad(grad, x, out)`` is the gradient on arrays (``backward_arrays``);
     ``array_grad=True`` says ``grad_fn`` is plain arithmetic that works on arrays too.
-    (NumPy's overflow/domain warnings are filtered, not np.errstate'd: ember/_ops/__init__.py.)
+    (NumPy's overflow/domain warnings are filtered, not np.errstate'd: ember/backend/__init__.py.)
     """
 
     def forward(ctx, x):
