@@ -423,15 +423,14 @@ def parse(argv=None):
                         "their last job, do not steal the cores from this round")
     p.add_argument("--json", metavar="PATH", help="also write every measurement to PATH")
     p.add_argument("--threads", type=int, default=2,
-                   help="torch.set_num_threads, ember.set_num_threads and NumPy's BLAS "
-                        "threads (default 2); "
+                   help="torch.set_num_threads and ember.set_num_threads (default 2); "
                         "--threads 1 --clock cpu measures each library's work, steady even "
                         "on a busy machine (but not the issue's setting)")
     p.add_argument("--numpy-blas-threads", type=int, default=None, metavar="N",
-                   help="NumPy's OpenBLAS threads (default: --threads). ember's thread pool "
-                        "only runs while they are 1 (OpenBLAS's idle threads busy-wait after "
-                        "each call): --numpy-blas-threads 1 runs ember's convolutions, "
-                        "pooling and ReLUs on ember's own threads, its other matmuls on one")
+                   help="NumPy's OpenBLAS threads (default: as ember sets them, 1, its own "
+                        "threads splitting the work). ember's thread pool only runs while "
+                        "they are 1 (OpenBLAS's idle threads busy-wait after each call): "
+                        "--numpy-blas-threads 2 measures OpenBLAS's threads instead")
     p.add_argument("--only", default=None,
                    help="comma-separated sections: " + ", ".join(MAIN + ("memory", "scaling")
                                                                   + MEMORY + SCALING))
@@ -467,14 +466,14 @@ def main(argv=None):
     if torch is not None:
         torch.set_num_threads(args.threads)
     ember.set_num_threads(args.threads)  # ember's own thread pool (its large NumPy passes)
-    try:  # NumPy's BLAS (ember's matmuls) gets the same number of threads
-        from threadpoolctl import ThreadpoolController, threadpool_limits
-        args.blas_limits = threadpool_limits(args.threads, user_api="blas")  # kept alive
-        if args.numpy_blas_threads is not None:  # NumPy's OpenBLAS only (not torch's MKL)
+    # NumPy's OpenBLAS (ember's matmuls): ember runs it on one thread and splits the work on
+    # its own threads (ember.backend.parallel.adopt_blas), unless told otherwise here
+    if args.numpy_blas_threads is not None:
+        try:
+            from threadpoolctl import ThreadpoolController
             ctl = ThreadpoolController().select(internal_api="openblas")
-            args.numpy_blas_limits = ctl.limit(limits=args.numpy_blas_threads)
-    except ImportError:
-        if args.threads != 2 or args.numpy_blas_threads is not None:
+            args.numpy_blas_limits = ctl.limit(limits=args.numpy_blas_threads)  # kept alive
+        except ImportError:
             print("threadpoolctl absent: NumPy's BLAS threads left as they are", file=sys.stderr)
     if args.wait_quiet > 0:
         wait_quiet(args.wait_quiet, args.quiet_level)

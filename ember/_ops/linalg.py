@@ -5,6 +5,7 @@ import numpy as np
 from .._tensor import Tensor
 from .primitive import Primitive
 from ..autograd.grad_mode import _state as _grad_state
+from ..backend.gemm import matmul as _gemm, matmul_pair as _gemm_pair
 
 
 def _dims(shape):
@@ -43,7 +44,7 @@ class Matmul(Primitive):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return np.matmul(a._data, b._data)
+        return _gemm(a._data, b._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -187,7 +188,7 @@ class Linear(Primitive):
     @staticmethod
     def forward(ctx, x, w, b):
         ctx.save_for_backward(x, w)
-        out = np.matmul(x._data, w._data.T)
+        out = _gemm(x._data, w._data.T)
         out += b._data
         return out
 
@@ -203,7 +204,7 @@ class LinearNoBias(Primitive):
     @staticmethod
     def forward(ctx, x, w):
         ctx.save_for_backward(x, w)
-        return np.matmul(x._data, w._data.T)
+        return _gemm(x._data, w._data.T)
 
     @staticmethod
     def backward(ctx, grad):
@@ -215,8 +216,12 @@ def _linear_grads(ctx, grad, bias):
     needs = ctx.needs_input_grad
     if not _grad_state.enabled:  # no graph to record: plain NumPy, no wrappers
         g = grad._data
-        gx = Tensor._make(np.matmul(g, w._data)) if needs[0] else None
-        gw = Tensor._make(np.matmul(g.T, x._data)) if needs[1] else None
+        if needs[0] and needs[1]:
+            gx, gw = _gemm_pair(g, w._data, g.T, x._data)
+            gx, gw = Tensor._make(gx), Tensor._make(gw)
+        else:
+            gx = Tensor._make(_gemm(g, w._data)) if needs[0] else None
+            gw = Tensor._make(_gemm(g.T, x._data)) if needs[1] else None
         if bias:
             return gx, gw, Tensor._make(g.sum(0)) if needs[2] else None
         return gx, gw

@@ -57,16 +57,84 @@ def _default_threads():
 _num_threads = _default_threads()
 
 
+#: microseconds a waiting pool thread spins (GIL released, in ember.backend._pool) before it
+#: sleeps: a virtual CPU left idle is given back, and a thread woken there starts late and
+#: runs slowly for a while (see _pool.c); a training step's passes come within this of each
+#: other, so the workers stay on their cores through a step and sleep between steps
+SPIN_US = 2000
+
+#: pin each worker to a CPU other than the calling thread's while the pool is busy, and the
+#: calling thread to its CPU for passes of several pieces per thread (see _pool.c: otherwise
+#: Linux may stack the threads of a pass on one CPU for tens of milliseconds); needs the
+#: native helpers, Linux, and as many allowed CPUs as threads. The calling thread is not
+#: pinned for one-piece passes (matmul bands): a thread hands the GIL over only twice there,
+#: too rarely to be pulled over, and setting the affinity costs ~20 us per pass in a VM.
+PIN_THREADS = True
+
+try:
+    from . import _pool as _native
+except ImportError:  # built without a C compiler: plain locks (each wake-up pays the OS)
+    _native = None
+
+
+class _LockSignal:
+    """One-way signal, one poster and one waiter, on a Python lock (the fallback)."""
+    __slots__ = ("_lock",)
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._lock.acquire()
+
+    def post(self):
+        self._lock.release()
+
+    def wait(self):
+        self._lock.acquire()
+
+
+class _SpinSignal:
+    """The same on a ``_pool.Event``: the waiter spins ``SPIN_US`` before sleeping."""
+    __slots__ = ("_event", "_seen")
+
+    def __init__(self):
+        self._event = _native.Event()
+        self._seen = 0
+
+    def post(self):
+        self._event.post()
+
+    def wait(self):
+        self._seen = self._event.wait(self._seen, SPIN_US)
+
+
+def _signal():
+    return _LockSignal() if _native is None else _SpinSignal()
+
+
+def _pin_plan(workers):
+    """(CPU of the calling thread, a distinct other CPU for each of ``workers``) for one
+    pass, or None when the workers are not to be pinned."""
+    if not PIN_THREADS or _native is None:
+        return None
+    here = _native.current_cpu()
+    if here < 0:
+        return None
+    try:
+        others = sorted(os.sched_getaffinity(0) - {here})
+    except (AttributeError, OSError):
+        return None
+    if len(others) < workers:
+        return None
+    return here, others[:workers]
+
+
 class _Worker:
-    """A daemon thread that drains one pass's pieces per ``go`` release, then releases
-    ``done``."""
+    """A daemon thread that drains one pass's pieces per ``go`` signal, then posts ``done``."""
     __slots__ = ("go", "done", "task", "error", "thread")
 
     def __init__(self, index):
-        self.go = threading.Lock()
-        self.go.acquire()
-        self.done = threading.Lock()
-        self.done.acquire()
+        self.go = _signal()
+        self.done = _signal()
         self.task = None
         self.error = None
         self.thread = threading.Thread(target=self._loop, name=f"ember-worker-{index}",
@@ -77,14 +145,16 @@ class _Worker:
         _local.inside = True
         go, done = self.go, self.done
         while True:
-            go.acquire()
-            task = self.task
+            go.wait()
+            fn, bounds, claim, cpu = self.task
             self.task = None
+            if cpu >= 0:  # stays pinned while it spins; go.wait unpins it before it sleeps
+                _native.pin(cpu)
             try:
-                _drain(*task)
+                _drain(fn, bounds, claim)
             except BaseException as e:  # handed to the caller
                 self.error = e
-            done.release()
+            done.post()
 
 
 def _drain(fn, bounds, claim):
@@ -149,7 +219,9 @@ def num_chunks(n, work):
     """How many threads ``parallel_for`` runs ``range(n)`` on for a pass touching ``work``
     bytes (1: the calling thread alone)."""
     k = min(_num_threads, n, int(work) // MIN_CHUNK_BYTES)
-    if k <= 1 or (_CHECK_BLAS and blas_threads() != 1):
+    if k <= 1:
+        return 1
+    if _CHECK_BLAS and blas_threads() != 1:
         return 1
     return k
 
@@ -161,12 +233,17 @@ PIECES_PER_THREAD = 4
 
 #: False: use the pool whatever NumPy's BLAS does (tests; a BLAS known not to spin)
 _CHECK_BLAS = True
-_blas_get = []  # [] not looked up yet; [None] no OpenBLAS found; [fn] its get_num_threads
+_openblas = []  # [] not looked up yet; [None] no OpenBLAS found; [(get, set)] its thread calls
+
+#: environment variables through which a user sets OpenBLAS's threads: then ember leaves them
+BLAS_ENV = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
+_adopted = []  # [] not decided yet; [True/False] whether ember set NumPy's BLAS to one thread
 
 
-def _find_openblas_get():
-    """ctypes handle of ``openblas_get_num_threads`` in the OpenBLAS that NumPy loaded (the
-    one in NumPy's own directory first, as a wheel bundles it), or None."""
+def _find_openblas():
+    """ctypes handles ``(openblas_get_num_threads, openblas_set_num_threads)`` of the OpenBLAS
+    that NumPy loaded (the one in NumPy's own directory first, as a wheel bundles it), or
+    None."""
     try:
         import ctypes
         import numpy
@@ -184,26 +261,47 @@ def _find_openblas_get():
             lib = ctypes.CDLL(path)
             for prefix in ("scipy_", ""):
                 for suffix in ("64_", ""):
-                    fn = getattr(lib, f"{prefix}openblas_get_num_threads{suffix}", None)
-                    if fn is not None:
-                        fn.restype = ctypes.c_int
-                        fn.argtypes = []
-                        return fn
+                    get = getattr(lib, f"{prefix}openblas_get_num_threads{suffix}", None)
+                    put = getattr(lib, f"{prefix}openblas_set_num_threads{suffix}", None)
+                    if get is not None and put is not None:
+                        get.restype, get.argtypes = ctypes.c_int, []
+                        put.restype, put.argtypes = None, [ctypes.c_int]
+                        return get, put
     except (OSError, ImportError, AttributeError):
         pass
     return None
 
 
+def _blas_calls():
+    if not _openblas:
+        _openblas.append(_find_openblas())
+    return _openblas[0]
+
+
 def blas_threads():
     """Threads NumPy's OpenBLAS runs (it can change at run time: threadpoolctl,
     ``openblas_set_num_threads``); None when NumPy's BLAS is not an OpenBLAS found here."""
-    if not _blas_get:
-        _blas_get.append(_find_openblas_get())
-    fn = _blas_get[0]
-    return None if fn is None else int(fn())
+    calls = _blas_calls()
+    return None if calls is None else int(calls[0]())
 
 
-def parallel_for(n, fn, work):
+def adopt_blas():
+    """Run NumPy's OpenBLAS on one thread from now on, so that ember's pool does the
+    threading (matmuls split in bands, convolutions by samples) -- unless the user chose
+    OpenBLAS's threads through the environment. Done once per process, when ember is
+    imported; returns whether ember took the BLAS threads over. A later threadpoolctl /
+    ``openblas_set_num_threads`` call above one turns the pool off again (BLAS threads
+    instead)."""
+    if not _adopted:
+        calls = _blas_calls()
+        take = calls is not None and not any(os.environ.get(v) for v in BLAS_ENV)
+        if take and calls[0]() != 1:
+            calls[1](1)
+        _adopted.append(take)
+    return _adopted[0]
+
+
+def parallel_for(n, fn, work, pieces_per_thread=PIECES_PER_THREAD):
     """Call ``fn(lo, hi)`` on consecutive slices covering ``range(n)``: on up to
     ``get_num_threads()`` threads when ``work`` (bytes touched) allows, each claiming slices
     until none is left; else once as ``fn(0, n)`` on the calling thread. Exceptions raised in
@@ -220,13 +318,16 @@ def parallel_for(n, fn, work):
         workers = state.workers
         while len(workers) < k - 1:
             workers.append(_Worker(len(workers)))
-        pieces = min(n, k * PIECES_PER_THREAD)
+        pieces = min(n, k * pieces_per_thread)
         bounds = [n * i // pieces for i in range(pieces + 1)]
         claim = iter(range(pieces)).__next__  # atomic under the GIL
         used = workers[:k - 1]
-        for w in used:
-            w.task = (fn, bounds, claim)
-            w.go.release()
+        plan = _pin_plan(len(used))
+        cpus = plan[1] if plan is not None else [-1] * len(used)
+        for w, cpu in zip(used, cpus):
+            w.task = (fn, bounds, claim, cpu)
+            w.go.post()
+        pinned = plan is not None and pieces > k and _native.pin(plan[0])
         _local.inside = True
         waited = False
         try:
@@ -236,7 +337,7 @@ def parallel_for(n, fn, work):
             except BaseException as e:
                 error = e
             for w in used:
-                w.done.acquire()
+                w.done.wait()
                 if w.error is not None:
                     if error is None:
                         error = w.error
@@ -244,9 +345,14 @@ def parallel_for(n, fn, work):
             waited = True
         finally:
             _local.inside = False
+            if pinned:
+                _native.unpin()
             if not waited:  # interrupted while waiting: these workers' state is unknown
                 state.workers = []
         if error is not None:
             raise error
     finally:
         state.lock.release()
+
+
+adopt_blas()

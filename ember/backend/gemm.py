@@ -1,0 +1,94 @@
+"""Matrix products spread over ember's thread pool.
+
+ember runs NumPy's OpenBLAS on one thread (``parallel.adopt_blas``) and threads the work
+itself, so that its convolutions, pooling and ReLUs can use the cores too (OpenBLAS's idle
+threads would spin on them). A large 2-D product is therefore cut into one band of columns (or
+rows) per thread, each band one single-threaded BLAS call writing its part of the result:
+NumPy releases the GIL inside BLAS, so the bands run in parallel, and each element of the
+result is computed by the same BLAS kernel as without the split.
+
+>>> import numpy as np
+>>> from ember.backend.gemm import matmul
+>>> a, b = np.ones((300, 200), np.float32), np.ones((200, 100), np.float32)
+>>> bool((matmul(a, b) == 200).all())
+True
+"""
+import numpy as np
+
+from .parallel import MIN_CHUNK_BYTES, num_chunks, parallel_for
+
+__all__ = ["matmul", "matmul_pair"]
+
+#: multiply-adds per thread below which a product is not split: waking a worker costs
+#: 20-100 us, a single-threaded sgemm does ~0.1 GFMA/ms here (4 Mi FMA ~ 40 us)
+MIN_CHUNK_FMAS = 1 << 22
+
+#: a band is at least this many rows (or columns) wide: narrower bands pay the packing of
+#: the other operand for too little work
+MIN_BAND = 16
+
+_BLAS_TYPES = frozenset("fdFD")
+
+
+def matmul(a, b):
+    """``np.matmul(a, b)``; a 2-D floating product large enough is computed in bands of
+    columns (or, for a narrow result, of rows) on ember's threads."""
+    if a.ndim != 2 or b.ndim != 2 or a.dtype != b.dtype or a.dtype.char not in _BLAS_TYPES:
+        return np.matmul(a, b)
+    m, k = a.shape
+    kb, n = b.shape
+    if k != kb:
+        return np.matmul(a, b)  # NumPy's error
+    by_rows = n < 2 * MIN_BAND  # columns by default: measured a little faster than rows
+    width = m if by_rows else n
+    # the pool measures work in bytes (MIN_CHUNK_BYTES per thread): scale the FMAs to that
+    work = m * n * k * MIN_CHUNK_BYTES // MIN_CHUNK_FMAS
+    threads = num_chunks(width // MIN_BAND, work)
+    if threads == 1:
+        return np.matmul(a, b)
+    out = np.empty((m, n), dtype=a.dtype)
+    if by_rows:
+        def band(lo, hi):
+            np.matmul(a[lo:hi], b, out=out[lo:hi])
+    else:
+        def band(lo, hi):
+            np.matmul(a, b[:, lo:hi], out=out[:, lo:hi])
+    bounds = [width * i // threads for i in range(threads + 1)]
+    parallel_for(threads, lambda i, j: band(bounds[i], bounds[j]), work, pieces_per_thread=1)
+    return out
+
+
+def matmul_pair(a1, b1, a2, b2):
+    """``(np.matmul(a1, b1), np.matmul(a2, b2))``: two large 2-D products (a linear layer's
+    input and weight gradients) run side by side, one whole product per thread, which beats
+    splitting each (no operand packed twice, one pass instead of two). Otherwise each goes
+    through ``matmul``.
+
+    >>> import numpy as np
+    >>> g, w, x = np.ones((4, 3)), np.ones((3, 5)), np.ones((4, 5))
+    >>> gx, gw = matmul_pair(g, w, g.T, x)
+    >>> gx.shape, gw.shape
+    ((4, 5), (3, 5))
+    """
+    f1 = _fmas(a1, b1)
+    f2 = _fmas(a2, b2)
+    small = min(f1, f2)
+    # side by side only when both products are worth a thread and neither dwarfs the other
+    if small * 3 < max(f1, f2) or num_chunks(2, small * MIN_CHUNK_BYTES // MIN_CHUNK_FMAS) < 2:
+        return matmul(a1, b1), matmul(a2, b2)
+    out = [None, None]
+
+    def product(lo, hi):
+        for i in range(lo, hi):
+            out[i] = np.matmul(a1, b1) if i == 0 else np.matmul(a2, b2)
+    parallel_for(2, product, 2 * small * MIN_CHUNK_BYTES // MIN_CHUNK_FMAS, pieces_per_thread=1)
+    return out[0], out[1]
+
+
+def _fmas(a, b):
+    """Multiply-adds of a 2-D floating product of one dtype (0 for anything else)."""
+    if a.ndim != 2 or b.ndim != 2 or a.dtype != b.dtype or a.dtype.char not in _BLAS_TYPES:
+        return 0
+    if a.shape[1] != b.shape[0]:
+        return 0
+    return a.shape[0] * a.shape[1] * b.shape[1]
