@@ -23,9 +23,11 @@ __all__ = ["matmul", "matmul_pair"]
 #: 20-100 us, a single-threaded sgemm does ~0.1 GFMA/ms here (4 Mi FMA ~ 40 us)
 MIN_CHUNK_FMAS = 1 << 22
 
-#: a band is at least this many rows (or columns) wide: narrower bands pay the packing of
-#: the other operand for too little work
-MIN_BAND = 16
+#: bands are at least this many rows (or columns) wide and their edges fall on multiples of
+#: it: a multiple of every BLAS micro-kernel's tile width, so each band is tiled as in the
+#: whole product (same kernel, same rounding for every element), and wide enough to pay for
+#: packing the other operand once more
+ALIGN = 64
 
 _BLAS_TYPES = frozenset("fdFD")
 
@@ -39,11 +41,11 @@ def matmul(a, b):
     kb, n = b.shape
     if k != kb:
         return np.matmul(a, b)  # NumPy's error
-    by_rows = n < 2 * MIN_BAND  # columns by default: measured a little faster than rows
+    by_rows = n < 2 * ALIGN  # columns by default: measured a little faster than rows
     width = m if by_rows else n
     # the pool measures work in bytes (MIN_CHUNK_BYTES per thread): scale the FMAs to that
     work = m * n * k * MIN_CHUNK_BYTES // MIN_CHUNK_FMAS
-    threads = num_chunks(width // MIN_BAND, work)
+    threads = num_chunks(width // ALIGN, work)
     if threads == 1:
         return np.matmul(a, b)
     out = np.empty((m, n), dtype=a.dtype)
@@ -53,7 +55,8 @@ def matmul(a, b):
     else:
         def band(lo, hi):
             np.matmul(a, b[:, lo:hi], out=out[:, lo:hi])
-    bounds = [width * i // threads for i in range(threads + 1)]
+    bounds = [min(width, (width * i // threads + ALIGN - 1) // ALIGN * ALIGN)
+              for i in range(threads)] + [width]
     parallel_for(threads, lambda i, j: band(bounds[i], bounds[j]), work, pieces_per_thread=1)
     return out
 

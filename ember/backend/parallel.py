@@ -11,24 +11,26 @@ small arrays stay on the calling thread, with no overhead beyond one comparison.
 True
 
 * ``set_num_threads(n)`` / ``get_num_threads()``: PyTorch's API (process-wide). The default
-  is the number of CPUs this process may run on (``os.sched_getaffinity``). NumPy's BLAS
-  (ember's matmuls) keeps its own threads: set them with ``OPENBLAS_NUM_THREADS`` or
-  threadpoolctl.
+  is the number of CPUs this process may run on (``os.sched_getaffinity``).
 * ``parallel_for(n, fn, work)`` calls ``fn(lo, hi)`` on consecutive slices of ``range(n)``,
   concurrently when ``work`` (bytes the pass touches) is large enough: the threads claim
   slices (a few per thread) until none is left. Every kernel using it must give the same
   result whatever the split (the slices write disjoint parts of the output, so results are
   bitwise identical to the unsplit pass).
 
-NumPy's BLAS: the pool only runs while NumPy's OpenBLAS is single-threaded (checked on every
-pass, through OpenBLAS's own ``openblas_get_num_threads``; with an unknown BLAS the pool stays
-off). OpenBLAS's idle worker threads busy-wait (no ``sched_yield``) for ~0.1 s after each
-multi-threaded call, so during training they hold the other cores and a pool thread only gets
-time slices of them: measured on the CNN benchmark (2 cores), a step took 43 ms with the pool
-next to 2-thread OpenBLAS against 31.5 ms without the pool (with slices claimed dynamically,
-and only for passes without BLAS calls: 32-39 against 35-36 ms, no reliable gain). With
-NumPy's BLAS on one thread (``OPENBLAS_NUM_THREADS=1``, threadpoolctl), ember's convolutions
-run their matmuls block by block on this pool instead.
+NumPy's BLAS: importing ember sets NumPy's OpenBLAS to one thread (``adopt_blas``; not when
+``OPENBLAS_NUM_THREADS``, ``GOTO_NUM_THREADS`` or ``OMP_NUM_THREADS`` is set), and ember splits
+its matmuls on this pool (``gemm.py``), its convolutions block by block. The pool only runs
+while NumPy's OpenBLAS is single-threaded (checked on every pass, through OpenBLAS's own
+``openblas_get_num_threads``; with an unknown BLAS the pool stays off): OpenBLAS's idle worker
+threads busy-wait (no ``sched_yield``) for ~0.1 s after each multi-threaded call, so they would
+hold the other cores and a pool thread would only get time slices of them (measured on the CNN
+benchmark, 2 cores: 43 ms a step with the pool next to 2-thread OpenBLAS, 31.5 ms without it).
+
+Waiting: with the native helpers (``_pool.c``, built at install) idle workers spin ``SPIN_US``
+with the GIL released before they sleep, and are pinned to CPUs other than the caller's while
+the pool is busy (``PIN_THREADS``); see ``_pool.c`` for the measurements behind both. Without
+them the pool waits on Python locks.
 
 Safety: one parallel pass at a time. A call made while the pool is busy (from another thread,
 or from inside a chunk) runs its whole range on its own thread. After ``os.fork`` the child
