@@ -25,17 +25,6 @@ SHAPES = {  # name -> (shape, dtype)
 
 
 @pytest.fixture
-def pool2():
-    saved = ember.get_num_threads()
-    check = parallel._CHECK_BLAS
-    parallel._CHECK_BLAS = False
-    ember.set_num_threads(2)
-    yield
-    parallel._CHECK_BLAS = check
-    ember.set_num_threads(saved)
-
-
-@pytest.fixture
 def fused_calls(monkeypatch):
     """Return values of every ``_momentum_step`` call (True: the fused path ran)."""
     calls = []
