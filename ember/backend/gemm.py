@@ -2,7 +2,7 @@
 
 ember runs NumPy's OpenBLAS on one thread (``parallel.adopt_blas``) and threads the work
 itself, so that its convolutions, pooling and ReLUs can use the cores too (OpenBLAS's idle
-threads would spin on them). A large 2-D product is therefore cut into one band of columns (or
+threads would spin on them). A large 2-D product is therefore cut into a few bands of columns (or
 rows) per thread, each band one single-threaded BLAS call writing its part of the result:
 NumPy releases the GIL inside BLAS, so the bands run in parallel; results equal the unsplit
 product up to rounding in the last bit (see ``ALIGN``).
