@@ -272,6 +272,51 @@ def test_nested_and_concurrent_calls_run_inline(threads):
         ember.set_num_threads(saved)
 
 
+def test_workers_drop_a_pass_when_it_is_done(pool2):
+    """A worker must not keep the last pass's function (and the arrays its closure holds)
+    alive: besides the memory, an extra reference to a fresh gradient makes autograd copy it
+    instead of taking it."""
+    import gc
+    import weakref
+
+    class Payload:
+        pass
+    payload = Payload()
+    ref = weakref.ref(payload)
+    seen = []
+
+    def fn(lo, hi, payload=payload):
+        seen.append(threading.current_thread().name)
+        time.sleep(0.005)  # slow enough that the worker takes pieces too
+    parallel.parallel_for(8, fn, 1 << 30)
+    assert any(name.startswith("ember-worker") for name in seen)  # a worker ran a piece
+    del fn, payload
+    gc.collect()
+    assert ref() is None
+
+
+def test_linear_weight_gradient_is_taken_not_copied_with_threads(pool2, monkeypatch):
+    """The first gradient of a leaf is the product's own array (as with one thread), also
+    when the product ran on the pool (a split band product or a side-by-side pair)."""
+    from ember._ops import linalg
+    produced = []  # data addresses only: holding the arrays would itself force a copy
+
+    def record(fn):
+        def wrapped(*args):
+            out = fn(*args)
+            for arr in (out if isinstance(out, tuple) else (out,)):
+                produced.append(arr.__array_interface__["data"][0])
+            return out
+        return wrapped
+    monkeypatch.setattr(linalg, "_gemm", record(linalg._gemm))
+    monkeypatch.setattr(linalg, "_gemm_pair", record(linalg._gemm_pair))
+    lin1, lin2 = ember.nn.Linear(784, 512), ember.nn.Linear(512, 512)
+    x = ember.tensor(np.random.default_rng(0).standard_normal((128, 784)).astype(np.float32))
+    lin2(lin1(x).relu()).sum().backward()
+    for p in (lin1.weight, lin2.weight):
+        assert p.grad.numpy().__array_interface__["data"][0] in produced
+
+
 class _PooledWork(Dataset):
     """Each sample runs a threaded ReLU in the worker process and reports the pool's size."""
 

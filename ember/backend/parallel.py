@@ -156,6 +156,10 @@ class _Worker:
                 _drain(fn, bounds, claim)
             except BaseException as e:  # handed to the caller
                 self.error = e
+            # drop the pass before reporting it done: a kernel's closure holds its arrays,
+            # and an extra reference to a fresh gradient makes autograd copy it rather than
+            # take it (graph._owned_grad), besides keeping it alive until the next pass
+            fn = bounds = claim = None
             done.post()
 
 
