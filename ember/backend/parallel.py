@@ -307,7 +307,7 @@ def adopt_blas():
     return _adopted[0]
 
 
-def parallel_for(n, fn, work, pieces_per_thread=PIECES_PER_THREAD):
+def parallel_for(n, fn, work, pieces_per_thread=None):
     """Call ``fn(lo, hi)`` on consecutive slices covering ``range(n)``: on up to
     ``get_num_threads()`` threads when ``work`` (bytes touched) allows, each claiming slices
     until none is left; else once as ``fn(0, n)`` on the calling thread. Exceptions raised in
@@ -324,7 +324,7 @@ def parallel_for(n, fn, work, pieces_per_thread=PIECES_PER_THREAD):
         workers = state.workers
         while len(workers) < k - 1:
             workers.append(_Worker(len(workers)))
-        pieces = min(n, k * pieces_per_thread)
+        pieces = min(n, k * (pieces_per_thread or PIECES_PER_THREAD))
         bounds = [n * i // pieces for i in range(pieces + 1)]
         claim = iter(range(pieces)).__next__  # atomic under the GIL
         used = workers[:k - 1]

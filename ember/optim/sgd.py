@@ -1,6 +1,5 @@
 """Stochastic gradient descent with momentum, dampening, Nesterov and weight decay."""
 from .._tensor import Tensor
-from ..backend.parallel import parallel_for
 from .optimizer import Optimizer
 from ._common import _lr_check  # noqa: F401
 
@@ -74,11 +73,6 @@ class SGD(Optimizer):
                 if buf is None:
                     st["momentum_buffer"] = Tensor._make(gd.copy())
                     bd = gd
-                elif dampening == 0 and not nesterov and _momentum_step(pd, gd, buf._data,
-                                                                        momentum, lr):
-                    buf._vc[0] += 1
-                    p._vc[0] += 1
-                    continue
                 else:
                     bd = buf._data
                     bd *= momentum
@@ -90,33 +84,6 @@ class SGD(Optimizer):
                 gd = gd + momentum * bd if nesterov else bd
             pd -= lr * gd
             p._vc[0] += 1
-
-
-#: elements per piece of a fused momentum step: three float32 pieces stay in a core's L2
-_PIECE = 1 << 15
-
-
-def _momentum_step(pd, gd, bd, momentum, lr):
-    """``bd = momentum * bd + gd; pd -= lr * bd`` piece by piece (each piece's three passes
-    run while it is in cache; large parameters on ember's threads), in place; the same
-    arithmetic element by element as the whole-array form. False (nothing done) unless all
-    three are contiguous arrays of one shape and dtype."""
-    if not (pd.shape == gd.shape == bd.shape and pd.dtype == gd.dtype == bd.dtype
-            and pd.flags.c_contiguous and gd.flags.c_contiguous and bd.flags.c_contiguous):
-        return False
-    p, g, b = pd.reshape(-1), gd.reshape(-1), bd.reshape(-1)
-    n = p.size
-    pieces = -(-n // _PIECE)
-
-    def run(lo, hi):
-        for i in range(lo, hi):
-            s = slice(i * _PIECE, min(n, (i + 1) * _PIECE))
-            bs = b[s]
-            bs *= momentum
-            bs += g[s]
-            p[s] -= lr * bs
-    parallel_for(pieces, run, 5 * pd.nbytes)
-    return True
 
 
 __all__ = ["SGD"]
