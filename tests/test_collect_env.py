@@ -94,3 +94,11 @@ def test_get_env_info_in_process():
     assert info["numpy_version"] == np.__version__
     text = get_pretty_env_info()
     assert f"NumPy version: {np.__version__}" in text.splitlines()
+    import ember
+    from ember.backend import parallel
+    assert info["ember_threads"] == ember.get_num_threads()
+    assert info["numpy_blas_threads"] == parallel.blas_threads()
+    assert info["pool_helpers"] == ("native" if parallel._native is not None
+                                    else "not built (Python locks)")
+    assert any(line.startswith(f"ember threads: {ember.get_num_threads()} (pool helpers: ")
+               for line in text.splitlines())

@@ -1,6 +1,7 @@
 """``python -m ember.utils.collect_env``: what to paste into a bug report.
 
-Prints the ember, Python, OS and NumPy (with its BLAS) versions, the C and C++ compilers
+Prints the ember, Python, OS and NumPy (with its BLAS) versions, ember's threading (its pool
+size, whether its native pool helpers were built, NumPy's BLAS threads), the C and C++ compilers
 that native extensions would use (or that none was found), the pybind11 and cffi versions,
 the extension cache directory, and PyTorch's version when it is installed (the test oracle).
 
@@ -148,8 +149,18 @@ def _extensions_dir():
         return os.path.join(base, "ember_extensions")
 
 
+def _threads_info():
+    """ember's pool threads, whether its native helpers are built, NumPy's BLAS threads."""
+    from ember.backend import parallel
+    blas = parallel.blas_threads()
+    return {"ember_threads": parallel.get_num_threads(),
+            "pool_helpers": "native" if parallel._native is not None
+                            else "not built (Python locks)",
+            "numpy_blas_threads": None if blas is None else blas}
+
+
 def get_env_info():
-    """The environment as a dict of strings (None where a value could not be collected)."""
+    """The environment as a dict (strings, ints; None where a value could not be collected)."""
     import ember
     numpy_version, blas, lapack = _numpy_info()
     ext_dir = _extensions_dir()
@@ -163,6 +174,7 @@ def get_env_info():
         "numpy_version": numpy_version,
         "numpy_blas": blas,
         "numpy_lapack": lapack,
+        **_threads_info(),
         "c_compiler": _compiler(_c_compiler_command()[0]),
         "cxx_compiler": _compiler(_cxx_compiler_command()[0]),
         "pybind11_version": _module_version("pybind11"),
@@ -192,6 +204,8 @@ def get_pretty_env_info():
         ("NumPy version", show(info["numpy_version"], "not installed")),
         ("NumPy BLAS", show(info["numpy_blas"])),
         ("NumPy LAPACK", show(info["numpy_lapack"])),
+        ("ember threads", f"{info['ember_threads']} (pool helpers: {info['pool_helpers']}; "
+                          f"NumPy BLAS threads: {show(info['numpy_blas_threads'], 'unknown')})"),
         ("C compiler", info["c_compiler"]),
         ("C++ compiler", info["cxx_compiler"]),
         ("pybind11 version", show(info["pybind11_version"], "not installed")),
