@@ -51,9 +51,11 @@ def _rows(n):
 
 
 def relu_array(d):
-    """``max(d, 0)`` in ``d``'s dtype, element for element what ``np.maximum(d, 0)`` gives."""
+    """``max(0, d)`` in ``d``'s dtype, element for element what ``np.maximum(0, d)`` gives
+    (zero first: on equal operands np.maximum returns the second, so relu(-0.0) is -0.0, as
+    PyTorch keeps x unless x < 0)."""
     if d.size < 2 * _ROW or d.dtype.kind not in "fiu" or not d.flags.c_contiguous:
-        return np.maximum(d, 0, dtype=d.dtype)
+        return np.maximum(0, d, dtype=d.dtype)
     out = np.empty(d.shape, dtype=d.dtype)
     rows, tail = _rows(d.size)
     flat, oflat = d.reshape(-1), out.reshape(-1)
@@ -61,10 +63,10 @@ def relu_array(d):
     zero = _zero_row(d.dtype)
 
     def chunk(lo, hi):
-        np.maximum(main[lo:hi], zero, out=omain[lo:hi])
+        np.maximum(zero, main[lo:hi], out=omain[lo:hi])
     parallel_for(rows, chunk, 2 * d.nbytes)
     if tail:
-        np.maximum(flat[rows * _ROW:], 0, out=oflat[rows * _ROW:], dtype=d.dtype)
+        np.maximum(0, flat[rows * _ROW:], out=oflat[rows * _ROW:], dtype=d.dtype)
     return out
 
 

@@ -503,7 +503,9 @@ Tanh = _unary("Tanh", np.tanh, lambda g, x, o: TanhGrad.apply(g, o), saves="outp
 Floor = _unary("Floor", np.floor, _zero_grad, saves=None, float_only=False)
 Ceil = _unary("Ceil", np.ceil, _zero_grad, saves=None, float_only=False)
 Trunc = _unary("Trunc", np.trunc, _zero_grad, saves=None, float_only=False)
-Relu = _unary("Relu", lambda d: np.maximum(d, 0, dtype=d.dtype),
+# max(0, d), zero first: on equal operands np.maximum returns the second, so relu(-0.0) is
+# -0.0 as in PyTorch (which keeps x unless x < 0)
+Relu = _unary("Relu", lambda d: np.maximum(0, d, dtype=d.dtype),
               lambda g, x, o: g * (o > 0), saves="output", float_only=False,
               backward_name="ReluBackward0", array_grad=True)
 

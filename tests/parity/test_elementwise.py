@@ -408,6 +408,23 @@ def test_relu_at_zero_gradient():
     compare(lambda lib, t: lib.relu(t), np.array([-1.0, 0.0, 2.0]))
 
 
+@pytest.mark.parametrize("n", [7, 5000])  # the small path and the row-split one
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_signed_zero_nan_inf_forward(n, dtype):
+    """torch keeps x unless x < 0: relu(-0.0) is -0.0, NaN stays NaN (every relu entry)."""
+    x = np.zeros(n, dtype)
+    x[:7] = [-0.0, 0.0, np.nan, -1.0, 2.0, np.inf, -np.inf]
+    x[7:] = np.random.default_rng(n).standard_normal(n - 7)
+    for f in (lambda lib, t: lib.relu(t), lambda lib, t: t.relu(),
+              lambda lib, t: lib.nn.functional.relu(t), lambda lib, t: lib.nn.ReLU()(t),
+              lambda lib, t: t.clone().relu_()):
+        want = f(torch, torch.tensor(x)).numpy()
+        got = f(ember, ember.tensor(x)).numpy()
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)  # NaN positions equal too
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
 def test_sigmoid_extreme_values():
     x = np.array([-100.0, -30.0, 0.0, 30.0, 100.0])
     compare(lambda lib, t: lib.sigmoid(t), x)
