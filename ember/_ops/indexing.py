@@ -120,11 +120,9 @@ def _check_bounds(arr, shape, dim, adv):
 def _check_mask(mask, shape, dim):
     for i, s in enumerate(mask.shape):
         if dim + i >= len(shape) or shape[dim + i] != s:
-            have = shape[dim + i] if dim + i < len(shape) else 0
             raise IndexError(f"The shape of the mask [{', '.join(map(str, mask.shape))}] at "
                              f"index {i} does not match the shape of the indexed tensor "
                              f"[{', '.join(map(str, shape))}] at index {dim + i}")
-            del have
 
 
 # ---- x[index] ----------------------------------------------------------------------------

@@ -361,7 +361,6 @@ def window_sum(x, geom):
 
 
 def window_sum_t(g, geom):
-    nd = len(geom.ksize)
     padded = tuple((o - 1) * s + k for o, s, k in zip(geom.out, geom.stride, geom.ksize))
     padded = tuple(max(pd, n + p) for pd, n, p in zip(padded, geom.in_size, geom.padding))
     gx = np.zeros(g.shape[:2] + padded, dtype=g.dtype)
