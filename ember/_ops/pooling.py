@@ -71,7 +71,8 @@ def max_pool_indices(x, ksize, stride, padding, dilation, ceil_mode):
                 zip(x.shape[2:], ksize, stride, padding, dilation))
     xp = _padded(x, out, ksize, stride, padding, dilation, _pad_value(x.dtype))
     win = _window_view(xp, out, ksize, stride, dilation)
-    win = win.reshape(win.shape[:2 + len(out)] + (-1,))
+    # the window size spelled out, not -1: an empty batch has no size to infer it from
+    win = win.reshape(win.shape[:2 + len(out)] + (int(np.prod(ksize)),))
     arg = win.argmax(axis=-1)
     vals = np.take_along_axis(win, arg[..., None], axis=-1)[..., 0]
     return vals, _flat_indices(arg, out, ksize, stride, padding, dilation, x.shape[2:])
@@ -102,7 +103,7 @@ def adaptive_max_pool_indices(x, out):
         shape[nd + i] = idx[i].shape[1]
         grids.append(idx[i].reshape(shape))
     win = x[(slice(None), slice(None)) + tuple(grids)]
-    win = win.reshape(win.shape[:2 + nd] + (-1,))
+    win = win.reshape(win.shape[:2 + nd] + (int(np.prod(win.shape[2 + nd:])),))
     arg = win.argmax(axis=-1)
     vals = np.take_along_axis(win, arg[..., None], axis=-1)[..., 0]
     kshape = tuple(g.shape[1] for g in idx)
@@ -140,7 +141,8 @@ class MaxPoolScatter(Primitive):
         ctx.out_shape = grad._data.shape
         n, c = in_shape[:2]
         size = int(np.prod(in_shape[2:], dtype=np.int64))
-        idx = indices._data.reshape(n * c, -1) + (np.arange(n * c) * size)[:, None]
+        per = int(np.prod(indices._data.shape[2:], dtype=np.int64))  # not -1: n may be 0
+        idx = indices._data.reshape(n * c, per) + (np.arange(n * c) * size)[:, None]
         g = grad._data
         summed = np.bincount(idx.ravel(), weights=g.ravel(), minlength=n * c * size)
         return summed.astype(g.dtype, copy=False).reshape(in_shape)
@@ -148,8 +150,9 @@ class MaxPoolScatter(Primitive):
     @staticmethod
     def backward(ctx, gg):
         n, c = gg._data.shape[:2]
-        idx = ctx.indices.reshape(n, c, -1)
-        return Gather.apply(gg.reshape(n, c, -1), 2, idx).reshape(ctx.out_shape), None, None
+        idx = ctx.indices.reshape(n, c, int(np.prod(ctx.indices.shape[2:], dtype=np.int64)))
+        flat = gg.reshape(n, c, int(np.prod(gg._data.shape[2:], dtype=np.int64)))
+        return Gather.apply(flat, 2, idx).reshape(ctx.out_shape), None, None
 
 
 # ---- non-overlapping windows (kernel == stride, no padding/dilation): by reshape ----------

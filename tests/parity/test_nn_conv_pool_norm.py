@@ -335,11 +335,41 @@ def test_pool_repr(make):
     lambda lib: F(lib).adaptive_avg_pool2d(lib.ones(2, 8), 3),
     lambda lib: F(lib).adaptive_avg_pool2d(lib.ones(2, 3, 8, 8), (3, 2, 1)),
     lambda lib: F(lib).avg_pool2d(lib.ones(2, 3, 5, 5), 2, divisor_override=0),
+    # only a batched input's batch dim may be empty
+    lambda lib: F(lib).max_pool2d(lib.ones(2, 0, 4, 4), 2),
+    lambda lib: F(lib).max_pool2d(lib.ones(0, 4, 4), 2),
+    lambda lib: F(lib).max_pool2d(lib.ones(4, 4), 2),
+    lambda lib: F(lib).max_pool1d(lib.ones(2, 0, 5), 2),
 ])
 def test_pool_errors(call):
     expected = _error(lambda: call(torch))
     assert expected is not None
     assert _error(lambda: call(ember)) == expected
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: F(lib).max_pool2d(x, 2),
+    lambda lib, x: F(lib).max_pool2d(x, 3, stride=1, padding=1, return_indices=True),
+    lambda lib, x: F(lib).max_pool2d(x, 3, stride=2, ceil_mode=True),
+    lambda lib, x: F(lib).max_pool2d(x, 2, dilation=2),
+    lambda lib, x: F(lib).adaptive_max_pool2d(x, 3, return_indices=True),
+    lambda lib, x: F(lib).max_pool1d(x.flatten(-2), 3, stride=2),
+    lambda lib, x: F(lib).avg_pool2d(x, 3, stride=1, padding=1),
+    lambda lib, x: lib.nn.MaxPool2d(2)(x),
+])
+def test_pool_empty_batch(call):
+    """An empty batch pools to an empty batch, and back to an empty gradient (PyTorch)."""
+    results = {}
+    for lib in (torch, ember):
+        x = lib.zeros(0, 3, 4, 4, requires_grad=True)
+        out = call(lib, x)
+        y, idx = out if isinstance(out, tuple) else (out, None)
+        y.sum().backward()
+        results[lib.__name__] = (tuple(y.shape), str(y.dtype).split(".")[-1],
+                                 tuple(x.grad.shape),
+                                 None if idx is None else (tuple(idx.shape),
+                                                           str(idx.dtype).split(".")[-1]))
+    assert results["ember"] == results["torch"]
 
 
 # ---- normalization ---------------------------------------------------------------------------

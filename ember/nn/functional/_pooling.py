@@ -57,11 +57,16 @@ def _check_geometry(input, ksize, stride, padding, dilation, ceil_mode, name):
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, nd, name,
               need_indices=True):
     dim = input.dim()
-    if dim not in (nd + 1, nd + 2) or input.numel() == 0:
+    # PyTorch: the batch dim (of a batched input) may be 0, no other dim may
+    empty = any(n == 0 for n in input.shape[1 if dim == nd + 2 else 0:])
+    if dim not in (nd + 1, nd + 2) or empty:
         if nd == 1:
             raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional "
                                f"0 dim batch size for input, but got:{_sizes(input.shape)}")
-        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+        if dim not in (nd + 1, nd + 2):
+            raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch "
+                           f"size for input, but got:{_sizes(input.shape)}")
     ksize = _tuple(kernel_size, nd, "max_pool2d: kernel_size")
     stride = ksize if stride is None or stride == [] or stride == () else \
         _tuple(stride, nd, "max_pool2d: stride")
