@@ -70,19 +70,40 @@ def relu_array(d):
     return out
 
 
+def _pass_where(g, keep, out=None):
+    """``g`` where ``keep``, +0 elsewhere, as a select: the bits of ``g`` times 0 or 1 (an
+    integer multiply), so an inf or NaN gradient where ``keep`` is False gives 0, not NaN --
+    PyTorch's ``keep ? g : 0`` -- at the cost of the float multiply ``g * keep``."""
+    bits = np.dtype(f"u{g.dtype.itemsize}")
+    res = np.multiply(g.view(bits), keep, dtype=bits, out=None if out is None else out.view(bits))
+    return res.view(g.dtype)
+
+
+def relu_keep(out):
+    """Where ReLU passes its gradient, from its output: not ``out <= 0`` (PyTorch's
+    threshold_backward), so a NaN output passes it."""
+    keep = np.less_equal(out, 0)
+    if type(keep) is np.ndarray:
+        return np.logical_not(keep, out=keep)
+    return np.logical_not(keep)  # a 0-d output gives a NumPy bool
+
+
 def relu_grad_array(g, out):
-    """``g * (out > 0)`` (ReLU's gradient from its output), split over the thread pool."""
+    """ReLU's gradient from its output, ``out <= 0 ? 0 : g`` as PyTorch computes it, split
+    over the thread pool."""
+    if g.dtype.kind != "f":
+        return g * (out > 0)
     if (g.shape != out.shape or g.size < 2 * _ROW or not g.flags.c_contiguous
             or not out.flags.c_contiguous):
-        return g * (out > 0)
-    res = np.empty(g.shape, dtype=np.result_type(g.dtype, np.bool_))
+        return _pass_where(g, relu_keep(out))
+    res = np.empty(g.shape, dtype=g.dtype)
     gf, of, rf = g.reshape(-1), out.reshape(-1), res.reshape(-1)
     n = g.size
     step = -(-n // 64)  # 64 pieces, so that each chunk is a few contiguous slices
 
     def chunk(lo, hi):
         a, b = lo * step, min(n, hi * step)
-        np.multiply(gf[a:b], of[a:b] > 0, out=rf[a:b])
+        _pass_where(gf[a:b], relu_keep(of[a:b]), out=rf[a:b])
     parallel_for(-(-n // step), chunk, g.nbytes + out.nbytes + res.nbytes)
     return res
 

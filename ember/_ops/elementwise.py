@@ -503,11 +503,17 @@ Tanh = _unary("Tanh", np.tanh, lambda g, x, o: TanhGrad.apply(g, o), saves="outp
 Floor = _unary("Floor", np.floor, _zero_grad, saves=None, float_only=False)
 Ceil = _unary("Ceil", np.ceil, _zero_grad, saves=None, float_only=False)
 Trunc = _unary("Trunc", np.trunc, _zero_grad, saves=None, float_only=False)
+def _relu_grad_array(g, o):
+    from .activation_ops import relu_grad_array  # it imports this module
+    return relu_grad_array(g, o)
+
+
 # max(0, d), zero first: on equal operands np.maximum returns the second, so relu(-0.0) is
 # -0.0 as in PyTorch (which keeps x unless x < 0)
 Relu = _unary("Relu", lambda d: np.maximum(0, d, dtype=d.dtype),
               lambda g, x, o: g * (o > 0), saves="output", float_only=False,
-              backward_name="ReluBackward0", array_grad=True)
+              backward_name="ReluBackward0",
+              array_grad=lambda g, x, o: _relu_grad_array(g, o))
 
 
 def _sigmoid(d):

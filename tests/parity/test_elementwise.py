@@ -425,6 +425,32 @@ def test_relu_signed_zero_nan_inf_forward(n, dtype):
         np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
 
 
+@pytest.mark.parametrize("n", [9, 5000])  # the small path and the row-split one
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_relu_gradient_at_nan_inf_and_zero(n, dtype):
+    """torch: ``out <= 0 ? 0 : grad`` -- a NaN output passes the gradient, an inf or NaN
+    gradient where the output is <= 0 gives 0 (not inf * 0 = NaN)."""
+    x = np.resize(np.array([-0.0, 0.0, np.nan, -1, 2, np.inf, -np.inf, 3, -2], dtype), n)
+    g = np.resize(np.array([1, np.nan, 1, np.inf, 1, 1, np.inf, np.nan, -np.inf], dtype), n)
+    for f in (lambda lib, t: lib.relu(t), lambda lib, t: t.relu(),
+              lambda lib, t: lib.nn.functional.relu(t), lambda lib, t: lib.nn.ReLU()(t)):
+        grads = []
+        for lib in (torch, ember):
+            t = lib.tensor(x, requires_grad=True)
+            f(lib, t).backward(lib.tensor(g))
+            grads.append(t.grad.numpy())
+        want, got = grads
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    # a broadcast gradient (that of a sum) takes the same path
+    for lib in (torch, ember):
+        t = lib.tensor(x, requires_grad=True)
+        lib.nn.functional.relu(t).sum().backward()
+        grads.append(t.grad.numpy())
+    np.testing.assert_array_equal(grads[-1], grads[-2])
+
+
 def test_sigmoid_extreme_values():
     x = np.array([-100.0, -30.0, 0.0, 30.0, 100.0])
     compare(lambda lib, t: lib.sigmoid(t), x)
