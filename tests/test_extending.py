@@ -964,7 +964,9 @@ def test_grad_fn_name_next_functions_saved_tensors():
     assert type(node).__name__ == "MyFunctionBackward"
     assert "MyFunctionBackward" in repr(y)
     (n0, i0), (n1, i1) = node.next_functions
-    assert n0.name() == "AccumulateGrad" and i0 == 0 and n0.variable is a
+    assert n0.name() == "torch::autograd::AccumulateGrad" and i0 == 0  # as PyTorch spells it
+    assert type(n0).__name__ == "AccumulateGrad" and repr(n0).startswith("<AccumulateGrad object")
+    assert n0.variable is a
     assert n1 is c.grad_fn and i1 == 0
     saved = node.saved_tensors
     assert saved[0] is a

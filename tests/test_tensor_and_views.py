@@ -154,7 +154,7 @@ def test_inplace_view_updates_autograd():
     expected[:, 1] = w.detach().numpy()
     np.testing.assert_allclose(a.grad.numpy(), expected)
     np.testing.assert_allclose(w.grad.numpy(), a.detach().numpy()[:, 1])
-    assert b.grad_fn.name() == "CopySlices"
+    assert b.grad_fn.name() == "torch::autograd::CopySlices"
 
 
 def test_detach_shares_version_data_does_not():

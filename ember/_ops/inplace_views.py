@@ -20,7 +20,7 @@ class CopySlices(Node):
         self._sequence_nr = next(_sequence)
 
     def name(self):
-        return "CopySlices"
+        return "torch::autograd::CopySlices"  # PyTorch's (C++) node name, verbatim
 
     def _apply(self, grads, create_graph=False):
         from .._tensor import Tensor

@@ -498,7 +498,7 @@ class _DelayedErrorNode(Node):
         self._sequence_nr = next(_sequence)
 
     def name(self):
-        return "DelayedError"
+        return "torch::autograd::DelayedError"  # PyTorch's (C++) node name, verbatim
 
     def _apply(self, grads, create_graph=False):
         raise RuntimeError(self._message)

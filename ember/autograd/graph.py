@@ -61,7 +61,8 @@ class Node:
         return type(self).__name__
 
     def __repr__(self):
-        return f"<{self.name()} object at {id(self):#x}>"
+        # PyTorch's C++ nodes are named "torch::autograd::X" but print as "<X object ...>"
+        return f"<{self.name().rsplit('::', 1)[-1]} object at {id(self):#x}>"
 
     def register_hook(self, fn):
         """``fn(grad_inputs, grad_outputs)`` runs after this node; it may return new grad_inputs."""
@@ -101,6 +102,9 @@ class Node:
 class AccumulateGrad(Node):
     """The sink for a leaf tensor: sums incoming gradients into ``variable.grad``."""
     _accepts_arrays = True
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"  # PyTorch's (C++) node name, verbatim
 
     def __init__(self, variable):
         self.variable = variable
