@@ -151,9 +151,13 @@ def copy_(self, src, non_blocking=False):
     try:
         np.broadcast_to(src._data, self._data.shape)
     except ValueError:
-        raise RuntimeError(f"The size of tensor a ({self._data.shape[-1] if self.dim() else 1}) "
-                           f"must match the size of tensor b ({src._data.shape[-1]}) at "
-                           f"non-singleton dimension {self.dim() - 1}") from None
+        from ._ops.elementwise import _check_broadcast
+        _check_broadcast(self, src)  # PyTorch's message for the first mismatched dim
+        # broadcastable together, but to a larger shape than self's
+        dims = lambda shape: "[" + ", ".join(map(str, shape)) + "]"  # noqa: E731
+        raise RuntimeError(
+            f"output with shape {dims(self._data.shape)} doesn't match the broadcast shape "
+            f"{dims(np.broadcast_shapes(self._data.shape, src._data.shape))}") from None
     return self._inplace(Overwrite.apply, src)
 
 

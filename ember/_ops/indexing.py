@@ -8,6 +8,7 @@ accumulate (``x[[0, 0]].sum()`` gives 2 at index 0).
 import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
+from ..autograd.grad_mode import _state as _grad_state
 from .primitive import Primitive, unbroadcast
 from .. import return_types
 
@@ -238,7 +239,19 @@ def _is_basic(index):
 
 
 def setitem(x, index, value):
-    np_index, _ = normalize_index(index, x._data.shape)
+    np_index, view_cls = normalize_index(index, x._data.shape)
+    if view_cls is not None and _grad_state.enabled and (
+            x._requires_grad or (isinstance(value, Tensor) and value._requires_grad)):
+        # PyTorch writes through the view for a basic index: copy_/fill_ on x[index], so the
+        # graph gets CopySlices (and a leaf its "view of a leaf" error), not IndexPut
+        view = view_cls.apply(x, np_index)
+        if isinstance(value, Tensor):
+            while value.dim() > view.dim() and value.shape[0] == 1:
+                value = value[0]  # PyTorch drops the value's leading 1-dims first
+            view.copy_(value.expand(view.shape))  # expand: PyTorch's error for a bad shape
+        else:
+            view.fill_(value)
+        return
     if not isinstance(value, Tensor):
         value = float(value) if isinstance(value, float) else value
     x._inplace(lambda s, v: IndexPut.apply(s, v, np_index), value)
