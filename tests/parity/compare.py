@@ -77,3 +77,12 @@ def compare(fn, *arrays, grad=True, noncontiguous=False, rtol=None, atol=None, s
         assert e.grad is not None, f"input {i}: ember has no grad"
         np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), err_msg=f"grad of input {i}",
                                    **tol)
+
+
+def error_of(fn):
+    """(exception type name, message) that ``fn()`` raises, or None: to compare errors."""
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - whatever each library raises
+        return type(e).__name__, str(e)
+    return None

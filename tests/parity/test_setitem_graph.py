@@ -11,6 +11,8 @@ import torch
 
 import ember
 
+from .compare import error_of
+
 BASIC = [0, -1, (slice(None), 1), (slice(1, None), 2), (Ellipsis, 3), (0, slice(None, None, 2)),
          (None, 1)]
 ADVANCED = [[0, 2], (slice(None), [1, 3])]
@@ -55,14 +57,6 @@ def test_setitem_broadcast_value_with_leading_ones():
         np.testing.assert_array_equal(y.detach().numpy()[0], [0, 1, 2, 3])
 
 
-def _error(fn):
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001 - comparing whatever each library raises
-        return type(e).__name__, str(e)
-    return None
-
-
 @pytest.mark.parametrize("call", [
     lambda lib: lib.ones(3, requires_grad=True).__setitem__(0, 5.0),            # view of a leaf
     lambda lib: lib.ones(3, requires_grad=True).__setitem__(lib.tensor([0]), 5.0),  # a leaf
@@ -76,6 +70,6 @@ def _error(fn):
     lambda lib: lib.ones(2, 3, 4).copy_(lib.ones(5, 4)),
 ])
 def test_setitem_and_copy_errors(call):
-    expected = _error(lambda: call(torch))
+    expected = error_of(lambda: call(torch))
     assert expected is not None
-    assert _error(lambda: call(ember)) == expected
+    assert error_of(lambda: call(ember)) == expected
