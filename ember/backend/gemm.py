@@ -40,16 +40,14 @@ _BLAS_TYPES = frozenset("fdFD")
 def matmul(a, b):
     """``np.matmul(a, b)``; a 2-D floating product large enough is computed in bands of
     columns (or, for a narrow result, of rows) on ember's threads."""
-    if a.ndim != 2 or b.ndim != 2 or a.dtype != b.dtype or a.dtype.char not in _BLAS_TYPES:
+    fmas = _fmas(a, b)
+    if not fmas:  # not a 2-D floating product of one dtype (or an empty one): NumPy's own
         return np.matmul(a, b)
-    m, k = a.shape
-    kb, n = b.shape
-    if k != kb:
-        return np.matmul(a, b)  # NumPy's error
+    m, n = a.shape[0], b.shape[1]
     by_rows = n < 2 * ALIGN  # columns by default: measured a little faster than rows
     width = m if by_rows else n
     # the pool measures work in bytes (MIN_CHUNK_BYTES per thread): scale the FMAs to that
-    work = m * n * k * MIN_CHUNK_BYTES // MIN_CHUNK_FMAS
+    work = fmas * MIN_CHUNK_BYTES // MIN_CHUNK_FMAS
     threads = num_chunks(width // ALIGN, work)
     if threads == 1:
         return np.matmul(a, b)
