@@ -155,6 +155,7 @@ def _bool_sub_error(x):
 
 class Mul(Primitive):
     _backward_name = "MulBackward0"
+    saved_needed_for = ((1,), (0,))
     scalar_edges = True
 
     @staticmethod
@@ -192,6 +193,7 @@ class Mul(Primitive):
 
 class Div(Primitive):
     _backward_name = "DivBackward0"
+    saved_needed_for = ((1,), (0, 1))
     scalar_edges = True
 
     @staticmethod
@@ -813,6 +815,7 @@ class MaskedFill(Primitive):
 
 class Addcmul(Primitive):
     _backward_name = "AddcmulBackward0"
+    saved_needed_for = ((2,), (1,))
 
     @staticmethod
     def forward(ctx, x, t1, t2, value=1):
@@ -833,6 +836,7 @@ class Addcmul(Primitive):
 
 class Addcdiv(Primitive):
     _backward_name = "AddcdivBackward0"
+    saved_needed_for = ((2,), (1, 2))
 
     @staticmethod
     def forward(ctx, x, t1, t2, value=1):

@@ -40,6 +40,7 @@ class Matmul(Primitive):
     """NumPy's matmul semantics, which are PyTorch's; backward undoes the 1-D
     promotion and the batch broadcasting."""
     _backward_name = "MmBackward0"
+    saved_needed_for = ((1,), (0,))
 
     @staticmethod
     def forward(ctx, a, b):
@@ -184,6 +185,7 @@ class Linear(Primitive):
     transpose (no copy), the bias is added in place, and backward computes
     ``dx = g @ w``, ``dw = g.T @ x`` (already in ``w``'s layout) and ``db = g.sum(0)``."""
     _backward_name = "AddmmBackward0"
+    saved_needed_for = ((1,), (0,))
 
     @staticmethod
     def forward(ctx, x, w, b):
@@ -200,6 +202,7 @@ class Linear(Primitive):
 class LinearNoBias(Primitive):
     """``x @ w.T`` for a 2-D ``x`` (``Linear`` without the bias)."""
     _backward_name = "MmBackward0"
+    saved_needed_for = ((1,), (0,))
 
     @staticmethod
     def forward(ctx, x, w):

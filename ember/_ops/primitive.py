@@ -57,7 +57,7 @@ class PrimitiveNode(BackwardFunction):
         if saved is None:
             raise RuntimeError(FREED_MESSAGE)
         for t, v in zip(saved, self._versions):
-            if t is not None and t._vc[0] != v:
+            if v is not None and t._vc[0] != v:
                 _raise_modified(t, v, t._vc[0], t._grad_fn, t._output_nr)
         return saved
 
@@ -148,6 +148,11 @@ class Primitive(Function):
     #: arithmetic shows (``(x * 2).grad_fn.next_functions``); other ops drop them.
     scalar_edges = False
     backward_arrays = None
+    #: For each tensor forward saves, the argument positions whose gradients read its
+    #: values (``Mul``: ``((1,), (0,))`` -- a's values matter only for b's gradient).
+    #: Backward checks a saved tensor for in-place changes only when one of those
+    #: gradients is wanted, as PyTorch saves it only then. None: every one is read.
+    saved_needed_for = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -280,7 +285,12 @@ def _connect(ctx, cls, args, outs):
         ctx._output_meta = tuple(meta)
     saved = ctx._saved
     if saved:
-        ctx._versions = [None if t is None else t._vc[0] for t in saved]
+        needed_for = cls.saved_needed_for
+        if needed_for is None:
+            ctx._versions = [None if t is None else t._vc[0] for t in saved]
+        else:  # a saved tensor no wanted gradient reads is not checked (PyTorch: not saved)
+            ctx._versions = [None if t is None or not any(needs[i] for i in readers)
+                             else t._vc[0] for t, readers in zip(saved, needed_for)]
     if cls.saves_output:
         out = outs[0]
         if out._base is None:

@@ -8,7 +8,6 @@ fails, warns with that forward traceback.
 >>> with ember.autograd.detect_anomaly():
 ...     pass
 """
-import threading
 import traceback
 import warnings
 
@@ -16,7 +15,9 @@ from ..backend import xp
 from .grad_mode import _DecoratorContextManager
 
 
-class _AnomalyState(threading.local):
+class _AnomalyState:
+    # Process-wide, as in PyTorch: enabling detection in one thread covers backward
+    # passes run by every thread.
     enabled = False
     check_nan = True
 

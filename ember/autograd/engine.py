@@ -15,6 +15,7 @@ hooks, ``autograd.grad``'s results -- sees tensors, wrapped on the way in.
 import heapq
 
 from . import anomaly, grad_mode
+from .graph import check_hook_result, check_hook_results
 
 
 class _Capture:
@@ -215,10 +216,12 @@ def _run_pre_hooks(node, grads):
                     break
                 new = fn(grads[nr])
                 if new is not None:
+                    check_hook_result(fn, grads[nr], new)
                     grads[nr] = new
     for fn in node._pre_hooks:
         new = fn(tuple(grads))
         if new is not None:
+            check_hook_results(fn, grads, new)
             grads = list(new)
     return grads
 
@@ -227,6 +230,7 @@ def _run_post_hooks(node, outputs, grads):
     for fn in node._hooks:
         new = fn(tuple(outputs), tuple(grads))
         if new is not None:
+            check_hook_results(fn, outputs, new)
             outputs = tuple(new)
     return outputs
 

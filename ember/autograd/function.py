@@ -26,7 +26,8 @@ import inspect
 
 from . import grad_mode
 from . import anomaly
-from .graph import Node, SavedTensor, FREED_MESSAGE, accumulator_of, _sequence, _OutputRecord
+from .graph import (Node, SavedTensor, FREED_MESSAGE, accumulator_of, _sequence, _OutputRecord,
+                    c_type_name)
 
 _state = grad_mode._state
 Tensor = None  # set by ember._tensor once the class exists (it imports this module)
@@ -339,8 +340,8 @@ def _inspect_args(args):
 
 def _validate_grad(ctx, i, g, shape, dtype):
     if not isinstance(g, Tensor):
-        raise TypeError(f"function {ctx.name()} returned a gradient of type "
-                        f"{type(g).__name__} at position {i + 1}; expected a Tensor or None")
+        # PyTorch's message and class (its C++ check on what backward returned)
+        raise RuntimeError(f"expected Variable or None (got {c_type_name(g)})")
     if g._data.shape != shape:
         if not _expandable(shape, g._data.shape):
             raise RuntimeError(

@@ -16,6 +16,7 @@ Nothing here knows about any specific op.
 import itertools
 import re
 import sys
+import threading
 import weakref
 
 _sequence = itertools.count()
@@ -114,6 +115,13 @@ class AccumulateGrad(Node):
         grad = grad_outputs[0]
         if grad is None:
             return ()
+        # Backward may run in several threads at once (one graph each, a shared leaf):
+        # reading, summing and storing ``.grad`` is one step, or updates get lost.
+        with _accumulate_lock:
+            self._accumulate(grad, create_graph)
+        return ()
+
+    def _accumulate(self, grad, create_graph):
         var = self.variable
         current = var._grad
         array = getattr(grad, "_data", None)
@@ -133,7 +141,9 @@ class AccumulateGrad(Node):
             data = current._data
             data += grad if array is None else array
             current._vc[0] += 1
-        return ()
+
+
+_accumulate_lock = threading.Lock()
 
 
 def _owned_grad(data, like, grad=None):
@@ -245,13 +255,17 @@ class _OutputRecord:
         return self.data.shape
 
 
-def type_description(data):
+def legacy_type_name(data):
+    """``ember.FloatTensor`` and the like, for an array (PyTorch's legacy type names)."""
     from ..backend.dtypes import from_numpy_dtype
     legacy = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
               "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
               "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
-    name = legacy[from_numpy_dtype(data.dtype).name]
-    return f"[ember.{name} [{', '.join(str(s) for s in data.shape)}]]"
+    return f"ember.{legacy[from_numpy_dtype(data.dtype).name]}"
+
+
+def type_description(data):
+    return f"[{legacy_type_name(data)} [{', '.join(str(s) for s in data.shape)}]]"
 
 
 def _raise_modified(t, expected, actual, grad_fn, output_nr):
@@ -264,7 +278,56 @@ def _raise_modified(t, expected, actual, grad_fn, output_nr):
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: {type_description(data)}{where} is at version {actual}; expected version "
         f"{expected} instead. Hint: enable anomaly detection to find the operation that failed "
-        "to compute its gradient, with ember.autograd.set_detect_anomaly(True).")
+        "to compute its gradient, with ember.autograd.set_detect_anomaly(True, "
+        "check_nan=False).")
+
+
+def c_type_name(obj):
+    """The type name PyTorch's C++ checks print: ``float``, ``str``, ``numpy.ndarray``.
+
+    That is CPython's ``tp_name``: the bare name for classes defined in Python and for
+    built-ins, the dotted module path for other C types.
+    """
+    cls = type(obj)
+    if cls.__flags__ & _HEAPTYPE or cls.__module__ == "builtins":
+        return cls.__name__
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class created by a class statement
+
+
+def hook_name(fn):
+    """How PyTorch names a hook in its errors: the function's name or ``<unknown>``."""
+    name = getattr(fn, "__name__", None)
+    return name if isinstance(name, str) else "<unknown>"
+
+
+def check_hook_result(fn, value, result):
+    """Validate what a gradient hook returned in place of ``value`` (PyTorch's checks):
+    a tensor of the same size and type; None means 'keep it' and is handled by the caller."""
+    from .._tensor import Tensor
+    if not isinstance(result, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{c_type_name(result)}'")
+    if value is None:
+        return
+    old = value._data if isinstance(value, Tensor) else value
+    new = result._data
+    if new.shape != old.shape:
+        raise RuntimeError(f"hook '{hook_name(fn)}' has changed the size of value")
+    if new.dtype != old.dtype:
+        raise RuntimeError(f"hook '{hook_name(fn)}' has changed the type of value (was "
+                           f"{legacy_type_name(old)} got {legacy_type_name(new)})")
+
+
+def check_hook_results(fn, values, results):
+    """Validate a tuple a node hook returned: as many entries as ``values``, each checked."""
+    if len(results) != len(values):
+        raise RuntimeError(f"hook '{hook_name(fn)}' has returned an incorrect number of values "
+                           f"(got {len(results)}, but expected {len(values)})")
+    for value, result in zip(values, results):
+        if result is not None:
+            check_hook_result(fn, value, result)
 
 
 FREED_MESSAGE = (
