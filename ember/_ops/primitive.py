@@ -56,10 +56,18 @@ class PrimitiveNode(BackwardFunction):
         saved = self._saved
         if saved is None:
             raise RuntimeError(FREED_MESSAGE)
-        for t, v in zip(saved, self._versions):
-            if v is not None and t._vc[0] != v:
+        for k, (t, v) in enumerate(zip(saved, self._versions)):
+            if t is not None and t._vc[0] != v and self._reads_saved(k):
                 _raise_modified(t, v, t._vc[0], t._grad_fn, t._output_nr)
         return saved
+
+    def _reads_saved(self, k):
+        """Whether a wanted gradient reads saved tensor ``k`` (``saved_needed_for``)."""
+        readers = self._forward_cls.saved_needed_for
+        if readers is None:
+            return True
+        needs = self.needs_input_grad
+        return any(needs[i] for i in readers[k])
 
     @property
     def saved_tensors(self):
@@ -97,6 +105,9 @@ class PrimitiveNode(BackwardFunction):
         self._out_data = None
 
     _accepts_arrays = True  # gradients may arrive as bare arrays (see engine.py)
+    # Built-in backward formulas return new arrays or pass on the ones they were given;
+    # none keeps or shares what it returns (Note [gradient ownership] in engine.py).
+    _fresh_outputs = True
 
     def _apply(self, grad_outputs, create_graph=False):
         if len(grad_outputs) == 1:  # the common case, kept free of generic work
@@ -285,12 +296,7 @@ def _connect(ctx, cls, args, outs):
         ctx._output_meta = tuple(meta)
     saved = ctx._saved
     if saved:
-        needed_for = cls.saved_needed_for
-        if needed_for is None:
-            ctx._versions = [None if t is None else t._vc[0] for t in saved]
-        else:  # a saved tensor no wanted gradient reads is not checked (PyTorch: not saved)
-            ctx._versions = [None if t is None or not any(needs[i] for i in readers)
-                             else t._vc[0] for t, readers in zip(saved, needed_for)]
+        ctx._versions = [None if t is None else t._vc[0] for t in saved]
     if cls.saves_output:
         out = outs[0]
         if out._base is None:

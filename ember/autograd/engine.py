@@ -11,11 +11,22 @@ Without ``create_graph`` a gradient in flight may be a bare array rather than a
 tensor: built-in nodes compute on arrays (``Primitive.backward_arrays``) and
 take arrays (``node._accepts_arrays``); everything else -- user Functions,
 hooks, ``autograd.grad``'s results -- sees tensors, wrapped on the way in.
+
+Note [gradient ownership]
+A leaf's first gradient becomes its ``.grad`` without a copy when the engine
+owns that array: a built-in node (``_fresh_outputs``) computed it in this pass,
+as a new array -- not one of the gradients the node was given (passed on),
+not returned for two inputs, not a view -- or the engine summed it from two
+gradients. Nothing else can refer to such an array. The engine hands it to the
+leaf's AccumulateGrad in an ``OwnedGrads`` list; gradients from user
+Functions, the caller, hooks and ``autograd.grad`` captures arrive in a plain
+list (wrapping them for user code makes a new one) and are copied, since user
+code may hold them. No reference counting is involved.
 """
 import heapq
 
 from . import anomaly, grad_mode
-from .graph import check_hook_result, check_hook_results
+from .graph import AccumulateGrad, OwnedGrads, check_hook_result, check_hook_results
 
 
 class _Capture:
@@ -134,9 +145,9 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
                     outputs = node._apply(grads, create_graph)
                 if node._has_hooks:
                     outputs = _run_post_hooks(node, _as_tensors(outputs), grads)
+                    grads = ()  # hooks saw the gradients: none of them is fresh
                 if not retain_graph:
                     node._release()
-            grads = None
             i = -1
             for child, nr in node.next_functions:
                 i += 1
@@ -149,9 +160,17 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
                         if buf is None:
                             buf = buffers[child] = [None] * len(child._output_meta)
                             buf[nr] = g
+                            if type(child) is AccumulateGrad and node._fresh_outputs and \
+                                    not create_graph and grads and _is_fresh(g, grads, outputs):
+                                buffers[child] = OwnedGrads(buf)
                         else:
                             prev = buf[nr]
-                            buf[nr] = g if prev is None else add(prev, g)
+                            if prev is None:
+                                buf[nr] = g
+                            else:
+                                buf[nr] = add(prev, g)
+                                if type(child) is AccumulateGrad and not create_graph:
+                                    buffers[child] = OwnedGrads(buf)  # a sum just made
                 left = deps[child] - 1
                 deps[child] = left
                 if not left:
@@ -162,7 +181,7 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
                         held = child
                     else:
                         push(ready, (-child._sequence_nr, id(child), child))
-            g = prev = outputs = None  # hold no gradient past its node (leaves steal sole ones)
+            g = prev = outputs = grads = None  # hold no gradient past its node
     finally:
         state.enabled = prev_enabled
 
@@ -173,6 +192,22 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
         caps = captures.get(node, ())
         result.append(next((c.grad for c in caps if c.nr == nr), None))
     return result
+
+
+def _is_fresh(g, given, outputs):
+    """Whether a node output ``g`` is a new array of the node's own: not a view, not one
+    of the gradients it was ``given``, and not returned twice."""
+    data = g._data if isinstance(g, _Tensor) else g
+    if data.base is not None:
+        return False
+    for x in given:
+        if x is not None and (x is data or getattr(x, "_data", None) is data):
+            return False
+    seen = 0
+    for o in outputs:
+        if o is not None and (o is data or getattr(o, "_data", None) is data):
+            seen += 1
+    return seen == 1
 
 
 def _add_grads(a, b):

@@ -15,7 +15,6 @@ Nothing here knows about any specific op.
 """
 import itertools
 import re
-import sys
 import threading
 import weakref
 
@@ -57,6 +56,7 @@ class Node:
     _output_meta = (None,)  # one entry per forward output (gradient slot)
     _has_hooks = False      # set when any hook is registered: the engine checks only this
     _accepts_arrays = False  # _apply takes bare arrays as gradients too (see engine.py)
+    _fresh_outputs = False   # backward returns new arrays, bar the ones it passes on (engine.py)
 
     def name(self):
         return type(self).__name__
@@ -112,26 +112,27 @@ class AccumulateGrad(Node):
         self._sequence_nr = 2 ** 62 + next(_sequence)  # leaves run as soon as they are ready
 
     def _apply(self, grad_outputs, create_graph=False):
+        """Sum ``grad_outputs[0]`` into ``.grad``. When the engine hands it in an
+        ``OwnedGrads`` list, nothing else refers to that array (Note [gradient ownership]
+        in engine.py), so a first gradient becomes ``.grad``'s storage without a copy."""
         grad = grad_outputs[0]
         if grad is None:
             return ()
         # Backward may run in several threads at once (one graph each, a shared leaf):
         # reading, summing and storing ``.grad`` is one step, or updates get lost.
         with _accumulate_lock:
-            self._accumulate(grad, create_graph)
+            self._accumulate(grad, create_graph, type(grad_outputs) is OwnedGrads)
         return ()
 
-    def _accumulate(self, grad, create_graph):
+    def _accumulate(self, grad, create_graph, owned):
         var = self.variable
         current = var._grad
         array = getattr(grad, "_data", None)
         if current is None:
             if create_graph:
                 var.grad = grad
-            elif array is None:  # a bare array from the engine
-                var._grad = _owned_grad(grad, var._data)
             else:
-                var._grad = _owned_grad(array, var._data, grad)
+                var._grad = _first_grad(grad if array is None else array, var._data, owned)
         elif create_graph or current._requires_grad or (array is not None and
                                                          grad._requires_grad):
             from .._tensor import Tensor
@@ -146,36 +147,23 @@ class AccumulateGrad(Node):
 _accumulate_lock = threading.Lock()
 
 
-def _owned_grad(data, like, grad=None):
-    """The first gradient of a leaf as storage the leaf owns.
+class OwnedGrads(list):
+    """Gradients the engine made and alone refers to (Note [gradient ownership])."""
+    __slots__ = ()
 
-    Like PyTorch, take the incoming gradient's array when nothing else can see
-    it (only the engine's buffer refers to it -- through the tensor ``grad``
-    when it came wrapped --, and it is not a view); otherwise copy, since the
-    same gradient may reach several leaves or alias user memory.
-    """
+
+def _first_grad(data, like, owned):
+    """The first gradient of a leaf as storage the leaf owns: ``data`` itself when the
+    engine owns it (and it is a whole, writeable, C-ordered array of the leaf's shape and
+    dtype, as PyTorch steals a gradient nobody else holds), else a copy."""
     from .._tensor import Tensor
     if data.dtype == like.dtype and data.shape == like.shape:
-        if grad is None:
-            sole = sys.getrefcount(data) <= _SOLE_BARE_ARRAY_REFS
-        else:
-            sole = (sys.getrefcount(grad) <= _SOLE_TENSOR_REFS and
-                    sys.getrefcount(data) <= _SOLE_ARRAY_REFS)
-        if sole and data.base is None and data.flags.c_contiguous and data.flags.writeable:
+        if owned and data.base is None and data.flags.c_contiguous and data.flags.writeable:
             return Tensor._make(data)
         return Tensor._make(data.copy(order="C"))
     if data.dtype != like.dtype:
         data = data.astype(like.dtype)
     return Tensor._make((data + _zeros(like)).copy())
-
-
-# Reference counts of a gradient nothing else sees, measured (tests/test_tensor_and_views.py
-# checks both outcomes): getrefcount's argument, this function's parameter, the caller's
-# local, and the engine's buffer list (a wrapped gradient's array: the tensor's attribute
-# instead of the list). Anything above that is another owner.
-_SOLE_TENSOR_REFS = 4
-_SOLE_ARRAY_REFS = 4
-_SOLE_BARE_ARRAY_REFS = 4
 
 
 def _zeros(like):
