@@ -10,28 +10,36 @@ tensor([2., 2., 2.])
 ``load``/``load_inline`` compile with the system C++ compiler (``$CXX``, else c++, g++ or
 clang++; no ninja) and pybind11, then import the module. Builds are cached per user
 (``$EMBER_EXTENSIONS_DIR``, default ``~/.cache/ember_extensions``) under a sha256 of everything
-that affects the result: the sources, every header they include from the source tree and the
-include paths, the flags, the compiler (path, mtime, size), the Python ABI, ember's version and
-headers, and pybind11's version. An unchanged extension loads from the cache without running the
-compiler. Concurrent builds of one extension take turns on a file lock; the finished library is
-moved into place atomically, so a failed or killed build never leaves a library that looks valid.
+that affects the result: the sources, the flags, the include paths, the compiler (path, mtime,
+size), the Python ABI, ember's version and headers, pybind11's version, and the contents of every
+header the last build read, as the compiler lists them (``-MD``), wherever it found them
+(``-I``/``-isystem`` in ``extra_cflags``, ``extra_include_paths``, next to a source, ...). An
+unchanged extension loads from the cache without running the compiler. Concurrent builds of one
+extension take turns on a file lock; the finished library is moved into place atomically, so a
+failed or killed build never leaves a library that looks valid, and a library that fails to
+import is removed. The name must be an ASCII identifier of at most 200 characters (what
+Python's loader can find the module's init function for); another raises ValueError before
+anything is compiled.
 
 C++ sources include ``<ember/extension.h>`` (``ember::Tensor`` and friends) or
 ``<torch/extension.h>`` (PyTorch's names for the same things); load_inline includes both.
 """
+import contextlib
 import importlib.util
 import os
+import shutil
 import sys
 import sysconfig
 import tempfile
 import threading
 
 from ._bindings import module_block, normalize_functions
-from ._cache import (BuildLock, cache_key, extensions_root, find_included_headers, install,
-                     python_abi, remove_stale_builds, tree_digest)
+from ._cache import (BuildLock, cache_key, extensions_root, install, library_path, python_abi,
+                     record_dependencies, recorded_dependencies, remove_stale_builds, tree_digest)
 from ._compiler import (EMBER_INCLUDE, ExtensionBuildError, build_shared_library,
                         compiler_fingerprint, default_include_dirs, find_compiler,
                         python_include_dirs)
+from ._names import check_extension_name
 from ._setuptools import BuildExtension, CppExtension, include_paths
 
 __all__ = ["load", "load_inline", "CppExtension", "BuildExtension", "include_paths",
@@ -106,8 +114,9 @@ def _say(verbose, msg):
 
 def _load(name, files, inline_text, extra_cflags, extra_ldflags, extra_include_paths,
           build_directory, verbose):
-    if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(f"extension name must be a Python identifier, got {name!r}")
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    check_extension_name(name, suffix)  # before anything is compiled or written under it
+    filename = name + suffix
     extra_cflags = [str(f) for f in (extra_cflags or [])]
     extra_ldflags = [str(f) for f in (extra_ldflags or [])]
     user_incs = [os.path.abspath(os.fspath(p)) for p in (extra_include_paths or [])]
@@ -118,16 +127,36 @@ def _load(name, files, inline_text, extra_cflags, extra_ldflags, extra_include_p
             f"Error building extension '{name}': no C++ compiler found "
             + (f"($CXX is {want!r}, which is not an executable)" if want
                else "(looked for c++, g++ and clang++ on PATH; set CXX to choose one)"))
-    include_dirs = user_incs + default_include_dirs() + python_include_dirs()
 
     root = os.path.abspath(build_directory) if build_directory else os.path.join(
         extensions_root(), name)
-    if inline_text is not None:
-        scanned = [(os.path.join(root, "main.cpp"), inline_text.encode())]
-    else:
-        scanned = files
-    headers = find_included_headers(scanned, user_incs)
+    key = _source_key(name, files, inline_text, extra_cflags, extra_ldflags, user_incs, cxx)
+    key_dir = os.path.join(root, key)
 
+    library = _cached_library(key_dir, filename)
+    if library is not None:
+        _say(verbose, f"loading '{name}' from the cache: {library}")
+        return _import_or_discard(name, library)
+
+    os.makedirs(root, exist_ok=True)
+    with BuildLock(os.path.join(root, key + ".lock")):
+        library = _cached_library(key_dir, filename)
+        if library is not None:  # another process built it while we waited
+            _say(verbose, f"loading '{name}' (built by another process): {library}")
+        else:
+            remove_stale_builds(root, key)
+            include_dirs = user_incs + default_include_dirs() + python_include_dirs()
+            library = _build(name, root, key, files, inline_text, cxx, filename,
+                             include_dirs=include_dirs, extra_cflags=extra_cflags,
+                             extra_ldflags=extra_ldflags, verbose=verbose)
+    return _import_or_discard(name, library)
+
+
+def _source_key(name, files, inline_text, extra_cflags, extra_ldflags, user_incs, cxx):
+    """The part of the cache key known before compiling: sources, flags, toolchain, versions.
+
+    The headers the sources include are keyed separately, from what the compiler read.
+    """
     import ember
     import pybind11
     parts = [("name", name)]
@@ -136,50 +165,74 @@ def _load(name, files, inline_text, extra_cflags, extra_ldflags, extra_include_p
     else:
         for path, data in files:
             parts += [("source", path), ("data", data)]
-    for path, data in headers:
-        parts += [("header", path), ("data", data)]
     parts += [("cflags", "\0".join(extra_cflags)), ("ldflags", "\0".join(extra_ldflags)),
               ("includes", "\0".join(user_incs)),
               ("compiler", compiler_fingerprint(cxx)), ("python", python_abi()),
-              ("ember", getattr(ember, "__version__", "")), ("ember-headers", tree_digest(EMBER_INCLUDE)),
-              ("pybind11", pybind11.__version__), ("format", "1")]
-    key = cache_key(parts)[:32]
+              ("ember", getattr(ember, "__version__", "")),
+              ("ember-headers", tree_digest(EMBER_INCLUDE)),
+              ("pybind11", pybind11.__version__), ("format", "2")]
+    return cache_key(parts)[:32]
+
+
+def _cached_library(key_dir, filename):
+    """The library built from key_dir's sources and the headers as they are now, or None.
+
+    None when no build of these sources finished, or when a file the last build read has changed
+    or gone since.
+    """
+    dependencies = recorded_dependencies(key_dir)
+    if dependencies is None:
+        return None
+    library = library_path(key_dir, dependencies, filename)
+    return library if os.path.isfile(library) else None
+
+
+def _build(name, root, key, files, inline_text, cxx, filename, *, include_dirs, extra_cflags,
+           extra_ldflags, verbose):
+    """Compile into a temporary directory, install the library atomically, record what it read.
+
+    Call with the build lock of ``key`` held. Returns the installed library's path.
+    """
     key_dir = os.path.join(root, key)
-    library = os.path.join(key_dir, name + sysconfig.get_config_var("EXT_SUFFIX"))
+    os.makedirs(key_dir, exist_ok=True)
+    if inline_text is not None:
+        src = os.path.join(key_dir, "main.cpp")
+        tmp_src = src + f".{os.getpid()}.tmp"
+        with open(tmp_src, "w") as f:
+            f.write(inline_text)
+        os.replace(tmp_src, src)
+        sources = [src]
+    else:
+        sources = [path for path, _ in files]
+    work = tempfile.mkdtemp(prefix=f".build-{key}-{os.getpid()}-", dir=root)
+    try:
+        _say(verbose, f"building '{name}' in {key_dir}")
+        built = os.path.join(work, filename)
+        read = build_shared_library(cxx, sources, built, name=name, include_dirs=include_dirs,
+                                    extra_cflags=extra_cflags, extra_ldflags=extra_ldflags,
+                                    work_dir=work, verbose=verbose,
+                                    log_path=os.path.join(key_dir, "build.log"))
+        # the sources are in the source key already
+        dependencies = [path for path in read if path not in sources]
+        library = library_path(key_dir, dependencies, filename)
+        install(built, library)
+        record_dependencies(key_dir, dependencies)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return library
 
-    if os.path.isfile(library):
-        _say(verbose, f"loading '{name}' from the cache: {library}")
-        return _import(name, library)
 
-    os.makedirs(root, exist_ok=True)
-    with BuildLock(os.path.join(root, key + ".lock")):
-        if os.path.isfile(library):  # another process built it while we waited
-            _say(verbose, f"loading '{name}' (built by another process): {library}")
-            return _import(name, library)
-        remove_stale_builds(root, key)
-        os.makedirs(key_dir, exist_ok=True)
-        if inline_text is not None:
-            src = os.path.join(key_dir, "main.cpp")
-            tmp_src = src + f".{os.getpid()}.tmp"
-            with open(tmp_src, "w") as f:
-                f.write(inline_text)
-            os.replace(tmp_src, src)
-            sources = [src]
-        else:
-            sources = [path for path, _ in files]
-        work = tempfile.mkdtemp(prefix=f".build-{key}-{os.getpid()}-", dir=root)
-        try:
-            _say(verbose, f"building '{name}' in {key_dir}")
-            built = os.path.join(work, os.path.basename(library))
-            build_shared_library(cxx, sources, built, name=name, include_dirs=include_dirs,
-                                 extra_cflags=extra_cflags, extra_ldflags=extra_ldflags,
-                                 work_dir=work, verbose=verbose,
-                                 log_path=os.path.join(key_dir, "build.log"))
-            install(built, library)
-        finally:
-            import shutil
-            shutil.rmtree(work, ignore_errors=True)
-    return _import(name, library)
+def _import_or_discard(name, path):
+    """Import the library; if it cannot be imported, remove it from the cache first, so that the
+    next load builds it again instead of failing on the same file."""
+    try:
+        return _import(name, path)
+    except (ImportError, OSError):
+        with contextlib.suppress(OSError):
+            os.remove(path)
+        with contextlib.suppress(OSError):
+            os.rmdir(os.path.dirname(path))
+        raise
 
 
 def _import(name, path):
@@ -195,8 +248,9 @@ def _import(name, path):
         if module is None:
             spec_name = name
             if any(m.__name__.rsplit(".", 1)[-1] == name for m in _loaded.values()):
-                key = os.path.basename(os.path.dirname(path))
-                spec_name = f"_ember_extension_{key}.{name}"
+                # the library is <key>/<deps>/<file>: the two keys name this build
+                key_dir, deps_dir = os.path.split(os.path.dirname(path))
+                spec_name = f"_ember_extension_{os.path.basename(key_dir)}_{deps_dir}.{name}"
             spec = importlib.util.spec_from_file_location(spec_name, path)
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)

@@ -1,30 +1,35 @@
-"""The extension cache: where builds live, their key, the build lock, atomic install.
+"""The extension cache: where builds live, their keys, the build lock, atomic install.
 
 Layout (``root`` is ``$EMBER_EXTENSIONS_DIR`` or ``~/.cache/ember_extensions``)::
 
-    root/<name>/<key>/<name><EXT_SUFFIX>   the built module; it exists only when complete
-    root/<name>/<key>/main.cpp             load_inline's source; build.log: the last build's log
-    root/<name>/<key>.lock                 flock'ed while one process builds that key
-    root/<name>/.build-<key>-<pid>-*/      a build in progress (removed afterwards)
+    root/<name>/<key>/                        one per source key (sources, flags, compiler, ...)
+    root/<name>/<key>/dependencies.json       the files the last build of <key> read (headers)
+    root/<name>/<key>/<deps>/<name><SUFFIX>   the module built from the dependencies' contents
+                                              <deps>; it exists only when complete
+    root/<name>/<key>/main.cpp                load_inline's source; build.log: the last build's log
+    root/<name>/<key>.lock                    flock'ed while one process builds that key
+    root/<name>/.build-<key>-<pid>-*/         a build in progress (removed afterwards)
 
-A build writes into its own temporary directory and moves the finished library into place with
-``os.replace``, so a library that exists is complete; a failed or killed build leaves at most a
-temporary directory, which the next build of that key removes. The lock is an ``fcntl.flock``:
-the kernel drops it when its holder exits, however it exits, so a leftover lock file never
-blocks anyone.
+The source key covers what is known before compiling; which headers a build reads is known only
+after it (the compiler lists them, however it found them), so the second level is keyed by the
+contents of the files the previous build read: editing, adding or removing a header it read
+changes that key and so triggers a rebuild, while an unchanged extension is found without running
+the compiler. A build writes into its own temporary directory and moves the finished library into
+place with ``os.replace``, so a library that exists is complete; a failed or killed build leaves
+at most a temporary directory, which the next build of that key removes. The lock is an
+``fcntl.flock``: the kernel drops it when its holder exits, however it exits, so a leftover lock
+file never blocks anyone.
 """
 import errno
 import hashlib
+import json
 import os
-import re
 import shutil
 import sys
 import sysconfig
 import time
 
 LOCK_TIMEOUT = 600.0  # seconds; $EMBER_EXTENSIONS_LOCK_TIMEOUT overrides
-
-_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.MULTILINE)
 
 
 def extensions_root():
@@ -34,31 +39,6 @@ def extensions_root():
         return os.path.abspath(os.path.expanduser(env))
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "ember_extensions")
-
-
-def find_included_headers(sources, include_dirs):
-    """Every header the sources include that exists on disk, recursively: (path, bytes) pairs.
-
-    ``#include "x"`` is looked up next to the including file, then in include_dirs;
-    ``#include <x>`` in include_dirs only (system headers are found nowhere and skipped).
-    Conditional includes count too: a spurious dependency only costs a rebuild.
-    """
-    seen = {}
-    stack = [(os.path.dirname(os.path.abspath(p)), data) for p, data in sources]
-    while stack:
-        here, data = stack.pop()
-        for quote, inc in _INCLUDE.findall(data):
-            inc = inc.decode("utf-8", "replace").strip()
-            dirs = ([here] if quote == b'"' else []) + list(include_dirs)
-            for d in dirs:
-                path = os.path.normpath(os.path.join(d, inc))
-                if os.path.isfile(path):
-                    if path not in seen:
-                        with open(path, "rb") as f:
-                            seen[path] = f.read()
-                        stack.append((os.path.dirname(path), seen[path]))
-                    break
-    return sorted(seen.items())
 
 
 _tree_digests = {}
@@ -164,6 +144,52 @@ def remove_stale_builds(parent, key):
     for n in names:
         if n.startswith(prefix):
             shutil.rmtree(os.path.join(parent, n), ignore_errors=True)
+
+
+DEPENDENCIES_FILE = "dependencies.json"
+
+
+def dependency_digest(paths):
+    """sha256 over the files' names and contents (a missing file counts as missing)."""
+    h = hashlib.sha256()
+    for path in paths:
+        h.update(path.encode("utf-8", "surrogateescape") + b"\0")
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            h.update(b"\1missing\0")
+            continue
+        h.update(len(data).to_bytes(8, "little") + data)
+    return h.hexdigest()
+
+
+def library_path(key_dir, dependencies, filename):
+    """Where the module built from key_dir's sources with these dependencies, as they are now,
+    lives."""
+    return os.path.join(key_dir, dependency_digest(dependencies)[:32], filename)
+
+
+def recorded_dependencies(key_dir):
+    """The files the last build in key_dir read, or None when there is no (readable) record."""
+    try:
+        with open(os.path.join(key_dir, DEPENDENCIES_FILE), encoding="utf-8",
+                  errors="surrogateescape") as f:
+            paths = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+        return None
+    return paths
+
+
+def record_dependencies(key_dir, paths):
+    """Save the list of files a build read, atomically (call with the build lock held)."""
+    final = os.path.join(key_dir, DEPENDENCIES_FILE)
+    tmp = f"{final}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as f:
+        json.dump(list(paths), f, indent=0)
+    os.replace(tmp, final)
 
 
 def install(built, final):

@@ -112,10 +112,18 @@ def build_shared_library(cxx, sources, output, *, name, include_dirs, extra_cfla
     """Compile ``sources`` into the shared library ``output``; raise ExtensionBuildError on failure.
 
     One source: one compile-and-link command. Several: each compiled (in parallel) to an object
-    file in ``work_dir``, then linked.
+    file in ``work_dir``, then linked. Returns every file the compiler read (sources and the
+    headers it included, however it found them: ``-I``, ``-isystem``, ``-include``, ...) as
+    reported by the compiler itself (``-MD``), in absolute paths.
     """
     incs = [f"-I{d}" for d in include_dirs]
     cflags = base_cflags(name) + incs + list(extra_cflags)
+    dep_files = []
+
+    def dependency_flags(i):
+        # after the user's flags, so that a -MF of theirs cannot take the file we read back
+        dep_files.append(os.path.join(work_dir, f"{i}.d"))
+        return ["-MD", "-MF", dep_files[-1]]
     ldflags = base_ldflags() + list(extra_ldflags)
     log = []
 
@@ -131,7 +139,7 @@ def build_shared_library(cxx, sources, output, *, name, include_dirs, extra_cfla
                                   output=out, returncode=rc, log_path=log_path)
 
     if len(sources) == 1:
-        cmd = cxx + cflags + [sources[0], "-o", output] + ldflags
+        cmd = cxx + cflags + dependency_flags(0) + [sources[0], "-o", output] + ldflags
         rc, out = run(cmd)
         if rc != 0:
             fail(cmd, rc, out)
@@ -140,7 +148,7 @@ def build_shared_library(cxx, sources, output, *, name, include_dirs, extra_cfla
         for i, src in enumerate(sources):
             obj = os.path.join(work_dir, f"{i}_{os.path.splitext(os.path.basename(src))[0]}.o")
             objects.append(obj)
-            cmds.append(cxx + cflags + ["-c", src, "-o", obj])
+            cmds.append(cxx + cflags + dependency_flags(i) + ["-c", src, "-o", obj])
         with ThreadPoolExecutor(max_workers=max(1, min(len(cmds), os.cpu_count() or 1))) as pool:
             results = list(pool.map(run, cmds))
         for cmd, (rc, out) in zip(cmds, results):
@@ -151,6 +159,53 @@ def build_shared_library(cxx, sources, output, *, name, include_dirs, extra_cfla
         if rc != 0:
             fail(cmd, rc, out)
     _write_log(log_path, log)
+    deps = set()
+    for path in dep_files:
+        try:
+            deps.update(read_dependency_file(path, work_dir))
+        except OSError as e:
+            raise ExtensionBuildError(
+                f"Error building extension '{name}': the compiler wrote no dependency file "
+                f"({path}: {e.strerror}); ember needs one (-MD -MF, as gcc and clang write) to "
+                "know which headers the build read", log_path=log_path) from None
+    return sorted(deps)
+
+
+def read_dependency_file(path, cwd):
+    """The prerequisites listed in a make-style dependency file (``-MD`` output), absolute.
+
+    The compiler escapes a space in a path as ``\\ ``, ``#`` as ``\\#`` and ``$`` as ``$$``,
+    and continues long lines with a backslash; relative paths are relative to the directory it
+    ran in. Phony targets (``-MP``) are skipped. Raises OSError when the file cannot be read.
+    """
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
+        text = f.read().replace("$$", "$")
+    words, word, i = [], [], 0
+    while i < len(text):
+        ch, nxt = text[i], text[i + 1:i + 2]
+        if ch == "\\" and nxt == "\n":  # a line continuation: a separator
+            ch, i = " ", i + 1
+        elif ch == "\\" and nxt in (" ", "#"):  # an escaped character of a path
+            word.append(nxt)
+            i += 2
+            continue
+        if ch.isspace():
+            if word:
+                words.append("".join(word))
+                word = []
+        else:
+            word.append(ch)
+        i += 1
+    if word:
+        words.append("".join(word))
+    # "target: prerequisite ...": targets are the words ending in ':'
+    prerequisites, after_target = [], False
+    for w in words:
+        if w.endswith(":"):
+            after_target = True
+        elif after_target:
+            prerequisites.append(os.path.join(cwd, w))
+    return prerequisites
 
 
 _log_lock = threading.Lock()

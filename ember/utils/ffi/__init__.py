@@ -23,7 +23,9 @@ raises ``TypeError`` naming the argument. ``resizeAs``/``resizeNd`` in C realloc
 tensor's storage through a callback into Python.
 """
 import os
+from importlib.machinery import EXTENSION_SUFFIXES
 
+from ..cpp_extension._names import check_extension_name
 from . import _build
 from ._build import FFIBuildError, INCLUDE_DIR
 from ._wrap import CDEF as _CDEF
@@ -82,7 +84,9 @@ def create_extension(name, headers, sources, verbose=True, with_cuda=False, pack
 
     Args:
         name: dotted module name, e.g. ``'_ext.my_lib'``; the built package lands at
-            ``<relative_to>/_ext/my_lib/`` and imports as ``_ext.my_lib``.
+            ``<relative_to>/_ext/my_lib/`` and imports as ``_ext.my_lib``. Each part must be an
+            ASCII identifier, and the last short enough for its library's file name
+            (ValueError otherwise, before anything is built).
         headers: header file(s) declaring the functions to export (C declarations cffi can
             parse; an include guard, ``#include`` and ``#pragma once`` lines are fine).
         sources: C files to compile with it.
@@ -102,6 +106,8 @@ def create_extension(name, headers, sources, verbose=True, with_cuda=False, pack
     if with_cuda:
         raise RuntimeError("ember.utils.ffi.create_extension: with_cuda=True is not supported "
                            "because ember has no CUDA backend; build with with_cuda=False")
+    # the leaf is built as the module _<leaf>; checked before anything is written or compiled
+    check_extension_name(name, EXTENSION_SUFFIXES[0], dotted=True, file_prefix="_")
     import cffi
     base_path = _build.base_path_of(relative_to)
     leaf = name.rpartition(".")[2]

@@ -38,9 +38,7 @@ def base_path_of(relative_to):
 
 def make_module_dir(base_path, fullname):
     """Create ``base/a/b/...`` for ``a.b...`` with an ``__init__.py`` in each package."""
-    parts = fullname.split(".")
-    if not all(p.isidentifier() for p in parts):
-        raise ValueError(f"extension name {fullname!r} is not a dotted Python module name")
+    parts = fullname.split(".")  # checked by create_extension
     target_dir = os.path.join(base_path, *parts)
     os.makedirs(target_dir, exist_ok=True)
     for k in range(1, len(parts)):
