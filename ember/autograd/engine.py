@@ -83,6 +83,40 @@ def _needed_nodes(order, targets):
     return needed
 
 
+class _GraphTask:
+    """One backward pass: the gradients in flight, how many edges each node still
+    waits for, the ready queue, and what ``autograd.grad`` captures."""
+    __slots__ = ("buffers", "deps", "ready", "captures", "needed", "create_graph",
+                 "retain_graph", "checked", "add")
+
+
+def _schedule(root_edges, root_grads, retain_graph, create_graph, inputs):
+    """The graph task of a pass: root gradients buffered, dependencies counted, the
+    nodes with no pending edge ready, and (for ``inputs``) the nodes that must run."""
+    task = _GraphTask()
+    task.buffers = buffers = {}
+    roots = []
+    for (node, nr), g in zip(root_edges, root_grads):
+        if node is not None:
+            _add_to_buffer(buffers, node, nr, g)
+            roots.append(node)
+    task.deps, order = _walk(roots, inputs is not None)
+    task.captures = {}
+    task.needed = None
+    if inputs is not None:
+        for node, nr in inputs:
+            if node is not None:
+                task.captures.setdefault(node, []).append(_Capture(node, nr))
+        task.needed = _needed_nodes(order, task.captures)
+    task.ready = [(-n._sequence_nr, id(n), n) for n in set(roots) if n not in task.deps]
+    heapq.heapify(task.ready)
+    task.create_graph = create_graph
+    task.retain_graph = retain_graph
+    task.checked = anomaly._state.enabled
+    task.add = _add_grads if not create_graph else _add_recorded
+    return task
+
+
 def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False, inputs=None):
     """Propagate ``root_grads`` from ``root_edges`` through the graph.
 
@@ -91,29 +125,11 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
     a path to an input run, and the gradients reaching each input are returned
     (None where none does).
     """
-    buffers = {}
-    roots = []
-    for (node, nr), g in zip(root_edges, root_grads):
-        if node is not None:
-            _add_to_buffer(buffers, node, nr, g)
-            roots.append(node)
-    deps, order = _walk(roots, inputs is not None)
-    captures = {}
-    needed = None
-    if inputs is not None:
-        for node, nr in inputs:
-            if node is not None:
-                captures.setdefault(node, []).append(_Capture(node, nr))
-        needed = _needed_nodes(order, captures)
-
-    ready = [(-n._sequence_nr, id(n), n) for n in set(roots) if n not in deps]
-    heapq.heapify(ready)
-    push, pop, replace = heapq.heappush, heapq.heappop, heapq.heapreplace
+    task = _schedule(root_edges, root_grads, retain_graph, create_graph, inputs)
+    ready, replace, pop = task.ready, heapq.heapreplace, heapq.heappop
     state = grad_mode._state
     prev_enabled = state.enabled
     state.enabled = create_graph  # backward records a graph only for create_graph
-    checked = anomaly._state.enabled
-    add = _add_grads if not create_graph else _add_recorded
     # The node to run next when it is known without the heap: in a chain, running a
     # node usually makes exactly one node ready, the one with the highest sequence
     # number; it skips the heap (same order: the heap's top is compared first).
@@ -122,76 +138,93 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
         while held is not None or ready:
             if held is not None:
                 node = held
-                held = None
                 if ready and ready[0][0] < -node._sequence_nr:
                     node = replace(ready, (-node._sequence_nr, id(node), node))[2]
             else:
                 node = pop(ready)[2]
-            grads = buffers.pop(node, None)
-            if grads is None:
-                grads = [None] * len(node._output_meta)
-            elif not node._accepts_arrays or node._has_hooks or captures:
-                grads = _as_tensors(grads)
-            if node._has_hooks:
-                grads = _run_pre_hooks(node, grads)
-            if captures:
-                for cap in captures.get(node, ()):
-                    cap.grad = grads[cap.nr]
-            outputs = ()
-            if needed is None or node in needed:
-                if checked:
-                    outputs = _apply_checked(node, grads, create_graph)
-                else:
-                    outputs = node._apply(grads, create_graph)
-                if node._has_hooks:
-                    outputs = _run_post_hooks(node, _as_tensors(outputs), grads)
-                    grads = ()  # hooks saw the gradients: none of them is fresh
-                if not retain_graph:
-                    node._release()
-            i = -1
-            for child, nr in node.next_functions:
-                i += 1
-                if child is None:
-                    continue
-                if outputs:
-                    g = outputs[i]
-                    if g is not None:
-                        buf = buffers.get(child)
-                        if buf is None:
-                            buf = buffers[child] = [None] * len(child._output_meta)
-                            buf[nr] = g
-                            if type(child) is AccumulateGrad and node._fresh_outputs and \
-                                    not create_graph and grads and _is_fresh(g, grads, outputs):
-                                buffers[child] = OwnedGrads(buf)
-                        else:
-                            prev = buf[nr]
-                            if prev is None:
-                                buf[nr] = g
-                            else:
-                                buf[nr] = add(prev, g)
-                                if type(child) is AccumulateGrad and not create_graph:
-                                    buffers[child] = OwnedGrads(buf)  # a sum just made
-                left = deps[child] - 1
-                deps[child] = left
-                if not left:
-                    if held is None:
-                        held = child
-                    elif child._sequence_nr > held._sequence_nr:
-                        push(ready, (-held._sequence_nr, id(held), held))
-                        held = child
-                    else:
-                        push(ready, (-child._sequence_nr, id(child), child))
-            g = prev = outputs = grads = None  # hold no gradient past its node
+            grads = task.buffers.pop(node, None)
+            outputs, grads = _run_node(task, node, grads)
+            held = _deliver(task, node, outputs, grads)
+            outputs = grads = None  # hold no gradient past its node
     finally:
         state.enabled = prev_enabled
-
     if inputs is None:
         return None
     result = []
     for node, nr in inputs:
-        caps = captures.get(node, ())
+        caps = task.captures.get(node, ())
         result.append(next((c.grad for c in caps if c.nr == nr), None))
     return result
+
+
+def _run_node(task, node, grads):
+    """Run one node on the gradients buffered for it: tensor hooks and pre-hooks,
+    captures, ``_apply``, post-hooks. Returns its outputs (one per edge; ``()`` when
+    it need not run) and the gradients it was given (``()`` once hooks saw them)."""
+    captures = task.captures
+    if grads is None:
+        grads = [None] * len(node._output_meta)
+    elif not node._accepts_arrays or node._has_hooks or captures:
+        grads = _as_tensors(grads)
+    if node._has_hooks:
+        grads = _run_pre_hooks(node, grads)
+    if captures:
+        for cap in captures.get(node, ()):
+            cap.grad = grads[cap.nr]
+    if task.needed is not None and node not in task.needed:
+        return (), grads
+    if task.checked:
+        outputs = _apply_checked(node, grads, task.create_graph)
+    else:
+        outputs = node._apply(grads, task.create_graph)
+    if node._has_hooks:
+        outputs = _run_post_hooks(node, _as_tensors(outputs), grads)
+        grads = ()  # hooks saw the gradients: none of them is fresh
+    if not task.retain_graph:
+        node._release()
+    return outputs, grads
+
+
+def _deliver(task, node, outputs, grads):
+    """Add a node's outputs into its children's buffers and count the edge as done for
+    each child. Returns the child to run next if one became ready (the others go to
+    the ready queue), else None."""
+    buffers, deps, ready = task.buffers, task.deps, task.ready
+    held = None
+    i = -1
+    for child, nr in node.next_functions:
+        i += 1
+        if child is None:
+            continue
+        if outputs:
+            g = outputs[i]
+            if g is not None:
+                buf = buffers.get(child)
+                if buf is None:
+                    buf = buffers[child] = [None] * len(child._output_meta)
+                    buf[nr] = g
+                    if type(child) is AccumulateGrad and node._fresh_outputs and \
+                            not task.create_graph and grads and _is_fresh(g, grads, outputs):
+                        buffers[child] = OwnedGrads(buf)
+                else:
+                    prev = buf[nr]
+                    if prev is None:
+                        buf[nr] = g
+                    else:
+                        buf[nr] = task.add(prev, g)
+                        if type(child) is AccumulateGrad and not task.create_graph:
+                            buffers[child] = OwnedGrads(buf)  # a sum just made
+        left = deps[child] - 1
+        deps[child] = left
+        if not left:
+            if held is None:
+                held = child
+            elif child._sequence_nr > held._sequence_nr:
+                heapq.heappush(ready, (-held._sequence_nr, id(held), held))
+                held = child
+            else:
+                heapq.heappush(ready, (-child._sequence_nr, id(child), child))
+    return held
 
 
 def _is_fresh(g, given, outputs):
