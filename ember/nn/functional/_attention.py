@@ -159,135 +159,158 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         if key_padding_mask is not None:
             key_padding_mask = key_padding_mask.unsqueeze(0)
     tgt_len, bsz, embed_dim = query.shape
-    src_len = key.shape[0]
+    key_padding_mask, attn_mask, is_causal = _mha_float_masks(
+        key_padding_mask, attn_mask, is_causal, need_weights, query.dtype)
+    head_dim = _mha_check_dims(key, value, embed_dim, embed_dim_to_check, num_heads,
+                               use_separate_proj_weight)
+    if use_separate_proj_weight:
+        weights = (q_proj_weight, k_proj_weight, v_proj_weight)
+    else:
+        weights = in_proj_weight.chunk(3)
+    biases = (None,) * 3 if in_proj_bias is None else in_proj_bias.chunk(3)
+    q, k, v = (_linear(x, w, b) for x, w, b in zip((query, key, value), weights, biases))
+    if attn_mask is not None:
+        attn_mask = _mha_attn_mask_3d(attn_mask, (bsz * num_heads, tgt_len, key.shape[0]))
+    k, v, attn_mask, key_padding_mask = _mha_add_bias_kv(
+        k, v, bias_k, bias_v, static_k, static_v, attn_mask, key_padding_mask, bsz)
 
+    heads = bsz * num_heads
+    q = q.reshape(tgt_len, heads, head_dim).transpose(0, 1)
+    k = k.reshape(k.shape[0], heads, head_dim).transpose(0, 1) if static_k is None else static_k
+    v = v.reshape(v.shape[0], heads, head_dim).transpose(0, 1) if static_v is None else static_v
+    if add_zero_attn:
+        k = _F.cat([k, zeros(heads, 1, head_dim, dtype=k.dtype)], 1)
+        v = _F.cat([v, zeros(heads, 1, head_dim, dtype=v.dtype)], 1)
+        attn_mask = None if attn_mask is None else _pad_last(attn_mask)
+        key_padding_mask = None if key_padding_mask is None else _pad_last(key_padding_mask)
+    if key_padding_mask is not None:
+        attn_mask = _mha_merge_padding_mask(key_padding_mask, attn_mask, bsz, num_heads,
+                                            k.size(1))
+    if not training:
+        dropout_p = 0.0
+
+    shape = (tgt_len, bsz, num_heads, embed_dim)
+    if need_weights:
+        out, weights = _mha_with_weights(q, k, v, attn_mask, dropout_p, shape,
+                                         average_attn_weights)
+    else:
+        out, weights = _mha_fused(q, k, v, attn_mask, dropout_p, is_causal, shape), None
+    out = _linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
+    if not is_batched:
+        out = out.squeeze(1)
+        weights = None if weights is None else weights.squeeze(0)
+    return out, weights
+
+
+def _mha_float_masks(key_padding_mask, attn_mask, is_causal, need_weights, dtype):
+    """Both masks as float masks (-inf = ignore), and the is_causal hint kept only where
+    PyTorch keeps it."""
     key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
                                        None if attn_mask is None else attn_mask.dtype,
-                                       "attn_mask", query.dtype)
+                                       "attn_mask", dtype)
     if is_causal and attn_mask is None:
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
                            "Transformer module method `generate_square_subsequent_mask` to "
                            "create this mask.")
     if is_causal and key_padding_mask is None and not need_weights:
-        attn_mask = None
-    else:
-        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
-                                    check_other=False)
-        if key_padding_mask is not None:
-            is_causal = False
+        return key_padding_mask, None, is_causal
+    attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", dtype, check_other=False)
+    return key_padding_mask, attn_mask, is_causal and key_padding_mask is None
 
+
+def _mha_check_dims(key, value, embed_dim, embed_dim_to_check, num_heads, separate):
+    """The head size, after PyTorch's checks of the embedding and key/value shapes."""
     if embed_dim != embed_dim_to_check:
         raise AssertionError(
             f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
     head_dim = embed_dim // num_heads
     if head_dim * num_heads != embed_dim:
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
-    if use_separate_proj_weight:
+    if separate:
         if tuple(key.shape[:2]) != tuple(value.shape[:2]):
             raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match "
                                  f"value's {value.shape[:2]}")
     elif tuple(key.shape) != tuple(value.shape):
         raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+    return head_dim
 
-    if not use_separate_proj_weight:
-        w_q, w_k, w_v = in_proj_weight.chunk(3)
-    else:
-        w_q, w_k, w_v = q_proj_weight, k_proj_weight, v_proj_weight
-    b_q = b_k = b_v = None
-    if in_proj_bias is not None:
-        b_q, b_k, b_v = in_proj_bias.chunk(3)
-    q = _linear(query, w_q, b_q)
-    k = _linear(key, w_k, b_k)
-    v = _linear(value, w_v, b_v)
 
-    if attn_mask is not None:
-        if attn_mask.dim() == 2:
-            if tuple(attn_mask.shape) != (tgt_len, src_len):
-                raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but "
-                                   f"should be {(tgt_len, src_len)}.")
-            attn_mask = attn_mask.unsqueeze(0)
-        elif attn_mask.dim() == 3:
-            if tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
-                raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but "
-                                   f"should be {(bsz * num_heads, tgt_len, src_len)}.")
-        else:
-            raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
+def _mha_attn_mask_3d(attn_mask, shape_3d):
+    """A 2-D (L, S) or 3-D (N*heads, L, S) attention mask as 3-D, shapes checked."""
+    if attn_mask.dim() == 2:
+        if tuple(attn_mask.shape) != shape_3d[1:]:
+            raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but "
+                               f"should be {shape_3d[1:]}.")
+        return attn_mask.unsqueeze(0)
+    if attn_mask.dim() == 3:
+        if tuple(attn_mask.shape) != shape_3d:
+            raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but "
+                               f"should be {shape_3d}.")
+        return attn_mask
+    raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
 
-    if bias_k is not None and bias_v is not None:
-        if static_k is not None:
-            raise AssertionError("bias cannot be added to static key.")
-        if static_v is not None:
-            raise AssertionError("bias cannot be added to static value.")
-        k = _F.cat([k, bias_k.repeat(1, bsz, 1)])
-        v = _F.cat([v, bias_v.repeat(1, bsz, 1)])
-        if attn_mask is not None:
-            attn_mask = _pad_last(attn_mask)
-        if key_padding_mask is not None:
-            key_padding_mask = _pad_last(key_padding_mask)
-    elif bias_k is not None:
-        raise AssertionError("bias_k is set but bias_v is None")
-    elif bias_v is not None:
+
+def _mha_add_bias_kv(k, v, bias_k, bias_v, static_k, static_v, attn_mask, key_padding_mask,
+                     bsz):
+    """Append the learned key/value bias as one more source position (both or neither)."""
+    if bias_k is None and bias_v is None:
+        return k, v, attn_mask, key_padding_mask
+    if bias_k is None:
         raise AssertionError("bias_v is set but bias_k is None")
+    if bias_v is None:
+        raise AssertionError("bias_k is set but bias_v is None")
+    if static_k is not None:
+        raise AssertionError("bias cannot be added to static key.")
+    if static_v is not None:
+        raise AssertionError("bias cannot be added to static value.")
+    k = _F.cat([k, bias_k.repeat(1, bsz, 1)])
+    v = _F.cat([v, bias_v.repeat(1, bsz, 1)])
+    attn_mask = None if attn_mask is None else _pad_last(attn_mask)
+    key_padding_mask = None if key_padding_mask is None else _pad_last(key_padding_mask)
+    return k, v, attn_mask, key_padding_mask
 
-    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
-    k = (k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
-         if static_k is None else static_k)
-    v = (v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
-         if static_v is None else static_v)
 
-    if add_zero_attn:
-        k = _F.cat([k, zeros(bsz * num_heads, 1, head_dim, dtype=k.dtype)], 1)
-        v = _F.cat([v, zeros(bsz * num_heads, 1, head_dim, dtype=v.dtype)], 1)
-        if attn_mask is not None:
-            attn_mask = _pad_last(attn_mask)
-        if key_padding_mask is not None:
-            key_padding_mask = _pad_last(key_padding_mask)
+def _mha_merge_padding_mask(key_padding_mask, attn_mask, bsz, num_heads, src_len):
+    """The (N, S) padding mask spread over heads, (N*heads, 1, S), added to attn_mask."""
+    if key_padding_mask.shape[0] != bsz:
+        raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got "
+                             f"{key_padding_mask.shape[0]}")
+    if key_padding_mask.shape[1] != src_len:
+        raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
+                             f"{key_padding_mask.shape[1]}")
+    key_padding_mask = (key_padding_mask.reshape(bsz, 1, 1, src_len)
+                        .expand(-1, num_heads, -1, -1)
+                        .reshape(bsz * num_heads, 1, src_len))
+    return key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
 
+
+def _mha_with_weights(q, k, v, attn_mask, dropout_p, shape, average_attn_weights):
+    """Attention computed step by step, keeping the weights: (out before the output
+    projection as (L*N, E), weights (N, heads, L, S) or their mean over heads)."""
+    tgt_len, bsz, num_heads, embed_dim = shape
+    q_scaled = q * math.sqrt(1.0 / float(q.size(-1)))
+    scores = q_scaled.matmul(k.transpose(-2, -1))
+    if attn_mask is not None:
+        scores = scores + attn_mask
+    weights = softmax(scores, -1)
+    if dropout_p > 0.0:
+        weights = _dropout(weights, dropout_p)
+    out = weights.matmul(v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+    weights = weights.reshape(bsz, num_heads, tgt_len, k.size(1))
+    return out, weights.mean(1) if average_attn_weights else weights
+
+
+def _mha_fused(q, k, v, attn_mask, dropout_p, is_causal, shape):
+    """Attention through scaled_dot_product_attention (no weights): out as (L*N, E)."""
+    tgt_len, bsz, num_heads, embed_dim = shape
     src_len = k.size(1)
-    if key_padding_mask is not None:
-        if key_padding_mask.shape[0] != bsz:
-            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got "
-                                 f"{key_padding_mask.shape[0]}")
-        if key_padding_mask.shape[1] != src_len:
-            raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
-                                 f"{key_padding_mask.shape[1]}")
-        key_padding_mask = (key_padding_mask.reshape(bsz, 1, 1, src_len)
-                            .expand(-1, num_heads, -1, -1)
-                            .reshape(bsz * num_heads, 1, src_len))
-        attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
-
-    if not training:
-        dropout_p = 0.0
-
-    if need_weights:
-        q_scaled = q * math.sqrt(1.0 / float(head_dim))
-        scores = q_scaled.matmul(k.transpose(-2, -1))
-        if attn_mask is not None:
-            scores = scores + attn_mask
-        weights = softmax(scores, -1)
-        if dropout_p > 0.0:
-            weights = _dropout(weights, dropout_p)
-        out = weights.matmul(v)
-        out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-        out = _linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
-        weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
-        if average_attn_weights:
-            weights = weights.mean(1)
-        if not is_batched:
-            out, weights = out.squeeze(1), weights.squeeze(0)
-        return out, weights
-
     if attn_mask is not None:
         if attn_mask.size(0) == 1 and attn_mask.dim() == 3:
             attn_mask = attn_mask.unsqueeze(0)
         else:
             attn_mask = attn_mask.reshape(bsz, num_heads, -1, src_len)
-    q = q.reshape(bsz, num_heads, tgt_len, head_dim)
-    k = k.reshape(bsz, num_heads, src_len, head_dim)
-    v = v.reshape(bsz, num_heads, src_len, head_dim)
+    q = q.reshape(bsz, num_heads, tgt_len, -1)
+    k = k.reshape(bsz, num_heads, src_len, -1)
+    v = v.reshape(bsz, num_heads, src_len, -1)
     out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
-    out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
-    out = _linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
-    if not is_batched:
-        out = out.squeeze(1)
-    return out, None
+    return out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
