@@ -63,15 +63,35 @@ def _refresh_view_grad_fn(view):
     view._requires_grad = True
 
 
-class FunctionCtx:  # noqa: D101  (methods documented one by one)
-    """Methods available on ``ctx`` inside ``forward``/``setup_context``."""
+class FunctionCtx:
+    """Methods available on ``ctx`` inside ``forward`` (or ``setup_context``).
 
-    def save_for_backward(self, *tensors):
-        """Save tensors (inputs, outputs or None) for ``backward``; read them back
-        with ``ctx.saved_tensors``. Call once, from forward or setup_context.
+    ``ctx`` is the backward node of the call, so whatever ``forward`` stores on it --
+    saved tensors, plain attributes such as ``ctx.scale = 2`` -- is there in
+    ``backward``. Each method says where it may be called.
+    """
 
-        >>> # in forward:  ctx.save_for_backward(input, weight)
-        >>> # in backward: input, weight = ctx.saved_tensors
+    def save_for_backward(self, *tensors: "Tensor | None") -> None:
+        """Save tensors for ``backward``, which reads them as ``ctx.saved_tensors``.
+
+        Call it at most once, from ``forward`` (or ``setup_context``), with inputs,
+        outputs or None. Saved tensors are checked when read: modifying one in place
+        after saving it makes ``saved_tensors`` raise. Non-tensor values belong on
+        ``ctx`` as attributes instead.
+
+        >>> import ember
+        >>> class Mul(ember.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x, y):
+        ...         ctx.save_for_backward(x, y)
+        ...         return x * y
+        ...     @staticmethod
+        ...     def backward(ctx, grad):
+        ...         x, y = ctx.saved_tensors
+        ...         return grad * y, grad * x
+        >>> a = ember.tensor([2.0], requires_grad=True)
+        >>> Mul.apply(a, ember.tensor([5.0])).backward(); a.grad
+        tensor([5.])
         """
         for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
@@ -80,21 +100,88 @@ class FunctionCtx:  # noqa: D101  (methods documented one by one)
                     f"{i} is of type {type(t).__name__}")
         self._to_save = tensors
 
-    def save_for_forward(self, *tensors):
+    def save_for_forward(self, *tensors: "Tensor | None") -> None:
+        """Save tensors for a forward-mode derivative (``jvp``); call from ``forward``.
+
+        >>> import ember
+        >>> class Id(ember.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_forward(x)
+        ...         return x.clone()
+        ...     @staticmethod
+        ...     def backward(ctx, grad):
+        ...         return grad
+        >>> Id.apply(ember.ones(2, requires_grad=True)).shape
+        ember.Size([2])
+        """
         self._saved_for_forward = tensors
 
-    def mark_dirty(self, *tensors):
-        """Declare inputs that forward modified in place (and returns)."""
+    def mark_dirty(self, *tensors: "Tensor") -> None:
+        """Declare the inputs ``forward`` modified in place; call from ``forward``.
+
+        Every such tensor must also be returned. Their version counters move on, and
+        their graph history now starts at this call.
+
+        >>> import ember
+        >>> class AddOne_(ember.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         x.add_(1)
+        ...         ctx.mark_dirty(x)
+        ...         return x
+        ...     @staticmethod
+        ...     def backward(ctx, grad):
+        ...         return grad
+        >>> a = ember.ones(2, requires_grad=True)
+        >>> b = a * 1
+        >>> AddOne_.apply(b) is b, b.grad_fn.name()
+        (True, 'AddOne_Backward')
+        """
         self._dirty = tensors
 
-    def mark_non_differentiable(self, *tensors):
-        """Declare outputs that are not differentiable (integer indices, masks):
-        they get ``requires_grad=False`` and backward receives zeros for them."""
+    def mark_non_differentiable(self, *tensors: "Tensor") -> None:
+        """Declare outputs that have no gradient (indices, masks); call from ``forward``.
+
+        They get ``requires_grad=False``; ``backward`` still receives one gradient per
+        output, zeros for these.
+
+        >>> import ember
+        >>> class SortWithIndices(ember.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         values, indices = x.sort()
+        ...         ctx.mark_non_differentiable(indices)
+        ...         ctx.save_for_backward(indices)
+        ...         return values, indices
+        ...     @staticmethod
+        ...     def backward(ctx, grad_values, grad_indices):
+        ...         (indices,) = ctx.saved_tensors
+        ...         return ember.zeros_like(grad_values).scatter(0, indices, grad_values)
+        >>> values, indices = SortWithIndices.apply(ember.tensor([3.0, 1.0], requires_grad=True))
+        >>> values.requires_grad, indices.requires_grad
+        (True, False)
+        """
         self._non_differentiable = tensors
 
-    def set_materialize_grads(self, value):
-        """True (default): gradients that did not arrive reach backward as zeros;
-        False: they arrive as None."""
+    def set_materialize_grads(self, value: bool) -> None:
+        """Whether missing output gradients reach ``backward`` as zeros (True, the
+        default) or as None (False, so ``backward`` can skip work). Call from ``forward``.
+
+        >>> import ember
+        >>> class Pair(ember.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.set_materialize_grads(False)
+        ...         return x.clone(), x.clone()
+        ...     @staticmethod
+        ...     def backward(ctx, g1, g2):
+        ...         return g1 if g2 is None else g1 + g2
+        >>> x = ember.ones(2, requires_grad=True)
+        >>> first, _ = Pair.apply(x)
+        >>> first.sum().backward(); x.grad
+        tensor([1., 1.])
+        """
         self._materialize_grads = bool(value)
 
 
@@ -112,8 +199,13 @@ class BackwardFunction(Node, FunctionCtx):
     needs_input_grad = ()
 
     @property
-    def saved_tensors(self):
-        """The tensors given to ``save_for_backward``, checked for in-place changes."""
+    def saved_tensors(self) -> "tuple[Tensor | None, ...]":
+        """The tensors given to ``save_for_backward``; read it in ``backward``.
+
+        Raises if one of them was modified in place since it was saved, or if the graph
+        was already freed by an earlier backward (``retain_graph=False``). See
+        ``save_for_backward`` for an example.
+        """
         saved = self._saved
         if saved is None:
             raise RuntimeError(FREED_MESSAGE)
