@@ -335,8 +335,10 @@ def test_pool_after_fork_dataloader_workers(threads):
     ember.set_num_threads(2)
     F.relu(ember.tensor(_arr(4, 9000)))  # the parent's pool is started
     assert len(parallel._state.workers) >= 1
+    # workers start with one intra-op thread (as PyTorch's); two again to use a pool there
     batches = list(DataLoader(_PooledWork(), batch_size=2, num_workers=2, timeout=60,
-                              multiprocessing_context="fork"))
+                              multiprocessing_context="fork",
+                              worker_init_fn=lambda worker_id: ember.set_num_threads(2)))
     sums = [s for b in batches for s in b["sum"].tolist()]
     assert sums == [0.0, 0.0, 0.5 * 36000, 1.5 * 36000]
     assert all(w >= 1 for b in batches for w in b["workers"].tolist())  # the children's own

@@ -1,16 +1,23 @@
 """What runs inside a DataLoader worker process, and the pieces both sides share."""
+import multiprocessing
 import os
 import pickle
 import queue
 import random
 import sys
+import threading
 import traceback
 
 import numpy as np
 
+from ...backend.parallel import set_num_threads
+
 __all__ = ["get_worker_info", "WorkerInfo"]
 
-MP_STATUS_CHECK_INTERVAL = 5.0  # seconds between liveness checks while waiting on a queue
+MP_STATUS_CHECK_INTERVAL = 5.0  # seconds the main process gives a worker to stop when asked
+#: seconds between a waiting worker's checks that the main process is still there: a worker
+#: whose main process was killed exits this long after it
+MAIN_CHECK_INTERVAL = 1.0
 
 _worker_info = None
 
@@ -153,15 +160,74 @@ def _seed_everything(seed, worker_id, base_seed):
     np.random.seed(np.random.SeedSequence([worker_id, base_seed]).generate_state(4))
 
 
-def _worker_loop(kind_iterable, dataset, index_queue, data_queue, done_event, auto_collation,
-                 collate_fn, drop_last, base_seed, init_fn, worker_id, num_workers, parent_pid):
-    """The body of a worker process: take ``(idx, indices)`` tasks, send ``(idx, batch)``."""
-    global _worker_info
+class _ResultSender:
+    """Sends a worker's pickled results to the main process over the worker's own pipe, from a
+    background thread: the worker goes on fetching while a large batch is still being written.
+
+    The thread is a daemon and nobody waits for it: when the worker stops (asked to, or the
+    main process is gone) results not yet sent are dropped, as nobody will read them."""
+
+    def __init__(self, conn):
+        self._conn = conn
+        self._pending = queue.SimpleQueue()
+        threading.Thread(target=self._send_forever, name="DataLoader result sender",
+                         daemon=True).start()
+
+    def put(self, payload):
+        self._pending.put(payload)
+
+    def _send_forever(self):
+        while True:
+            payload = self._pending.get()
+            try:
+                self._conn.send_bytes(payload)
+            except OSError:  # the main process closed its end: nobody left to send to
+                return
+
+
+def _pickled_result(idx, data, worker_id):
     try:
+        return pickle.dumps((idx, data))
+    except Exception:
+        error = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
+        return pickle.dumps((idx, error))
+
+
+class _MainProcessWatch:
+    """Whether the main process of this worker still exists.
+
+    Two signs that it is gone: the worker's parent changed (the main process, or the fork
+    server that started the worker, exited), or the pipe end that multiprocessing keeps open in
+    the main process for each child closed. The second alone can lag behind under fork (workers
+    forked later hold copies of it), and a fork server outlives the main process while workers
+    hold its socket, so the first alone is not enough either."""
+
+    def __init__(self):
+        self._parent_pid = os.getppid()
+        self._main_process = multiprocessing.parent_process()
+
+    def main_alive(self):
+        if os.getppid() != self._parent_pid:
+            return False
+        return self._main_process is None or self._main_process.is_alive()
+
+
+def _worker_loop(kind_iterable, dataset, index_queue, result_conn, done_event, auto_collation,
+                 collate_fn, drop_last, base_seed, init_fn, worker_id, num_workers):
+    """The body of a worker process: take ``(idx, indices)`` tasks, send ``(idx, batch)``.
+
+    Returns when the main process sends ``None`` or is gone (checked every
+    ``MAIN_CHECK_INTERVAL`` seconds while idle)."""
+    global _worker_info
+    main_process = _MainProcessWatch()
+    try:
+        # the workers already run in parallel: intra-op threads would only compete for cores
+        set_num_threads(1)
         seed = base_seed + worker_id
         _seed_everything(seed, worker_id, base_seed)
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed,
                                   dataset=dataset)
+        sender = _ResultSender(result_conn)
         init_exception = None
         fetcher = None
         try:
@@ -173,13 +239,13 @@ def _worker_loop(kind_iterable, dataset, index_queue, data_queue, done_event, au
             init_exception = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
 
         iteration_end = False
-        while os.getppid() == parent_pid:  # stop when the main process is gone
+        while main_process.main_alive():
             try:
-                r = index_queue.get(timeout=MP_STATUS_CHECK_INTERVAL)
+                r = index_queue.get(timeout=MAIN_CHECK_INTERVAL)
             except queue.Empty:
                 continue
             if isinstance(r, _ResumeIteration):
-                data_queue.put(pickle.dumps((r, None)))
+                sender.put(pickle.dumps((r, None)))
                 iteration_end = False
                 if kind_iterable:  # a fresh pass over the stream
                     try:
@@ -205,15 +271,7 @@ def _worker_loop(kind_iterable, dataset, index_queue, data_queue, done_event, au
                         iteration_end = True
                     else:
                         data = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
-            try:
-                payload = pickle.dumps((idx, data))
-            except Exception:
-                data = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
-                payload = pickle.dumps((idx, data))
-            data_queue.put(payload)
+            sender.put(_pickled_result(idx, data, worker_id))
             del data, r
     except KeyboardInterrupt:
         pass
-    if done_event.is_set():
-        data_queue.cancel_join_thread()
-        data_queue.close()

@@ -9,12 +9,22 @@
 With ``num_workers > 0`` batches are made by worker processes (forked where the platform
 allows it) and come back in the same order as with ``num_workers=0``. An exception in a
 worker is raised again in the main process, with the worker's traceback in the message.
+
+Each worker sends its results through a pipe of its own whose write end only that worker
+holds, so a worker that dies, even halfway through sending a batch, shows as end-of-file to
+the main process instead of a read that never ends. Workers exit by themselves once the main
+process is gone; iterators still alive when the interpreter exits stop their workers first.
 """
+import atexit
 import itertools
 import multiprocessing
+import multiprocessing.connection  # before the atexit hook below: see _shutdown_live_iterators
+import os
 import pickle
-import queue
+import signal
 import sys
+import time
+import weakref
 
 from . import _worker
 from ._collate import default_collate, default_convert
@@ -27,6 +37,21 @@ __all__ = ["DataLoader", "get_worker_info", "default_collate", "default_convert"
 get_worker_info = _worker.get_worker_info
 
 _POLL_INTERVAL = 0.5  # seconds between checks that the workers are still alive
+_EXIT_STATUS_WAIT = 1.0  # seconds to wait for the exit status of a worker whose pipe closed
+
+#: the multi-process iterators whose workers may still run
+_live_iterators = weakref.WeakSet()
+
+
+def _shutdown_live_iterators():
+    """At interpreter exit, stop the workers of iterators still alive, while the interpreter
+    still works. Registered after multiprocessing's own exit hook, so it runs before that
+    one terminates the (daemonic) workers."""
+    for iterator in list(_live_iterators):
+        iterator._shutdown_workers()
+
+
+atexit.register(_shutdown_live_iterators)
 
 
 class _InfiniteConstantSampler(Sampler):
@@ -262,30 +287,36 @@ def _default_context():
 class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     def __init__(self, loader):
         super().__init__(loader)
-        import os
         self._shutdown = True  # until the workers exist
         self._prefetch_factor = loader.prefetch_factor
         self._in_order = loader.in_order
         ctx = loader.multiprocessing_context or _default_context()
-        self._data_queue = ctx.Queue()
         self._workers_done_event = ctx.Event()
         self._index_queues = []
+        self._result_readers = []  # worker i's results arrive on _result_readers[i]
+        self._open_readers = {}  # reader -> worker id, for the pipes not at end-of-file yet
         self._workers = []
         self._stopped = []
         self._owner_pid = os.getpid()
         self._shutdown = False
+        _live_iterators.add(self)
         for worker_id in range(self._num_workers):
             index_queue = ctx.Queue()
             index_queue.cancel_join_thread()
+            reader, writer = ctx.Pipe(duplex=False)
             w = ctx.Process(
                 target=_worker._worker_loop,
-                args=(self._kind_iterable, self._dataset, index_queue, self._data_queue,
+                args=(self._kind_iterable, self._dataset, index_queue, writer,
                       self._workers_done_event, self._auto_collation, self._collate_fn,
                       self._drop_last, self._base_seed, loader.worker_init_fn, worker_id,
-                      self._num_workers, os.getpid()),
+                      self._num_workers),
                 daemon=True)
             w.start()
+            # closed before the next worker is forked: the worker is the pipe's only writer
+            writer.close()
             self._index_queues.append(index_queue)
+            self._result_readers.append(reader)
+            self._open_readers[reader] = worker_id
             self._workers.append(w)
             self._stopped.append(False)
         self._reset(loader, first_iter=True)
@@ -310,27 +341,47 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             self._try_put_index()
 
     def _try_get_data(self, timeout):
-        try:
-            return True, pickle.loads(self._data_queue.get(timeout=timeout))
-        except queue.Empty:
-            failed = [w for i, w in enumerate(self._workers)
-                      if self._workers_status[i] and not w.is_alive()]
-            if failed:
-                self._shutdown_workers()
-                pids = ", ".join(str(w.pid) for w in failed)
-                raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly")
-            return False, None
+        """``(True, (idx, data))`` from whichever worker has a result ready within ``timeout``
+        seconds, else ``(False, None)``; raises if a worker died."""
+        for reader in multiprocessing.connection.wait(list(self._open_readers), timeout):
+            worker_id = self._open_readers[reader]
+            try:
+                payload = reader.recv_bytes()
+            except (EOFError, OSError):  # the worker's end closed: it has exited
+                del self._open_readers[reader]
+                if not self._stopped[worker_id]:
+                    self._workers[worker_id].join(timeout=_EXIT_STATUS_WAIT)
+                    self._raise_worker_failure([worker_id])
+                continue
+            return True, pickle.loads(payload)
+        failed = [i for i, w in enumerate(self._workers)
+                  if self._workers_status[i] and not w.is_alive()]
+        if failed:
+            self._raise_worker_failure(failed)
+        return False, None
+
+    def _raise_worker_failure(self, worker_ids):
+        """Stop the other workers and raise PyTorch's error for workers that died."""
+        failed = [self._workers[i] for i in worker_ids]
+        failed += [w for i, w in enumerate(self._workers)  # others that died as well
+                   if i not in worker_ids and not self._stopped[i] and w.exitcode is not None]
+        self._shutdown_workers()
+        pids = ", ".join(str(w.pid) for w in failed)
+        error = RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly")
+        reasons = [_exit_reason(w) for w in failed]
+        raise error from next((r for r in reasons if r is not None), None)
 
     def _get_data(self):
-        if self._timeout > 0:
-            ok, data = self._try_get_data(self._timeout)
-            if ok:
-                return data
-            raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
+        deadline = time.monotonic() + self._timeout if self._timeout > 0 else None
         while True:
-            ok, data = self._try_get_data(_POLL_INTERVAL)
+            wait = _POLL_INTERVAL
+            if deadline is not None:
+                wait = max(0.0, min(wait, deadline - time.monotonic()))
+            ok, data = self._try_get_data(wait)
             if ok:
                 return data
+            if deadline is not None and time.monotonic() >= deadline:
+                raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
 
     def _try_put_index(self):
         try:
@@ -398,10 +449,10 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
 
     def _shutdown_workers(self):
         """Stop every worker: ask politely, wait a little, then terminate."""
-        import os
         if getattr(self, "_shutdown", True) or os.getpid() != self._owner_pid:
             return  # nothing started, done already, or a forked copy in another process
         self._shutdown = True
+        _live_iterators.discard(self)
         try:
             self._workers_done_event.set()
             for worker_id in range(len(self._workers)):
@@ -411,8 +462,9 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             for q in self._index_queues:
                 q.cancel_join_thread()
                 q.close()
-            self._data_queue.cancel_join_thread()
-            self._data_queue.close()
+            for reader in self._result_readers:  # unread results are dropped with the pipes
+                reader.close()
+            self._open_readers.clear()
         finally:
             for w in self._workers:
                 if w.is_alive():
@@ -420,4 +472,24 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                     w.join(timeout=1)
 
     def __del__(self):
-        self._shutdown_workers()
+        # at interpreter exit the atexit hook has stopped the workers already: nothing to do
+        # (and nothing that needs imports, which no longer work then)
+        if not getattr(self, "_shutdown", True):
+            self._shutdown_workers()
+
+
+def _exit_reason(worker):
+    """PyTorch's words for how a dead worker ended; None for exit code 0 or not known."""
+    code = worker.exitcode
+    if code is None or code == 0:
+        return None
+    if code > 0:
+        return RuntimeError(
+            f"DataLoader worker (pid {worker.pid}) exited unexpectedly with exit code {code}. "
+            "Details are lost due to multiprocessing. Rerunning with num_workers=0 may give "
+            "better error trace.")
+    try:
+        name = signal.strsignal(-code) or f"signal {-code}"
+    except ValueError:
+        name = f"signal {-code}"
+    return RuntimeError(f"DataLoader worker (pid {worker.pid}) is killed by signal: {name}. ")
