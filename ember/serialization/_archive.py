@@ -1,0 +1,97 @@
+"""Reading the members of a checkpoint zip without trusting the sizes it declares.
+
+A zip's directory says how big each member is; a crafted one can say anything. Before a
+member is read into memory its declared size is checked against what the file can actually
+back (a stored member holds its bytes verbatim; deflate expands at most ~1032-fold), so a
+small file can't make ``ember.load`` allocate gigabytes, and a member that turns out shorter
+than declared is an error naming the file.
+"""
+import zipfile
+
+import numpy as np
+
+from ._errors import LoadError
+
+_CHUNK = 1 << 20
+# Deflate's densest code spends at least 2 bits on a 258-byte match: 1032 bytes per input byte.
+_DEFLATE_MAX_RATIO = 1032
+
+
+class Archive:
+    """An open checkpoint zip, ``name`` (the file's label for messages) and its size."""
+
+    def __init__(self, zf, name, file_size):
+        self.zf, self.name, self.file_size = zf, name, file_size
+
+    def corrupt(self, msg):
+        raise LoadError(f"ember.load: {self.name} is corrupt: {msg}")
+
+    def names(self):
+        return self.zf.namelist()
+
+    def info(self, member, what=None):
+        """The ZipInfo of ``member`` (called ``what`` in messages), after checking that the
+        file can hold what it declares."""
+        what = what or member
+        try:
+            info = self.zf.getinfo(member)
+        except KeyError:
+            self.corrupt(f"{what} is missing")
+        if info.compress_type == zipfile.ZIP_STORED:
+            backed = info.compress_size
+        elif info.compress_type == zipfile.ZIP_DEFLATED:
+            backed = info.compress_size * _DEFLATE_MAX_RATIO
+        else:
+            self.corrupt(f"{what} uses zip compression method {info.compress_type}; "
+                         "ember.load reads stored or deflated members")
+        if info.header_offset + info.compress_size > self.file_size or info.file_size > backed:
+            self.corrupt(f"{what} declares {info.file_size} bytes, more than the file holds")
+        return info
+
+    def read_bytes(self, member):
+        return self.zf.read(self.info(member))
+
+    def open(self, info):
+        return self.zf.open(info)
+
+    def allocate(self, count, dtype, what):
+        try:
+            return np.empty(count, dtype)
+        except MemoryError:
+            raise LoadError(f"ember.load: not enough memory to load {self.name}: {what} needs "
+                            f"{count * np.dtype(dtype).itemsize} bytes") from None
+
+    def fill(self, fh, out, member):
+        """Read ``out.nbytes`` bytes of ``member`` from ``fh`` into the fresh array ``out``;
+        the member must end there (which also makes zipfile check its CRC)."""
+        dest = out.reshape(-1).view(np.uint8)
+        pos, total = 0, dest.size
+        while pos < total:
+            chunk = fh.read(min(_CHUNK, total - pos))
+            if not chunk:
+                self.corrupt(f"{member} ends after {pos} of its {total} bytes of data")
+            dest[pos:pos + len(chunk)] = np.frombuffer(chunk, np.uint8)
+            pos += len(chunk)
+        if fh.read(1):
+            self.corrupt(f"{member} holds more than its {total} bytes of data")
+
+    def read_storage(self, member, dtype, count):
+        """A 1-D native-order array of ``count`` elements of ``dtype`` (with the file's byte
+        order) read from ``member``, which must hold exactly that many bytes."""
+        info = self.info(member)
+        expected = count * dtype.itemsize
+        if info.file_size != expected:
+            self.corrupt(f"{member} holds {info.file_size} bytes; its tensors' storage needs "
+                         f"{expected} ({count} elements of {dtype.newbyteorder('=')})")
+        out = self.allocate(count, dtype, member)
+        with self.open(info) as fh:
+            self.fill(fh, out, member)
+        return to_native(out)
+
+
+def to_native(a):
+    """``a`` in native byte order, swapped in place (``a`` is a fresh array)."""
+    if a.dtype.isnative:
+        return a
+    a.byteswap(inplace=True)
+    return a.view(a.dtype.newbyteorder("="))

@@ -1,0 +1,121 @@
+"""Writing ember's own format: ``<n>.npy`` arrays plus ``structure.json``.
+
+Version 2 (written now) stores tensors as PyTorch does: each ``tensor`` record names a 1-D
+storage array plus an offset, shape and stride, and tensors whose memory overlaps share one
+storage (see ``_views.plan_storages``). Version 1 (still read) stored one array per tensor.
+"""
+import base64
+import json
+import math
+import zipfile
+from collections import OrderedDict
+
+import numpy as np
+
+from ._views import plan_storages
+
+FORMAT = "ember"
+VERSION = 2
+STRUCTURE = "structure.json"
+
+
+class Encoder:
+    """Turns an object into the JSON structure, collecting the arrays it refers to."""
+
+    def __init__(self):
+        from .._tensor import Tensor
+        from ..backend.dtypes import dtype
+        from ..device import device
+        from ..nn.parameter import Parameter
+        self.Tensor, self.Parameter, self.dtype, self.device = Tensor, Parameter, dtype, device
+        self.arrays = []
+        self.tensor_nodes, self.tensor_arrays = [], []
+        self.memo = {}  # id(tensor) -> its node (a tensor saved twice is loaded as one object)
+        self.keep = []  # keeps memoised objects alive so ids stay unique
+
+    def array(self, a):
+        self.arrays.append(a if a.flags.c_contiguous else a.copy(order="C"))
+        return len(self.arrays) - 1
+
+    def finish(self):
+        """Adds the tensors' storages to ``arrays`` and their places to the tensor records."""
+        storages, placements = plan_storages(self.tensor_arrays)
+        first = len(self.arrays)
+        self.arrays.extend(storages)
+        for node, (storage, offset, stride) in zip(self.tensor_nodes, placements):
+            node.update(array=first + storage, offset=offset, stride=list(stride))
+
+    def tensor(self, t):
+        node = self.memo.get(id(t))
+        if node is None:
+            node = {"$type": "tensor", "id": len(self.tensor_nodes), "dtype": t.dtype.name,
+                    "shape": list(t.shape), "requires_grad": bool(t.requires_grad),
+                    "parameter": isinstance(t, self.Parameter), "device": str(t.device)}
+            self.tensor_nodes.append(node)
+            self.tensor_arrays.append(t._data)
+            self.memo[id(t)] = node
+            self.keep.append(t)
+        return node
+
+    def encode(self, obj):
+        if obj is None or isinstance(obj, (bool, str)):
+            return obj
+        if isinstance(obj, self.Tensor):
+            return self.tensor(obj)
+        if isinstance(obj, (int, np.integer)):
+            return int(obj)
+        if isinstance(obj, (float, np.floating)):
+            obj = float(obj)
+            return obj if math.isfinite(obj) else {"$type": "float", "value": repr(obj)}
+        if isinstance(obj, np.bool_):
+            return bool(obj)
+        if isinstance(obj, np.ndarray):
+            if obj.dtype.kind not in "biuf":
+                raise TypeError(f"ember.save can't store NumPy arrays of dtype {obj.dtype} "
+                                "(only bool, integer and floating point arrays)")
+            return {"$type": "ndarray", "array": self.array(obj), "dtype": obj.dtype.str,
+                    "shape": list(obj.shape)}
+        if isinstance(obj, (bytes, bytearray)):
+            return {"$type": "bytes", "value": base64.b64encode(bytes(obj)).decode("ascii")}
+        if isinstance(obj, self.dtype):
+            return {"$type": "dtype", "name": obj.name}
+        if isinstance(obj, self.device):
+            return {"$type": "device", "name": str(obj)}
+        if isinstance(obj, dict):
+            node = {"$type": "odict" if isinstance(obj, OrderedDict) else "dict",
+                    "keys": [self.encode(k) for k in obj.keys()],
+                    "values": [self.encode(v) for v in obj.values()]}
+            metadata = getattr(obj, "_metadata", None)
+            if metadata is not None:
+                node["metadata"] = self.encode(metadata)
+            return node
+        if isinstance(obj, tuple):
+            return {"$type": "tuple", "items": [self.encode(v) for v in obj]}
+        if isinstance(obj, list):
+            return {"$type": "list", "items": [self.encode(v) for v in obj]}
+        raise TypeError(
+            f"ember.save can't store an object of type {type(obj).__module__}."
+            f"{type(obj).__qualname__}: it stores tensors, NumPy arrays, None, bools, ints, "
+            "floats, strings, bytes, dtypes, devices and lists, tuples and dicts of these "
+            "(no pickle)")
+
+
+def encode(obj):
+    """``(structure.json text, arrays)`` for ``obj``; TypeError for what can't be stored."""
+    enc = Encoder()
+    structure = enc.encode(obj)
+    enc.finish()
+    meta = json.dumps({"format": FORMAT, "version": VERSION, "byteorder": "little",
+                       "num_arrays": len(enc.arrays), "object": structure},
+                      allow_nan=False, separators=(",", ":"))
+    return meta, enc.arrays
+
+
+def write_zip(fh, meta, arrays):
+    with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+        zf.writestr(STRUCTURE, meta)
+        for i, a in enumerate(arrays):
+            if a.dtype.byteorder == ">":
+                a = a.astype(a.dtype.newbyteorder("<"))
+            with zf.open(f"{i}.npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, a, allow_pickle=False)

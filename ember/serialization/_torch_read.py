@@ -1,0 +1,232 @@
+"""Reading ``torch.save`` checkpoints (the zip format with ``data.pkl``) without running code.
+
+The pickle is read by a restricted unpickler, on the rules of PyTorch's ``weights_only``
+loader: the only globals resolved are ``collections.OrderedDict``, torch's tensor and
+parameter rebuild functions, its storage types and dtypes, all mapped to ember's own code;
+pickle's BUILD step only sets attributes of an OrderedDict (a state_dict's ``_metadata``) or
+gives a tensor the (storage, offset, size, stride) that ``Tensor.set_`` takes; items are only
+set on dicts and appended to lists. Anything else is refused before it can run.
+
+Tensors are views of their storage, each storage read once: views that share a storage in
+the checkpoint share memory after loading, as in PyTorch, and an expanded tensor costs the
+memory of its storage, not of its shape.
+"""
+import io
+import pickle
+from collections import OrderedDict
+
+import numpy as np
+
+from ._errors import RefusedError
+from ._map_location import relocate
+from ._views import view_of_storage
+
+_TORCH_STORAGES = {
+    "FloatStorage": np.float32, "DoubleStorage": np.float64, "HalfStorage": np.float16,
+    "LongStorage": np.int64, "IntStorage": np.int32, "ShortStorage": np.int16,
+    "CharStorage": np.int8, "ByteStorage": np.uint8, "BoolStorage": np.bool_,
+}
+_TORCH_DTYPES = {"float32": np.float32, "float": np.float32, "float64": np.float64,
+                 "double": np.float64, "float16": np.float16, "half": np.float16,
+                 "int64": np.int64, "long": np.int64, "int32": np.int32, "int": np.int32,
+                 "int16": np.int16, "short": np.int16, "int8": np.int8, "uint8": np.uint8,
+                 "bool": np.bool_}
+
+
+class _StorageType:
+    def __init__(self, np_dtype):
+        self.np = np.dtype(np_dtype)
+
+
+class _TorchDtype:
+    def __init__(self, np_dtype):
+        self.np = np.dtype(np_dtype)
+
+
+class _Storage:
+    """A storage read from the checkpoint: a 1-D array and the device it was saved on."""
+
+    def __init__(self, key, array, numel, location):
+        self.key, self.array, self.numel, self.location = key, array, numel, location
+
+
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+# The pure-Python unpickler, because the C one can't restrict single opcodes (BUILD, SETITEM,
+# APPEND): they are replaced in its dispatch table. A checkpoint's data.pkl holds structure
+# only (the tensor data is in separate members), so its speed doesn't matter.
+class _TorchUnpickler(pickle._Unpickler):
+    dispatch = dict(pickle._Unpickler.dispatch)
+
+    def __init__(self, data, archive, prefix, map_location, big_endian):
+        super().__init__(io.BytesIO(data))
+        self.archive, self.prefix, self.name = archive, prefix, archive.name
+        self.map_location, self.big_endian = map_location, big_endian
+        self.storages = {}
+
+    def refuse(self, msg):
+        raise RefusedError(f"ember.load: {self.name}: {msg}")
+
+    def find_class(self, module, qualname):
+        if (module, qualname) == ("collections", "OrderedDict"):
+            return OrderedDict
+        if module == "torch._utils":
+            fn = {"_rebuild_tensor_v2": self.rebuild_tensor,
+                  "_rebuild_tensor": self.rebuild_tensor,
+                  "_rebuild_parameter": self.rebuild_parameter,
+                  "_rebuild_parameter_with_state": self.rebuild_parameter}.get(qualname)
+            if fn is not None:
+                return fn
+        if module == "torch" and qualname in _TORCH_STORAGES:
+            return _StorageType(_TORCH_STORAGES[qualname])
+        if module == "torch" and qualname in _TORCH_DTYPES:
+            return _TorchDtype(_TORCH_DTYPES[qualname])
+        if (module, qualname) == ("_codecs", "encode"):
+            return _latin1_encode
+        raise RefusedError(
+            f"ember.load: {self.name} refers to the global '{module}.{qualname}', which is "
+            "not allowed: only tensors, Parameters and plain containers are read from "
+            "torch.save checkpoints (nothing in a file is ever executed)")
+
+    # ---- restricted opcodes -------------------------------------------------------------------
+    def load_build(self):
+        from .._tensor import Tensor
+        from ..nn.parameter import Parameter
+        state = self.stack.pop()
+        inst = self.stack[-1]
+        if type(inst) is OrderedDict:
+            if not (isinstance(state, dict) and all(isinstance(k, str) for k in state)):
+                self.refuse("the state of an OrderedDict must be a dict of attributes")
+            inst.__dict__.update(state)
+        elif type(inst) in (Tensor, Parameter):
+            self.set_tensor_state(inst, state)
+        else:
+            self.refuse(f"can only build Tensor, Parameter or OrderedDict, but got "
+                        f"{type(inst).__module__}.{type(inst).__qualname__}")
+    dispatch[pickle.BUILD[0]] = load_build
+
+    def check_item_target(self, target, opcode, types, what):
+        if type(target) not in types:
+            self.refuse(f"can only {opcode} for {what}, but got "
+                        f"{type(target).__module__}.{type(target).__qualname__}")
+
+    def load_setitem(self):
+        self.check_item_target(self.stack[-3], "SETITEM", (dict, OrderedDict), "dicts")
+        pickle._Unpickler.load_setitem(self)
+    dispatch[pickle.SETITEM[0]] = load_setitem
+
+    def load_setitems(self):
+        self.check_item_target(self.metastack[-1][-1], "SETITEMS", (dict, OrderedDict), "dicts")
+        pickle._Unpickler.load_setitems(self)
+    dispatch[pickle.SETITEMS[0]] = load_setitems
+
+    def load_append(self):
+        self.check_item_target(self.stack[-2], "APPEND", (list,), "lists")
+        pickle._Unpickler.load_append(self)
+    dispatch[pickle.APPEND[0]] = load_append
+
+    def load_appends(self):
+        self.check_item_target(self.metastack[-1][-1], "APPENDS", (list,), "lists")
+        pickle._Unpickler.load_appends(self)
+    dispatch[pickle.APPENDS[0]] = load_appends
+
+    # ---- storages and tensors -----------------------------------------------------------------
+    def persistent_load(self, pid):
+        fail = self.archive.corrupt
+        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):
+            fail(f"unsupported persistent id {str(pid)[:80]}")
+        _, storage_type, key, location, numel = pid
+        if isinstance(storage_type, _TorchDtype):  # UntypedStorage with a dtype
+            storage_type = _StorageType(storage_type.np)
+        if not isinstance(storage_type, _StorageType):
+            fail(f"unsupported storage type {str(storage_type)[:80]}")
+        if not isinstance(key, str) or not isinstance(location, str) or not _is_int(numel) \
+                or numel < 0:
+            fail(f"bad storage record {str(pid[2:])[:80]}")
+        dtype = storage_type.np
+        storage = self.storages.get(key)
+        if storage is None:
+            member = f"{self.prefix}data/{key}"
+            array = self.archive.read_storage(
+                member, dtype.newbyteorder(">" if self.big_endian else "<"), numel)
+            storage = self.storages[key] = _Storage(key, array, numel, location)
+        elif storage.array.dtype != dtype or storage.numel != numel:
+            fail(f"storage {key} is recorded as {storage.numel} x {storage.array.dtype} and "
+                 f"as {numel} x {dtype}")
+        return storage
+
+    def tensor_data(self, storage, storage_offset, size, stride):
+        if not isinstance(storage, _Storage):
+            self.refuse(f"a tensor's storage must come from the checkpoint, not "
+                        f"{type(storage).__qualname__}")
+        return view_of_storage(storage.array, storage_offset, size, stride,
+                               self.archive.corrupt)
+
+    def rebuild_tensor(self, storage, storage_offset, size, stride, requires_grad=False,
+                       backward_hooks=None, metadata=None):
+        from .._tensor import Tensor
+        if not isinstance(requires_grad, bool):
+            self.archive.corrupt("requires_grad must be a bool")
+        data = self.tensor_data(storage, storage_offset, size, stride)
+        if metadata:
+            data = self.apply_metadata(data, metadata)
+        t = Tensor._make(data)
+        t = relocate(t, _torch_location(storage.location), self.map_location, self.name)
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+
+    def apply_metadata(self, data, metadata):
+        """Honours the one metadata flag a real tensor can carry: a negative view's 'neg' bit
+        (ember has no such bit, so the values are negated in a copy)."""
+        if not isinstance(metadata, dict) or set(metadata) - {"neg", "conj"} or \
+                metadata.get("conj"):
+            self.archive.corrupt(f"unsupported tensor metadata {str(metadata)[:80]}")
+        return np.negative(data) if metadata.get("neg") else data
+
+    def rebuild_parameter(self, data, requires_grad, backward_hooks=None, state=None):
+        from .._tensor import Tensor
+        from ..nn.parameter import Parameter
+        if not isinstance(data, Tensor) or not isinstance(requires_grad, bool):
+            self.archive.corrupt("a Parameter needs a tensor and a bool requires_grad")
+        return Parameter(data, requires_grad=requires_grad)
+
+    def set_tensor_state(self, t, state):
+        """BUILD on a tensor: a legacy ``set_`` state (storage, offset, size, stride) or, for a
+        Parameter, ``(requires_grad, _, backward_hooks)``, as PyTorch accepts there."""
+        from ..nn.parameter import Parameter
+        if isinstance(state, tuple) and len(state) == 4:
+            data = self.tensor_data(*state)
+            if data.dtype != t._data.dtype:
+                self.archive.corrupt(f"set_ of a {t.dtype} tensor to a {data.dtype} storage")
+            t._data = data
+        elif type(t) is Parameter and isinstance(state, tuple) and len(state) == 3 and \
+                isinstance(state[0], bool) and (state[2] is None or state[2] == {}):
+            t.requires_grad_(state[0])
+        else:
+            self.refuse("the state a tensor is built with must be (storage, storage_offset, "
+                        f"size, stride), not {str(state)[:80]}")
+
+
+def _latin1_encode(s, encoding="latin1"):
+    if not isinstance(s, str) or encoding not in ("latin1", "latin-1"):
+        raise ValueError("unexpected bytes encoding in a checkpoint")
+    return s.encode("latin1")
+
+
+def _torch_location(location):
+    return "cpu" if location.startswith("cpu") else location
+
+
+def load_torch(archive, pkl_name, map_location):
+    prefix = pkl_name[:-len("data.pkl")]
+    big_endian = False
+    if prefix + "byteorder" in archive.names():
+        order = archive.read_bytes(prefix + "byteorder").strip()
+        if order not in (b"little", b"big"):
+            archive.corrupt(f"byteorder is {order[:20]!r}, not 'little' or 'big'")
+        big_endian = order == b"big"
+    data = archive.read_bytes(pkl_name)
+    return _TorchUnpickler(data, archive, prefix, map_location, big_endian).load()
