@@ -36,9 +36,19 @@ Safety: one parallel pass at a time. A call made while the pool is busy (from an
 or from inside a chunk) runs its whole range on its own thread. After ``os.fork`` the child
 drops the parent's workers (they do not exist there) and starts its own on first use, so
 DataLoader worker processes can use the pool.
+
+Errors and interruptions: an exception raised in a piece (on any thread), or a
+KeyboardInterrupt on the calling thread (Ctrl-C lands wherever that thread is), ends the pass:
+the pieces nobody has started are dropped, the caller waits until no thread runs one (a further
+interrupt does not stop that wait: the pieces under way still write the op's arrays) and
+re-raises the first exception. The workers stay, ready for the next pass, and the caller's CPU
+affinity is restored. A worker is only ever waited for through the pass it holds (never by
+counting wake-ups), so an interrupt that cuts the pass's own bookkeeping short leaves nothing
+the next pass cannot pick up: it first waits for any worker still on an earlier pass.
 """
 import os
 import threading
+from collections import deque
 
 __all__ = ["get_num_threads", "set_num_threads", "parallel_for", "num_chunks", "blas_threads",
            "MIN_CHUNK_BYTES"]
@@ -80,7 +90,9 @@ except ImportError:  # built without a C compiler: plain locks (each wake-up pay
 
 
 class _LockSignal:
-    """One-way signal, one poster and one waiter, on a Python lock (the fallback)."""
+    """One-way signal, one poster and one waiter, on a Python lock (the fallback). Posts do not
+    add up: one made while another is still pending is absorbed, as with the native event
+    (every waiter looks again at what it waits for after each wake-up)."""
     __slots__ = ("_lock",)
 
     def __init__(self):
@@ -88,7 +100,10 @@ class _LockSignal:
         self._lock.acquire()
 
     def post(self):
-        self._lock.release()
+        try:
+            self._lock.release()
+        except RuntimeError:  # already posted, not taken yet: one wake-up covers both
+            pass
 
     def wait(self):
         self._lock.acquire()
@@ -130,59 +145,141 @@ def _pin_plan(workers):
     return here, others[:workers]
 
 
+class _Pass:
+    """One parallel pass: ``fn`` over consecutive pieces of a range, each piece claimed by
+    exactly one thread (or dropped by ``cancel``). ``errors``: what the pieces raised, and
+    interruptions of the calling thread, first one first."""
+    __slots__ = ("fn", "bounds", "pieces", "errors", "handed_out")
+
+    def __init__(self, fn, bounds):
+        self.fn = fn
+        self.bounds = bounds
+        self.pieces = iter(range(len(bounds) - 1))  # next() on it is atomic under the GIL
+        self.errors = []
+        self.handed_out = False  # every worker of the pass has been woken for it
+
+    def drain(self):
+        """Run ``fn(bounds[i], bounds[i + 1])`` for each piece ``i`` this thread claims,
+        until none is left. A piece that raises ends the pass: its exception is kept for the
+        caller, and the pieces nobody has started are dropped."""
+        fn, bounds = self.fn, self.bounds
+        try:
+            for i in self.pieces:
+                fn(bounds[i], bounds[i + 1])
+        except BaseException as e:  # re-raised on the calling thread (parallel_for)
+            self.errors.append(e)
+            self.cancel()
+
+    def cancel(self):
+        """Claim every piece nobody has started, so that no thread starts another one."""
+        deque(self.pieces, maxlen=0)
+
+
 class _Worker:
-    """A daemon thread that drains one pass's pieces per ``go`` signal, then posts ``done``."""
-    __slots__ = ("go", "done", "task", "error", "thread")
+    """A daemon thread that runs its share of each pass handed to it, then clears ``task``
+    and posts ``done``. ``task`` is the pass it has not finished (None: idle); whoever waits
+    for the worker looks at it rather than counting posts, so a wake-up that comes twice or
+    finds nothing to do is harmless."""
+    __slots__ = ("go", "done", "task", "cpu", "thread")
 
     def __init__(self, index):
         self.go = _signal()
         self.done = _signal()
         self.task = None
-        self.error = None
+        self.cpu = -1
         self.thread = threading.Thread(target=self._loop, name=f"ember-worker-{index}",
                                        daemon=True)
-        self.thread.start()
 
     def _loop(self):
         _local.inside = True
         go, done = self.go, self.done
         while True:
             go.wait()
-            fn, bounds, claim, cpu = self.task
-            self.task = None
-            if cpu >= 0:  # stays pinned while it spins; go.wait unpins it before it sleeps
-                _native.pin(cpu)
-            try:
-                _drain(fn, bounds, claim)
-            except BaseException as e:  # handed to the caller
-                self.error = e
+            job = self.task
+            if job is None:  # woken again for a pass it has finished (see finish)
+                continue
+            if self.cpu >= 0:  # stays pinned while it spins; go.wait unpins it before it sleeps
+                _native.pin(self.cpu)
+            job.drain()  # keeps what a piece raises for the caller
             # drop the pass before reporting it done: a kernel's closure holds its arrays,
             # and an extra reference to a fresh gradient makes autograd copy it rather than
             # take it (graph._owned_grad), besides keeping it alive until the next pass
-            fn = bounds = claim = None
+            job = None
+            self.task = None
             done.post()
 
+    def hand(self, job, cpu):
+        """Give this worker its share of ``job``, on CPU ``cpu`` (-1: anywhere)."""
+        self.cpu = cpu
+        self.task = job
+        self.go.post()
 
-def _drain(fn, bounds, claim):
-    """Run pieces ``fn(bounds[i], bounds[i + 1])`` for each ``i`` this thread claims."""
+    def finish(self, job, wake):
+        """Wait until this worker is done with ``job`` (at once if it does not have it);
+        ``wake``: post its wake-up again first, as handing it over may have been cut short."""
+        if wake and self.task is job:
+            self.go.post()
+        while self.task is job:
+            self.done.wait()
+
+
+def _settle(job, workers):
+    """Stop ``job`` and wait until none of ``workers`` runs a piece of it: its pieces are then
+    all done or dropped, and the workers free for the next pass. An interruption
+    (KeyboardInterrupt) while waiting is kept for the caller and the waiting goes on: the
+    pieces under way still write the pass's arrays."""
     while True:
         try:
-            i = claim()
-        except StopIteration:
+            job.cancel()
+            for w in workers:
+                w.finish(job, wake=not job.handed_out)
             return
-        fn(bounds[i], bounds[i + 1])
+        except BaseException as e:
+            job.errors.append(e)
 
 
 class _State:
     """The pool of one process (rebuilt in a forked child)."""
 
     def __init__(self):
-        self.lock = threading.Lock()  # held by the thread running a parallel pass
+        self.guard = threading.Lock()  # held for the few steps of taking the pool
+        self.owner = None  # get_ident() of the thread running a parallel pass, or None
         self.workers = []
+
+    def take(self):
+        """Make the calling thread the one running a pass, unless another thread is;
+        ``owner = None`` gives the pool back."""
+        me = threading.get_ident()
+        with self.guard:
+            # already this thread's (it is not inside a pass, or it would not get here): an
+            # interruption came between taking the pool and the code that gives it back
+            if self.owner is None or self.owner == me:
+                self.owner = me
+                return True
+            return False
+
+    def ready_workers(self, count):
+        """``count`` started workers, none of them still on an earlier pass."""
+        for w in self.workers:
+            stale = w.task
+            if stale is not None:  # left by a pass whose caller was interrupted before waiting
+                stale.cancel()
+                w.finish(stale, wake=True)
+            stale = None
+        # a worker joins the pool before its thread starts, so that a start() cut short by an
+        # interruption does not lose the thread; one whose thread never started (no ident)
+        # is passed over
+        ready = [w for w in self.workers if w.thread.ident is not None]
+        while len(ready) < count:
+            w = _Worker(len(self.workers))
+            self.workers.append(w)
+            w.thread.start()
+            ready.append(w)
+        return ready[:count]
 
 
 _state = _State()
-_local = threading.local()  # .inside: this thread is a worker (nested calls run inline)
+_local = threading.local()  # .inside: a worker, or running a pass (nested calls run inline)
 
 
 def _after_fork_in_child():
@@ -310,55 +407,52 @@ def adopt_blas():
 def parallel_for(n, fn, work, pieces_per_thread=None):
     """Call ``fn(lo, hi)`` on consecutive slices covering ``range(n)``: on up to
     ``get_num_threads()`` threads when ``work`` (bytes touched) allows, each claiming slices
-    until none is left; else once as ``fn(0, n)`` on the calling thread. Exceptions raised in
-    a slice are re-raised here (after every thread has stopped)."""
+    until none is left; else once as ``fn(0, n)`` on the calling thread. An exception raised
+    in a slice, or a KeyboardInterrupt on the calling thread, ends the pass: slices not
+    started are dropped, and once no thread runs one it is re-raised here."""
     k = num_chunks(n, work)
     if k == 1 or getattr(_local, "inside", False):
         fn(0, n)
         return
     state = _state
-    if not state.lock.acquire(blocking=False):  # the pool is busy: another thread's pass
+    if not state.take():  # the pool is busy: another thread's pass
         fn(0, n)
         return
     try:
-        workers = state.workers
-        while len(workers) < k - 1:
-            workers.append(_Worker(len(workers)))
-        pieces = min(n, k * (pieces_per_thread or PIECES_PER_THREAD))
-        bounds = [n * i // pieces for i in range(pieces + 1)]
-        claim = iter(range(pieces)).__next__  # atomic under the GIL
-        used = workers[:k - 1]
-        plan = _pin_plan(len(used))
-        cpus = plan[1] if plan is not None else [-1] * len(used)
-        for w, cpu in zip(used, cpus):
-            w.task = (fn, bounds, claim, cpu)
-            w.go.post()
-        pinned = plan is not None and pieces > k and _native.pin(plan[0])
         _local.inside = True
-        waited = False
-        try:
-            error = None
-            try:
-                _drain(fn, bounds, claim)  # the calling thread takes pieces too
-            except BaseException as e:
-                error = e
-            for w in used:
-                w.done.wait()
-                if w.error is not None:
-                    if error is None:
-                        error = w.error
-                    w.error = None
-            waited = True
-        finally:
-            _local.inside = False
-            if pinned:
-                _native.unpin()
-            if not waited:  # interrupted while waiting: these workers' state is unknown
-                state.workers = []
-        if error is not None:
-            raise error
+        _run_pass(state, n, fn, k, pieces_per_thread or PIECES_PER_THREAD)
     finally:
-        state.lock.release()
+        # plain stores, then one call: CPython runs a signal handler (KeyboardInterrupt) at a
+        # call or a loop's back edge, so none can cut this short
+        _local.inside = False
+        state.owner = None
+        if _native is not None:
+            _native.unpin()  # the calling thread's affinity back (a no-op when not pinned)
+
+
+def _run_pass(state, n, fn, k, pieces_per_thread):
+    """The pass of ``parallel_for`` on ``k`` threads, the calling thread one of them."""
+    workers = state.ready_workers(k - 1)
+    pieces = min(n, k * pieces_per_thread)
+    job = _Pass(fn, [n * i // pieces for i in range(pieces + 1)])
+    plan = _pin_plan(len(workers))
+    try:
+        cpus = plan[1] if plan is not None else [-1] * len(workers)
+        for w, cpu in zip(workers, cpus):
+            w.hand(job, cpu)
+        job.handed_out = True
+        if plan is not None and pieces > k:
+            _native.pin(plan[0])
+        job.drain()  # the calling thread takes pieces too
+    finally:
+        _settle(job, workers)
+    if job.errors:
+        error = job.errors[0]
+        job.errors.clear()
+        try:
+            raise error
+        finally:
+            error = None  # no reference cycle through this frame
 
 
 adopt_blas()
