@@ -1,4 +1,4 @@
-"""The workloads of issue 6, written once for both libraries (``lib`` is ``ember`` or ``torch``).
+"""The benchmark workloads, written once for both libraries (``lib`` is ``ember`` or ``torch``).
 
 Every ``make_*`` function returns a zero-argument callable that performs one unit of the
 workload (one training step, one matmul, ...) and returns its result (a loss tensor, a product),
@@ -9,7 +9,7 @@ and by ``tests/test_benchmarks_smoke.py``; nothing here imports torch.
 """
 import numpy as np
 
-#: the issue's targets for ember time / torch time (lower is better)
+#: the targets for ember time / torch time (lower is better)
 TARGETS = {
     "matmul": 1.05,
     "mlp": 1.1,
@@ -40,7 +40,7 @@ def mlp_model(lib, hidden=512, in_features=784, classes=10):
 
 def cnn_model(lib, channels=32, hw=28, classes=10):
     """conv3x3 1->C (pad 1), relu, maxpool2, conv3x3 C->2C (pad 1), relu, maxpool2, flatten,
-    linear 2C*(hw/4)^2->128, relu, linear 128->10 (C=32, hw=28: the issue's small CNN)."""
+    linear 2C*(hw/4)^2->128, relu, linear 128->10 (C=32, hw=28: the small CNN)."""
     nn = lib.nn
     c = channels
     side = hw // 4

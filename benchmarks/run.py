@@ -1,4 +1,4 @@
-"""Issue 6's benchmarks: ember vs PyTorch side by side, one table.
+"""ember's benchmarks: ember vs PyTorch side by side, one table.
 
     python benchmarks/run.py [--rounds N] [--quick] [--only NAME[,NAME...]]
 
@@ -23,7 +23,7 @@ Method: both libraries run in this one process (float32, the same initial weight
 torch into ember through state_dict/NumPy, the same data, ``torch.set_num_threads(2)``); each
 workload is warmed up, then timed in alternating rounds (ember, torch, torch, ember, ...), a
 round being enough back-to-back calls to last ``--min-round`` seconds; the table shows the median
-per-call time of each library, the ratio ember/torch (lower is better) and the issue's target.
+per-call time of each library, the ratio ember/torch (lower is better) and the target.
 A short sleep (``--settle``) precedes each round, so the worker threads of the library that ran
 last (OpenBLAS's spin for ~0.1 s after a call, libgomp's briefly) do not steal the cores from the
 next round -- without it torch's matmul measured ~20-40% slower right after an ember round.
@@ -31,7 +31,7 @@ next round -- without it torch's matmul measured ~20-40% slower right after an e
 The machine is shared: the header prints the load and how busy the CPUs are; re-run when they
 are busy (``--wait-quiet 300`` waits for a quiet moment). On a busy machine the 2-thread wall
 times swing by several x; ``--threads 1 --clock cpu`` (one thread each, process CPU time) then
-measures each library's work steadily -- not the issue's setting, but a good development gauge.
+measures each library's work steadily -- not the target setting, but a good development gauge.
 ``--json PATH`` also writes every measurement (per-round times included).
 """
 import argparse
@@ -425,7 +425,7 @@ def parse(argv=None):
     p.add_argument("--threads", type=int, default=2,
                    help="torch.set_num_threads and ember.set_num_threads (default 2); "
                         "--threads 1 --clock cpu measures each library's work, steady even "
-                        "on a busy machine (but not the issue's setting)")
+                        "on a busy machine (but not the target setting)")
     p.add_argument("--numpy-blas-threads", type=int, default=None, metavar="N",
                    help="NumPy's OpenBLAS threads (default: as ember sets them, 1, its own "
                         "threads splitting the work). ember's thread pool only runs while "

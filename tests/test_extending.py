@@ -1,4 +1,4 @@
-"""Behaviour of ember's extension API (issue 3), ember + NumPy only.
+"""Behaviour of ember's extension API, ember + NumPy only.
 
 Custom ``autograd.Function`` (static/ctx style, setup_context style, the
 pre-0.4 legacy style), ctx methods, error paths, memory (no leaks, deep

@@ -1,7 +1,7 @@
 """ember's first demo: build a small graph, run backward, print the gradients.
 
-Run it with ``python -m ember.examples.quickstart``. (The training demo of a
-later milestone takes over as the main job.)
+Run it with ``python -m ember.examples.quickstart``; the main job is the training
+demo, ``python -m ember.examples.digits``.
 """
 import ember
 
