@@ -6,6 +6,9 @@
 >>> x.grad
 tensor([2., 2., 2.])
 """
+from .backend import process as _process
+_process.apply()  # everything importing ember changes in the process: see backend/process.py
+
 from .backend.dtypes import (dtype, float16, float32, float64, int8, int16, int32, int64,
                              uint8, half, float, double, short, int, long,
                              get_default_dtype, set_default_dtype)

@@ -288,7 +288,9 @@ def test_pool_uses_native_signals(pool2):
 
 @needs_pinning
 @pytest.mark.parametrize("pieces_per_thread", [1, 4])
-def test_pool_pass_pins_workers_and_leaves_caller_affinity(pool2, pieces_per_thread):
+def test_pool_pass_pins_workers_and_leaves_caller_affinity(pool2, pieces_per_thread,
+                                                          monkeypatch):
+    monkeypatch.setattr(parallel, "PIN_THREADS", True)  # opt-in ("pin_threads")
     before = os.sched_getaffinity(0)
     me = threading.current_thread().name
     x = RNG.standard_normal(40_000)

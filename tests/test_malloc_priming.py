@@ -1,5 +1,5 @@
 """Big arrays freed by one training step are reused by the next without fresh pages
-(ember/backend/__init__.py primes glibc's adaptive mmap threshold at import)."""
+(ember/backend/process.py primes glibc's adaptive mmap threshold at import)."""
 import os
 import subprocess
 import sys

@@ -214,7 +214,7 @@ class Div(Primitive):
         if not isinstance(b, Tensor):
             ctx.scalar = _weak(b)
         x, y = _float_arrays(a, b)
-        try:  # (NumPy's divide-by-zero warnings are filtered: see ember/backend/__init__.py)
+        try:  # (NumPy's divide-by-zero warnings are filtered: see ember/backend/process.py)
             return x / y
         except ValueError:
             _check_broadcast(a, b)
@@ -413,7 +413,7 @@ def _unary(name, fn, grad_fn, saves="input", float_only=True, backward_name=None
 
     ``array_grad(grad, x, out)`` is the gradient on arrays (``backward_arrays``);
     ``array_grad=True`` says ``grad_fn`` is plain arithmetic that works on arrays too.
-    (NumPy's overflow/domain warnings are filtered, not np.errstate'd: ember/backend/__init__.py.)
+    (NumPy's overflow/domain warnings are filtered, not np.errstate'd: ember/backend/process.py.)
     """
 
     def forward(ctx, x):

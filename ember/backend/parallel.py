@@ -18,8 +18,9 @@ True
   result whatever the split (the slices write disjoint parts of the output, so results are
   bitwise identical to the unsplit pass).
 
-NumPy's BLAS: importing ember sets NumPy's OpenBLAS to one thread (``adopt_blas``; not when
-``OPENBLAS_NUM_THREADS``, ``GOTO_NUM_THREADS`` or ``OMP_NUM_THREADS`` is set), and ember splits
+NumPy's BLAS: importing ember sets NumPy's OpenBLAS to one thread (``adopt_blas``, called by
+``process.apply``; not when ``OPENBLAS_NUM_THREADS``, ``GOTO_NUM_THREADS`` or
+``OMP_NUM_THREADS`` is set), and ember splits
 its matmuls on this pool (``gemm.py``), its convolutions block by block. The pool only runs
 while NumPy's OpenBLAS is single-threaded (checked on every pass, through OpenBLAS's own
 ``openblas_get_num_threads``; with an unknown BLAS the pool stays off): OpenBLAS's idle worker
@@ -28,14 +29,14 @@ hold the other cores and a pool thread would only get time slices of them (measu
 benchmark, 2 cores: 43 ms a step with the pool next to 2-thread OpenBLAS, 31.5 ms without it).
 
 Waiting: with the native helpers (``_pool.c``, built at install) idle workers spin ``SPIN_US``
-with the GIL released before they sleep, and are pinned to CPUs other than the caller's while
-the pool is busy (``PIN_THREADS``); see ``_pool.c`` for the measurements behind both. Without
-them the pool waits on Python locks.
+with the GIL released before they sleep, and, if asked for (``PIN_THREADS``, off by default:
+see ``process.py``), are pinned to CPUs other than the caller's while the pool is busy; see
+``_pool.c`` for the measurements behind both. Without them the pool waits on Python locks.
 
 Safety: one parallel pass at a time. A call made while the pool is busy (from another thread,
 or from inside a chunk) runs its whole range on its own thread. After ``os.fork`` the child
-drops the parent's workers (they do not exist there) and starts its own on first use, so
-DataLoader worker processes can use the pool.
+drops the parent's workers (they do not exist there) and starts its own on first use (the
+fork hook of ``process.py``), so DataLoader worker processes can use the pool.
 
 Errors and interruptions: an exception raised in a piece (on any thread), or a
 KeyboardInterrupt on the calling thread (Ctrl-C lands wherever that thread is), ends the pass:
@@ -81,7 +82,7 @@ SPIN_US = 2000
 #: native helpers, Linux, and as many allowed CPUs as threads. The calling thread is not
 #: pinned for one-piece passes (matmul bands): a thread hands the GIL over only twice there,
 #: too rarely to be pulled over, and setting the affinity costs ~20 us per pass in a VM.
-PIN_THREADS = True
+PIN_THREADS = False  # opt-in: see ember/backend/process.py ("pin_threads")
 
 try:
     from . import _pool as _native
@@ -285,10 +286,27 @@ _local = threading.local()  # .inside: a worker, or running a pass (nested calls
 def _after_fork_in_child():
     global _state
     _state = _State()  # the parent's worker threads do not exist here
+    _state_pid[0] = os.getpid()
 
 
-if hasattr(os, "register_at_fork"):
+_state_pid = [os.getpid()]  # the process whose threads the pool's workers are
+
+
+def install_fork_hook():
+    """Have a forked child start a pool of its own (ember/backend/process.py: "fork_hook").
+    Without it, the pool is not used in a forked child. Returns whether it was installed."""
+    if not hasattr(os, "register_at_fork"):
+        return False
     os.register_at_fork(after_in_child=_after_fork_in_child)
+    return True
+
+
+def enable_pinning():
+    """Pin busy pool threads to CPUs (ember/backend/process.py: "pin_threads"); returns
+    whether pinning is possible here (the native helpers are built)."""
+    global PIN_THREADS
+    PIN_THREADS = _native is not None
+    return PIN_THREADS
 
 
 def get_num_threads():
@@ -418,6 +436,10 @@ def parallel_for(n, fn, work, pieces_per_thread=None):
     if not state.take():  # the pool is busy: another thread's pass
         fn(0, n)
         return
+    if _state_pid[0] != os.getpid():  # a forked child without the fork hook: no pool here
+        state.owner = None
+        fn(0, n)
+        return
     try:
         _local.inside = True
         _run_pass(state, n, fn, k, pieces_per_thread or PIECES_PER_THREAD)
@@ -454,5 +476,3 @@ def _run_pass(state, n, fn, k, pieces_per_thread):
         finally:
             error = None  # no reference cycle through this frame
 
-
-adopt_blas()

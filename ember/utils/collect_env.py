@@ -1,7 +1,8 @@
 """``python -m ember.utils.collect_env``: what to paste into a bug report.
 
 Prints the ember, Python, OS and NumPy (with its BLAS) versions, ember's threading (its pool
-size, whether its native pool helpers were built, NumPy's BLAS threads), the C and C++ compilers
+size, whether its native pool helpers were built, NumPy's BLAS threads), what importing ember
+changed in the process (ember/backend/process.py), the C and C++ compilers
 that native extensions would use (or that none was found), the pybind11 and cffi versions,
 the extension cache directory, and PyTorch's version when it is installed (the test oracle).
 
@@ -156,7 +157,16 @@ def _threads_info():
     return {"ember_threads": parallel.get_num_threads(),
             "pool_helpers": "native" if parallel._native is not None
                             else "not built (Python locks)",
-            "numpy_blas_threads": None if blas is None else blas}
+            "numpy_blas_threads": None if blas is None else blas,
+            "process_tuning": _process_tuning()}
+
+
+def _process_tuning():
+    """What importing ember changed in this process (ember/backend/process.py), e.g.
+    ``blas_threads, fork_hook, malloc_priming, warnings_filter``; ``none`` if nothing."""
+    from ember.backend import process
+    on = [name for name, took in process.applied().items() if took]
+    return ", ".join(on) if on else "none"
 
 
 def get_env_info():
@@ -206,6 +216,8 @@ def get_pretty_env_info():
         ("NumPy LAPACK", show(info["numpy_lapack"])),
         ("ember threads", f"{info['ember_threads']} (pool helpers: {info['pool_helpers']}; "
                           f"NumPy BLAS threads: {show(info['numpy_blas_threads'], 'unknown')})"),
+        ("Process changes on import", f"{info['process_tuning']} "
+                                      "(EMBER_PROCESS_TUNING picks them)"),
         ("C compiler", info["c_compiler"]),
         ("C++ compiler", info["cxx_compiler"]),
         ("pybind11 version", show(info["pybind11_version"], "not installed")),
