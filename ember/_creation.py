@@ -9,7 +9,9 @@ ember.Size([2, 3])
 >>> ember.arange(3)
 tensor([0, 1, 2])
 """
+import ctypes
 import math
+import operator
 import warnings
 
 import numpy as np
@@ -40,18 +42,91 @@ def _finish(array, requires_grad=False, device=None):
     return t
 
 
-def _sizes(size):
+_INT64_MIN, _INT64_MAX = -2 ** 63, 2 ** 63 - 1
+
+
+def _is_int(s):
+    if isinstance(s, Tensor):
+        return s._data.dtype.kind in "iub" and s._data.size == 1
+    return isinstance(s, (int, np.integer))
+
+
+def _sizes(size, name="empty", negative=None):
+    """The shape given to a creation function (as ``*size`` or one sequence), with PyTorch's
+    argument-parsing TypeErrors and its RuntimeError for a negative size (``negative``: a
+    function's own wording of it)."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    for s in size:
-        if not isinstance(s, (int, np.integer)) and not (isinstance(s, Tensor) and s.numel() == 1):
-            raise TypeError(f"empty(): argument 'size' must be tuple of ints, but found element "
-                            f"of type {type(s).__name__}")
-    size = tuple(int(s) for s in size)
-    if any(s < 0 for s in size):
-        raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: "
-                           f"[{', '.join(map(str, size))}]")
-    return size
+        seq, from_sequence = size[0], True
+    else:
+        seq, from_sequence = size, False
+        if len(size) == 1 and not _is_int(size[0]):
+            raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
+                            f"{type(size[0]).__name__}")
+    if seq and type(seq[0]) is not int and not _is_int(seq[0]):
+        if from_sequence:
+            raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, but "
+                            f"found element of type {type(seq[0]).__name__} at pos 0")
+        raise TypeError(f"{name}() takes 1 positional argument but {len(seq)} were given")
+    shape = []
+    for pos, s in enumerate(seq, 1):
+        if type(s) is not int:
+            if not _is_int(s):
+                raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
+                                f"{pos} with error \"type must be tuple of ints,but got "
+                                f"{type(s).__name__}\"")
+            s = int(s)
+        if not _INT64_MIN <= s <= _INT64_MAX:
+            raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos {pos} "
+                            f"with error \"Overflow when unpacking long long\"")
+        shape.append(s)
+    if any(s < 0 for s in shape):
+        raise RuntimeError(negative or f"Trying to create tensor with negative dimension "
+                                       f"{min(shape)}: [{', '.join(map(str, shape))}]")
+    return tuple(shape)
+
+
+def storage_nbytes(shape, itemsize):
+    """Bytes of a contiguous tensor of ``shape``, or PyTorch's RuntimeError where its size or
+    strides overflow (and ours where NumPy cannot hold the shape at all)."""
+    numel = math.prod(shape)
+    nbytes = numel * itemsize
+    if numel and nbytes <= _INT64_MAX:
+        return nbytes  # a product of positive sizes: no partial product or stride is larger
+    return _checked_storage_nbytes(tuple(shape), itemsize)
+
+
+def _checked_storage_nbytes(shape, itemsize):
+    # PyTorch multiplies the sizes in uint64 and remembers an overflow even when a later 0
+    # makes the product 0; then it checks the strides (the size of every trailing block)
+    product, overflowed = 1, False
+    for s in shape:
+        product *= s
+        overflowed |= product >= 2 ** 64
+        product %= 2 ** 64
+    if overflowed or product * itemsize > _INT64_MAX:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes="
+                           f"[{', '.join(map(str, shape))}]")
+    stride = 1
+    for s in reversed(shape[1:]):
+        stride *= max(s, 1)
+        if stride > _INT64_MAX:
+            raise RuntimeError("Stride calculation overflowed")
+    if math.prod(s for s in shape if s) * itemsize > _INT64_MAX:
+        raise RuntimeError(f"ember cannot hold an empty tensor of sizes "
+                           f"[{', '.join(map(str, shape))}]: NumPy limits the product of its "
+                           f"non-zero sizes to {_INT64_MAX} bytes")
+    return product * itemsize
+
+
+def allocate(make, shape, np_dtype):
+    """``make()`` (which allocates an array of ``shape``), with PyTorch's errors when that
+    size overflows or the memory cannot be had, instead of NumPy's MemoryError."""
+    nbytes = storage_nbytes(shape, np.dtype(np_dtype).itemsize)
+    try:
+        return make()
+    except MemoryError:
+        raise RuntimeError(f"DefaultCPUAllocator: can't allocate memory: you tried to allocate "
+                           f"{nbytes} bytes. Error code 12 (Cannot allocate memory)") from None
 
 
 def to_array(data, dtype=None):
@@ -65,39 +140,206 @@ def to_array(data, dtype=None):
             dtypes.from_numpy_dtype(arr.dtype)  # reject unsupported dtypes
             return arr
         return arr.astype(_np_dtype(dtype))
-    if isinstance(data, (str, bytes)) or (not isinstance(data, (list, tuple)) and
-                                          not np.isscalar(data) and not hasattr(data, "__float__")):
-        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
-    try:
-        arr = np.array(data)
-    except ValueError as e:
-        raise ValueError(f"expected sequence of equal-length sequences: {e}") from None
-    if arr.dtype == object:
-        raise TypeError("Could not infer dtype of " + type(data).__name__)
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{_type_name(data)}'")
+    leaf_types = _leaf_types(data, set()) if isinstance(data, (list, tuple)) else None
+    arr = _numpy_reading(data, leaf_types)
+    if arr is None:
+        return _read_like_torch(data, dtype)
     if dtype is not None:
-        return arr.astype(_np_dtype(dtype))
+        target = _np_dtype(dtype)
+        _check_fits(arr, target)
+        return arr.astype(target)
     if arr.dtype.kind == "b":
         return arr
     if isinstance(data, np.generic):  # NumPy scalars keep their dtype
-        dtypes.from_numpy_dtype(arr.dtype)
         return arr
-    if isinstance(data, (list, tuple)):
-        typed = _typed_elements_dtype(data)
+    if leaf_types is not None:
+        typed = _typed_elements_dtype(leaf_types)
         if typed is not None:
             return arr.astype(typed.np)
     if arr.dtype.kind in "iu":
         return arr.astype(np.int64)
-    if arr.dtype.kind == "f":
-        return arr.astype(get_default_dtype().np)
+    return arr.astype(get_default_dtype().np)
+
+
+def _numpy_reading(data, leaf_types):
+    """NumPy's reading of plain numbers and (nested) lists of them, or None where it is not
+    PyTorch's: strings, objects, ragged lists, tensors inside lists (PyTorch reads each as
+    one number), ints beyond int64 (NumPy's uint64 or object)."""
+    if leaf_types is None and not isinstance(data, (int, float, np.generic)):
+        return None
+    if leaf_types is not None and any(issubclass(k, Tensor) for k in leaf_types):
+        return None
+    try:
+        arr = np.array(data)
+    except (ValueError, TypeError, OverflowError):
+        return None
+    if arr.dtype.kind not in "biuf" or arr.dtype == np.uint64:
+        return None
     return arr
 
 
-def _typed_elements_dtype(data):
+def _check_fits(arr, target):
+    """PyTorch's checked conversion of each number to an integer ``dtype=``: RuntimeError
+    where a value does not fit (negative ints down to -max wrap into unsigned types)."""
+    if target.kind not in "iu" or arr.dtype.kind == "b" or arr.size == 0 or (
+            target == np.int64 and arr.dtype.kind in "iu"):
+        return
+    info = np.iinfo(target)
+    if arr.dtype.kind == "f":
+        fits = bool(np.all((arr >= info.min) & (arr <= info.max)))  # False for nan
+    else:
+        low = -int(info.max) if target.kind == "u" else int(info.min)
+        fits = low <= int(arr.min()) and int(arr.max()) <= int(info.max)
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type {target.name} without overflow")
+
+
+# ---- PyTorch's reading of Python data, for what NumPy reads differently -------------------
+_MAX_DIMS = 128
+_PySequence_Check = ctypes.pythonapi.PySequence_Check
+_PySequence_Check.argtypes = (ctypes.py_object,)
+_PySequence_Check.restype = ctypes.c_int
+
+
+def _is_sequence(obj):
+    """Python's own sequence test (what PyTorch asks); a tensor counts as a number."""
+    return not isinstance(obj, Tensor) and _PySequence_Check(obj) == 1
+
+
+def _type_name(obj):
+    """The type's name as Python's C level prints it (``numpy.str_``, ``NoneType``)."""
+    kind = type(obj)
+    if kind.__module__ == "builtins" or kind.__flags__ & (1 << 9):  # (1 << 9): a heap type
+        return kind.__name__
+    return f"{kind.__module__.split('.')[0]}.{kind.__name__}"
+
+
+def _read_like_torch(data, dtype):
+    """PyTorch's algorithm: the shape from the first element at each depth, the dtype
+    promoted over every element, then each element stored with its checked conversion."""
+    shape = _python_shape(data)
+    dt = _infer_dtype(data) if dtype is None else \
+        (dtype if isinstance(dtype, dtypes.dtype) else dtypes.from_numpy_dtype(dtype))
+    if dt.np.kind == "f":
+        store, holder = _as_double, np.float64
+    elif dt.np.kind == "b":
+        store, holder = _as_bool, np.bool_
+    else:
+        def store(obj):
+            return _as_integer(obj, dt.np)
+        holder = np.int64
+    if 0 in shape:  # PyTorch stores (and so checks) no element of an empty tensor
+        return np.empty(shape, dt.np)
+    flat = []
+    _store_all(data, shape, 0, store, flat)
+    with np.errstate(over="ignore"):  # floats beyond the dtype's range become inf
+        return np.array(flat, holder).astype(dt.np, copy=False).reshape(shape)
+
+
+def _python_shape(data):
+    shape, seq = [], data
+    while _is_sequence(seq):
+        n = len(seq)
+        shape.append(n)
+        if len(shape) > _MAX_DIMS:
+            raise ValueError(f"too many dimensions '{_type_name(seq)}'")
+        if n == 0:
+            break
+        seq = seq[0]
+    return shape
+
+
+def _infer_dtype(obj):
+    if isinstance(obj, np.generic):
+        return dtypes.from_numpy_dtype(obj.dtype)
+    if isinstance(obj, bool):
+        return dtypes.bool_
+    if isinstance(obj, int):
+        return dtypes.int64
+    if isinstance(obj, float):
+        return get_default_dtype()
+    if isinstance(obj, complex):
+        raise TypeError("ember has no complex dtypes: cannot make a tensor of complex numbers")
+    if isinstance(obj, Tensor):
+        return obj.dtype
+    if isinstance(obj, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{_type_name(obj)}'")
+    if isinstance(obj, np.ndarray):
+        return dtypes.from_numpy_dtype(obj.dtype)
+    if _is_sequence(obj):
+        result = None
+        for i in range(len(obj)):
+            dt = _infer_dtype(obj[i])
+            result = dt if result is None else dtypes.promote_types(result, dt)
+        return result or get_default_dtype()
+    raise RuntimeError(f"Could not infer dtype of {_type_name(obj)}")
+
+
+def _store_all(obj, shape, dim, store, flat):
+    if dim == len(shape):
+        flat.append(store(obj))
+        return
+    if isinstance(obj, (list, tuple)):
+        seq = obj
+    else:
+        try:
+            seq = list(obj)
+        except TypeError:
+            raise TypeError("not a sequence") from None
+    if len(seq) != shape[dim]:
+        raise ValueError(f"expected sequence of length {shape[dim]} at dim {dim} "
+                         f"(got {len(seq)})")
+    for item in seq:
+        _store_all(item, shape, dim + 1, store, flat)
+
+
+def _one_number(t):
+    if t._data.size != 1:
+        raise ValueError("only one element tensors can be converted to Python scalars")
+    return t._data.reshape(()).item()
+
+
+def _as_double(obj):
+    if isinstance(obj, float):
+        return obj
+    if isinstance(obj, Tensor):
+        return float(_one_number(obj))
+    kind = type(obj)
+    if isinstance(obj, (str, bytes, complex)) or not (
+            hasattr(kind, "__float__") or hasattr(kind, "__index__")):
+        raise TypeError(f"must be real number, not {_type_name(obj)}")
+    return float(obj)
+
+
+def _as_bool(obj):
+    if isinstance(obj, float):
+        return obj != 0
+    return operator.index(obj) != 0
+
+
+def _as_integer(obj, target):
+    info = np.iinfo(target)
+    if isinstance(obj, float):
+        if not info.min <= obj <= info.max:  # also nan
+            raise RuntimeError(f"value cannot be converted to type {target.name} without "
+                               f"overflow")
+        return int(obj)
+    value = operator.index(obj)
+    if not _INT64_MIN <= value <= _INT64_MAX:
+        raise ValueError("Overflow when unpacking long long")
+    low = -int(info.max) if target.kind == "u" else int(info.min)
+    if not low <= value <= info.max:
+        raise RuntimeError(f"value cannot be converted to type {target.name} without overflow")
+    return value
+
+
+def _typed_elements_dtype(kinds):
     """PyTorch's dtype for a sequence holding NumPy scalars or arrays, which keep their
     dtype (``tensor([np.float64(1.5)])`` is float64) and promote with the Python numbers
     beside them (a float counts as the default dtype, an int as int64); None when there
-    are no such elements."""
-    kinds = _leaf_types(data, set())
+    are no such elements. ``kinds``: the sequence's leaf types."""
     if not any(issubclass(k, np.generic) for k in kinds):
         return None
     result = None
@@ -108,7 +350,7 @@ def _typed_elements_dtype(data):
             dt = dtypes.bool_
         elif issubclass(k, int):
             dt = dtypes.int64
-        else:  # float (or a 0-d tensor: PyTorch reads it as a number too)
+        else:  # float
             dt = get_default_dtype()
         result = dt if result is None else dtypes.promote_types(result, dt)
     return result
@@ -177,38 +419,42 @@ def legacy_tensor_data(args, dtype=None):
             return data._data
         from ._tensor import Size
         if isinstance(data, Size):
-            return np.empty(tuple(data), dt.np)
+            return _empty_array(tuple(data), dt.np)
+        if not isinstance(data, np.ndarray) and not _is_sequence(data):
+            raise TypeError(f"new(): data must be a sequence (got {_type_name(data)})")
         return to_array(data, dt)
-    return np.empty(_sizes(args), dt.np)
+    return _empty_array(_sizes(args, "new"), dt.np)
 
 
-def _filled(fill, size, dtype, requires_grad, device, default=None):
-    arr = np.full(_sizes(size), fill, dtype=_np_dtype(dtype, default))
+def _empty_array(shape, np_dtype):
+    return allocate(lambda: np.empty(shape, np_dtype), shape, np_dtype)
+
+
+def _filled(fill, size, dtype, requires_grad, device, default=None, name="empty",
+            negative=None):
+    shape, np_dtype = _sizes(size, name, negative), _np_dtype(dtype, default)
+    arr = allocate(lambda: np.full(shape, fill, dtype=np_dtype), shape, np_dtype)
     return _finish(arr, requires_grad, device)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    if any(isinstance(s, (int, np.integer)) and s < 0 for s in size):
-        raise RuntimeError("zeros: Dimension size must be non-negative.")
-    return _filled(0, size, dtype, requires_grad, device)
+    return _filled(0, size, dtype, requires_grad, device, name="zeros",
+                   negative="zeros: Dimension size must be non-negative.")
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    return _filled(1, size, dtype, requires_grad, device)
+    return _filled(1, size, dtype, requires_grad, device, name="ones")
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None, out=None,
           layout=None, pin_memory=False):
-    return _finish(np.empty(_sizes(size), _np_dtype(dtype)), requires_grad, device)
+    return _finish(_empty_array(_sizes(size), _np_dtype(dtype)), requires_grad, device)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None):
     if dtype is None:
         dtype = dtypes.scalar_dtype(fill_value)
-    return _filled(fill_value, (size,) if isinstance(size, int) else tuple(size), dtype,
-                   requires_grad, device)
+    return _filled(fill_value, (size,), dtype, requires_grad, device, name="full")
 
 
 def _like_dtype(t, dtype):
@@ -246,43 +492,50 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         is_int = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in vals)
         dtype = dtypes.int64 if is_int else get_default_dtype()
     n = max(int(math.ceil((vals[1] - vals[0]) / vals[2])), 0)
-    arr = (vals[0] + vals[2] * np.arange(n, dtype=np.float64)) if dtype.is_floating_point \
-        else np.arange(vals[0], vals[1], vals[2])
-    return _finish(arr.astype(dtype.np), requires_grad, device)
+
+    def make():
+        arr = (vals[0] + vals[2] * np.arange(n, dtype=np.float64)) \
+            if dtype.is_floating_point else np.arange(vals[0], vals[1], vals[2])
+        return arr.astype(dtype.np)
+    return _finish(allocate(make, (n,), dtype.np), requires_grad, device)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
-    return _finish(np.linspace(start, end, steps).astype(_np_dtype(dtype)), requires_grad,
-                   device)
+    np_dtype = _np_dtype(dtype)
+    arr = allocate(lambda: np.linspace(start, end, steps).astype(np_dtype), (steps,), np_dtype)
+    return _finish(arr, requires_grad, device)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
-    return _finish(np.eye(n, m, dtype=_np_dtype(dtype)), requires_grad, device)
+    np_dtype = _np_dtype(dtype)
+    arr = allocate(lambda: np.eye(n, m, dtype=np_dtype), (n, n if m is None else m), np_dtype)
+    return _finish(arr, requires_grad, device)
 
 
-def _random_float(draw, size, dtype, generator, requires_grad, device):
+def _random_float(draw, size, dtype, generator, requires_grad, device, name):
     dt = _np_dtype(dtype)
     if dt.kind != "f":
         raise RuntimeError(f"\"check_uniform_bounds\" not implemented for "
                            f"'{dtypes.from_numpy_dtype(dt).name.capitalize()}'")
-    size = _sizes(size)
+    size = _sizes(size, name)
     gen = _random.rng(generator)
-    arr = draw(gen, size, dt if dt in (np.float32, np.float64) else np.float32)
-    return _finish(arr.astype(dt, copy=False), requires_grad, device)
+    drawn = dt if dt in (np.float32, np.float64) else np.float32
+    arr = allocate(lambda: draw(gen, size, drawn).astype(dt, copy=False), size, dt)
+    return _finish(arr, requires_grad, device)
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     """Uniform samples on [0, 1)."""
     return _random_float(lambda g, s, d: g.random(s, dtype=d), size, dtype, generator,
-                         requires_grad, device)
+                         requires_grad, device, "rand")
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     """Standard normal samples."""
     return _random_float(lambda g, s, d: g.standard_normal(s, dtype=d), size, dtype, generator,
-                         requires_grad, device)
+                         requires_grad, device, "randn")
 
 
 def rand_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
@@ -305,8 +558,10 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
                            f"to={high}")
-    arr = _random.rng(generator).integers(low, high, _sizes(tuple(size)))
-    return _finish(arr.astype(_np_dtype(dtype, dtypes.int64)), requires_grad, device)
+    shape, np_dtype = _sizes((tuple(size),), "randint"), _np_dtype(dtype, dtypes.int64)
+    gen = _random.rng(generator)
+    arr = allocate(lambda: gen.integers(low, high, shape).astype(np_dtype), shape, np_dtype)
+    return _finish(arr, requires_grad, device)
 
 
 def randint_like(t, low, high=None, *, dtype=None, device=None):
@@ -314,5 +569,6 @@ def randint_like(t, low, high=None, *, dtype=None, device=None):
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None):
-    arr = _random.rng(generator).permutation(n)
-    return _finish(arr.astype(_np_dtype(dtype, dtypes.int64)), requires_grad, device)
+    np_dtype, gen = _np_dtype(dtype, dtypes.int64), _random.rng(generator)
+    arr = allocate(lambda: gen.permutation(n).astype(np_dtype), (n,), np_dtype)
+    return _finish(arr, requires_grad, device)

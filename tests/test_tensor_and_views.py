@@ -217,7 +217,7 @@ ERRORS = [
      "size 3 for tensor number 2 in the list."),
     (lambda: ember.cat([ember.ones(2, 3), ember.ones(2)]), RuntimeError,
      "Tensors must have same number of dimensions: got 2 and 1"),
-    (lambda: ember.cat([]), RuntimeError, "torch.cat(): expected a non-empty list of Tensors"),
+    (lambda: ember.cat([]), ValueError, "torch.cat(): expected a non-empty list of Tensors"),
     (lambda: ember.cat([ember.tensor(1.0), ember.tensor(2.0)]), RuntimeError,
      "zero-dimensional tensor (at position 0) cannot be concatenated"),
     (lambda: ember.stack([ember.ones(2, 3), ember.ones(3, 2)]), RuntimeError,

@@ -257,6 +257,68 @@ def setitem(x, index, value):
     x._inplace(lambda s, v: IndexPut.apply(s, v, np_index), value)
 
 
+# ---- range checks shared by every op that takes an index tensor ---------------------------
+# NumPy wraps negative indices (and np.add.at/np.take/fancy indexing accept them), PyTorch
+# does not: every primitive below checks its index array in its own forward, so the gradient
+# ops built from them (gather <-> scatter_add, index_select <-> index_add) are covered too.
+_AS_UNSIGNED = {np.dtype(t): np.dtype(u) for t, u in
+                ((np.int64, np.uint64), (np.int32, np.uint32), (np.int16, np.uint16),
+                 (np.int8, np.uint8))}
+
+
+def first_out_of_range(idx, size):
+    """The first entry (in C order) of integer array ``idx`` outside ``[0, size)``, or None.
+
+    One reduction on the fast path: seen as unsigned, negative entries become huge, so the
+    maximum alone tells whether every entry is in range."""
+    if idx.size == 0:
+        return None
+    unsigned = idx.view(_AS_UNSIGNED[idx.dtype]) if idx.dtype in _AS_UNSIGNED else idx
+    if unsigned.max() < size:
+        return None
+    flat = idx.reshape(-1)
+    return int(flat[np.argmax((flat < 0) | (flat >= size))])
+
+
+def _check_scatter_gather_range(idx, shape, dim):
+    size = shape[dim] if shape else 1
+    bad = first_out_of_range(idx, size)
+    if bad is not None:
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
+def _check_index_select_range(idx, shape, dim):
+    """PyTorch's CPU kernel has two paths with two messages: a batched copy for dim 1 of an
+    n-d tensor (and for an empty one), a slice loop otherwise."""
+    size = shape[dim] if shape else 1
+    if len(shape) > 1:
+        if idx.size == 0:
+            return
+        if size == 0:
+            raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    bad = first_out_of_range(idx, size)
+    if bad is None:
+        return
+    if len(shape) > 1 and (dim == 1 or 0 in shape):
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
+    raise IndexError("index out of range in self")
+
+
+def _check_index_add_range(idx, shape, dim, alpha):
+    """PyTorch's CPU kernel adds along the first or last dim of an n-d tensor as a scatter_add
+    (int64 index, alpha 1), with scatter's message; other cases loop with IndexError. An empty
+    n-d tensor is returned before any index is looked at."""
+    if len(shape) > 1 and 0 in shape:
+        return
+    size = shape[dim] if shape else 1
+    bad = first_out_of_range(idx, size)
+    if bad is None:
+        return
+    if len(shape) > 1 and alpha == 1 and idx.dtype == np.int64 and dim in (0, len(shape) - 1):
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+    raise IndexError("index out of range in self")
+
+
 # ---- gather / scatter --------------------------------------------------------------------
 def _grid(index, dim):
     """An index tuple addressing ``index``'s positions, with ``index`` along ``dim``."""
@@ -265,18 +327,59 @@ def _grid(index, dim):
     return tuple(grids)
 
 
-def _check_gather(x, dim, index, name):
+def _nonempty(a):
+    """A 0-d array as a 1-element 1-d view: PyTorch's gather/scatter see 0-d as size 1."""
+    return a.reshape(1) if a.ndim == 0 else a
+
+
+def _src_block(src, index):
+    """The leading ``index.shape`` block of ``src`` (which may be larger)."""
+    return _nonempty(src)[tuple(slice(0, s) for s in _nonempty(index).shape)]
+
+
+def _sizes_str(shape):
+    return f"[{', '.join(map(str, shape))}]"
+
+
+def _check_gather(x, dim, index, name, src=None):
+    """dtype and shape checks of gather/scatter/scatter_add, in PyTorch's order (the index
+    values are checked by the ops themselves)."""
     if index._data.dtype.kind not in "iu" or index._data.dtype == np.uint8:
         raise RuntimeError(f"{name.split('_')[0]}(): Expected dtype int32/int64 for index")
-    if index._data.ndim != x._data.ndim and x._data.ndim:
+    src = src if isinstance(src, Tensor) else None
+    if src is not None and src.dtype is not x.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    dim = _wrap_dim(dim, x._data.ndim)
+    if index._data.size == 0:
+        return dim
+    xs, ids = x._data.shape or (1,), index._data.shape or (1,)
+    if len(ids) != len(xs):
         raise RuntimeError(f"Index tensor must have the same number of dimensions as "
                            f"{'input' if name == 'gather' else 'self'} tensor")
-    dim = _wrap_dim(dim, x._data.ndim)
-    size = x._data.shape[dim] if x._data.ndim else 1
-    idx = index._data
-    if idx.size and (idx.max() >= size or idx.min() < -size):
-        bad = idx.max() if idx.max() >= size else idx.min()
-        raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+    too_big = next((d for d, (i, s) in enumerate(zip(ids, xs)) if d != dim and i > s), None)
+    if name == "gather":
+        if too_big is not None:
+            raise RuntimeError(f"Size does not match at dimension {too_big} expected index "
+                               f"{_sizes_str(index.shape)} to be no larger than self "
+                               f"{_sizes_str(x.shape)} apart from dimension {dim}")
+        return dim
+    tail = ""
+    if src is not None:
+        ss = src._data.shape
+        if too_big is None:
+            for d, i in enumerate(ids):
+                if ss and d >= len(ss):
+                    _wrap_dim(d, len(ss))  # PyTorch reads src.size(d): its IndexError
+                if i > (ss[d] if ss else 1):
+                    too_big = d
+                    break
+        if len(ss or (1,)) != len(ids):
+            raise RuntimeError("Index tensor must have the same number of dimensions as src "
+                               "tensor")
+        tail = f" and to be no larger size than src {_sizes_str(src.shape)}"
+    if too_big is not None:
+        raise RuntimeError(f"Expected index {_sizes_str(index.shape)} to be no larger than self "
+                           f"{_sizes_str(x.shape)} apart from dimension {dim}{tail}")
     return dim
 
 
@@ -285,13 +388,17 @@ class Gather(Primitive):
 
     @staticmethod
     def forward(ctx, x, dim, index):
-        ctx.in_shape, ctx.dim, ctx.index = x._data.shape, dim, index
-        return x._data[_grid(index._data, dim)]
+        _check_scatter_gather_range(index._data, x._data.shape, dim)
+        ctx.in_shape, ctx.dim = x._data.shape, dim
+        ctx.save_for_backward(index)  # an in-place change before backward is an error
+        out = _nonempty(x._data)[_grid(_nonempty(index._data), dim)]
+        return out.reshape(index._data.shape) if index._data.ndim == 0 else out
 
     @staticmethod
     def backward(ctx, grad):
+        index, = ctx.saved_tensors
         zeros = grad.new_zeros(ctx.in_shape)
-        return ScatterAdd.apply(zeros, ctx.dim, ctx.index, grad), None, None
+        return ScatterAdd.apply(zeros, ctx.dim, index, grad), None, None
 
 
 def gather(x, dim, index, sparse_grad=False):
@@ -304,21 +411,22 @@ class Scatter(Primitive):
 
     @staticmethod
     def forward(ctx, x, dim, index, src):
-        ctx.dim, ctx.index = dim, index
+        _check_scatter_gather_range(index._data, x._data.shape, dim)
+        ctx.dim = dim
+        ctx.save_for_backward(index)
         out = x._data.copy()
-        grid = _grid(index._data, dim)
-        if isinstance(src, Tensor):
-            out[grid] = src._data[tuple(slice(0, s) for s in index._data.shape)]
-        else:
-            out[grid] = src
+        grid = _grid(_nonempty(index._data), dim)
+        _nonempty(out)[grid] = _src_block(src._data, index._data) if isinstance(src, Tensor) \
+            else src
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        gx = Scatter.apply(grad, ctx.dim, ctx.index, 0.0)
+        index, = ctx.saved_tensors
+        gx = Scatter.apply(grad, ctx.dim, index, 0.0)
         gs = None
         if len(ctx.needs_input_grad) > 3 and ctx.needs_input_grad[3]:
-            gs = Gather.apply(grad, ctx.dim, ctx.index)
+            gs = Gather.apply(grad, ctx.dim, index)
         return gx, None, None, gs
 
 
@@ -327,18 +435,22 @@ class ScatterAdd(Primitive):
 
     @staticmethod
     def forward(ctx, x, dim, index, src):
-        ctx.dim, ctx.index = dim, index
+        _check_scatter_gather_range(index._data, x._data.shape, dim)
+        ctx.dim = dim
         ctx.src_shape = src._data.shape
+        if src._requires_grad:  # only src's gradient reads the index (as PyTorch saves it)
+            ctx.save_for_backward(index)
         out = x._data.copy()
-        np.add.at(out, _grid(index._data, dim),
-                  src._data[tuple(slice(0, s) for s in index._data.shape)])
+        np.add.at(_nonempty(out), _grid(_nonempty(index._data), dim),
+                  _src_block(src._data, index._data))
         return out
 
     @staticmethod
     def backward(ctx, grad):
         gs = None
         if ctx.needs_input_grad[3]:
-            gs = Gather.apply(grad, ctx.dim, ctx.index)
+            index, = ctx.saved_tensors
+            gs = Gather.apply(grad, ctx.dim, index)
             if gs._data.shape != ctx.src_shape:
                 gs = IndexGrad.apply(gs, ctx.src_shape,
                                      tuple(slice(0, s) for s in gs._data.shape), False)
@@ -348,7 +460,7 @@ class ScatterAdd(Primitive):
 def scatter(x, dim, index, src=None, value=None, reduce=None):
     if src is None:
         src = value
-    dim = _check_gather(x, dim, index, "scatter")
+    dim = _check_gather(x, dim, index, "scatter", src)
     if reduce is not None:
         if reduce not in ("add", "multiply"):
             raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
@@ -357,13 +469,11 @@ def scatter(x, dim, index, src=None, value=None, reduce=None):
                 src = x.new_full(index.shape, src)
             return ScatterAdd.apply(x, dim, index, src)
         raise NotImplementedError("scatter(reduce='multiply') is not supported yet")
-    if isinstance(src, Tensor) and src.dtype is not x.dtype:
-        raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype")
     return Scatter.apply(x, dim, index, src)
 
 
 def scatter_add(x, dim, index, src):
-    dim = _check_gather(x, dim, index, "scatter_add")
+    dim = _check_gather(x, dim, index, "scatter_add", src)
     return ScatterAdd.apply(x, dim, index, src)
 
 
@@ -372,12 +482,15 @@ class IndexSelect(Primitive):
 
     @staticmethod
     def forward(ctx, x, dim, index):
-        ctx.in_shape, ctx.dim, ctx.index = x._data.shape, dim, index
+        _check_index_select_range(index._data, x._data.shape, dim)
+        ctx.in_shape, ctx.dim = x._data.shape, dim
+        ctx.save_for_backward(index)
         return np.take(x._data, index._data, axis=dim) if x._data.ndim else x._data.copy()
 
     @staticmethod
     def backward(ctx, grad):
-        return IndexAdd.apply(grad.new_zeros(ctx.in_shape), ctx.dim, ctx.index, grad, 1), \
+        index, = ctx.saved_tensors
+        return IndexAdd.apply(grad.new_zeros(ctx.in_shape), ctx.dim, index, grad, 1), \
             None, None
 
 
@@ -389,15 +502,7 @@ def _check_index_vector(x, dim, index, name):
                            f"{_legacy_name(index._data.dtype)}")
     if index._data.ndim > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector")
-    dim = _wrap_dim(dim, x._data.ndim)
-    size = x._data.shape[dim] if x._data.ndim else 1
-    idx = index._data
-    if idx.size and (idx.max() >= size or idx.min() < -size):
-        bad = idx.max() if idx.max() >= size else idx.min()
-        if name == "index_select":
-            raise IndexError("index out of range in self")
-        raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
-    return dim
+    return _wrap_dim(dim, x._data.ndim)
 
 
 def _legacy_name(np_dtype):
@@ -416,18 +521,25 @@ class IndexAdd(Primitive):
 
     @staticmethod
     def forward(ctx, x, dim, index, source, alpha=1):
-        ctx.dim, ctx.index, ctx.alpha = dim, index, alpha
+        _check_index_add_range(index._data, x._data.shape, dim, alpha)
+        ctx.dim, ctx.alpha = dim, alpha
+        if source._requires_grad:  # only source's gradient reads the index
+            ctx.save_for_backward(index)
         out = x._data.copy()
-        moved = np.moveaxis(out, dim, 0)
-        np.add.at(moved, index._data, np.moveaxis(source._data * alpha, dim, 0)
-                  .astype(out.dtype, copy=False))
+        if out.size == 0:
+            return out
+        moved = np.moveaxis(out, dim, 0) if out.ndim else out.reshape(1)
+        src = source._data if source._data.ndim else source._data.reshape(1)
+        np.add.at(moved, index._data.reshape(-1),
+                  np.moveaxis(src * alpha, dim, 0).astype(out.dtype, copy=False))
         return out
 
     @staticmethod
     def backward(ctx, grad):
         gs = None
         if ctx.needs_input_grad[3]:
-            gs = IndexSelect.apply(grad, ctx.dim, ctx.index)
+            index, = ctx.saved_tensors
+            gs = IndexSelect.apply(grad, ctx.dim, index)
             if ctx.alpha != 1:
                 gs = gs * ctx.alpha
         return grad, None, None, gs, None
@@ -435,6 +547,9 @@ class IndexAdd(Primitive):
 
 def index_add(x, dim, index, source, *, alpha=1):
     dim = _check_index_vector(x, dim, index, "index_add")
+    if source.dtype is not x.dtype:
+        raise RuntimeError(f"index_add_(): self ({_legacy_name(x._data.dtype)}) and source "
+                           f"({_legacy_name(source._data.dtype)}) must have the same scalar type")
     xs, ss = x._data.shape, source._data.shape
     if len(xs) != len(ss) or any(a != b for i, (a, b) in enumerate(zip(xs, ss)) if i != dim) \
             or (ss[dim] if ss else 1) != index._data.size:
@@ -457,21 +572,46 @@ def masked_select(x, mask):
 
 
 def take_along_dim(x, indices, dim=None):
+    """PyTorch's composition: a gather on the flattened tensor (no wrapping: out-of-range
+    indices raise) or, along ``dim``, on both broadcast together with the indices taken
+    modulo the dim's size (so negative and too-large ones wrap)."""
+    if dim is None:
+        return gather(x.view(-1), 0, indices.view(-1))
+    if x._data.ndim != indices._data.ndim:
+        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
+                           f"number of dimensions, but got {x._data.ndim} dimensions for "
+                           f"input, and {indices._data.ndim} dimensions for indices")
     if indices._data.dtype != np.int64:
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
                            f"{_legacy_name(indices._data.dtype)}")
-    if dim is None:
-        return AdvancedIndex.apply(x.reshape(-1), (indices._data.reshape(-1),))
+    if x._data.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     dim = _wrap_dim(dim, x._data.ndim)
-    shape = list(np.broadcast_shapes(
-        tuple(s for i, s in enumerate(x._data.shape) if i != dim),
-        tuple(s for i, s in enumerate(indices._data.shape) if i != dim)))
-    xs, ids = list(shape), list(shape)
-    xs.insert(dim, x._data.shape[dim])
-    ids.insert(dim, indices._data.shape[dim])
-    xb = x.expand(xs) if tuple(xs) != x._data.shape else x
-    idx = np.broadcast_to(indices._data, ids)
-    return AdvancedIndex.apply(xb, _grid(idx, dim))
+    x_sizes, idx_sizes = list(x._data.shape), list(indices._data.shape)
+    x_sizes[dim], idx_sizes[dim] = idx_sizes[dim], x_sizes[dim]
+    idx = indices.expand(_broadcast_shape(x_sizes, indices._data.shape))
+    xb = x.expand(_broadcast_shape(idx_sizes, x._data.shape))
+    size = xb._data.shape[dim]
+    if size == 0 and idx._data.size:
+        raise RuntimeError("ZeroDivisionError")  # PyTorch's integer modulo by zero
+    # PyTorch gathers with a fresh tensor (indices % size); the modulo is slow, so it is
+    # only taken where some index needs it
+    wrap = first_out_of_range(idx._data, size) is not None
+    return Gather.apply(xb, dim, Tensor._make(idx._data % size if wrap else idx._data.copy()))
+
+
+def _broadcast_shape(a, b):
+    """PyTorch's infer_size: the broadcast of two shapes, or its error."""
+    try:
+        return np.broadcast_shapes(tuple(a), tuple(b))
+    except ValueError:
+        n = max(len(a), len(b))
+        for i in range(1, min(len(a), len(b)) + 1):
+            if a[-i] != b[-i] and a[-i] != 1 and b[-i] != 1:
+                raise RuntimeError(f"The size of tensor a ({a[-i]}) must match the size of "
+                                   f"tensor b ({b[-i]}) at non-singleton dimension {n - i}") \
+                    from None
+        raise
 
 
 class Nonzero(Primitive):

@@ -172,6 +172,24 @@ def _cat(ts, dim):
     return cat(ts, dim)
 
 
+def _check_empty_reduction(name, shape, dim, hint, as_given=False):
+    """PyTorch's errors for max/min/amax/amin/argmax/argmin of an empty tensor: a dim must be
+    given (RuntimeError; IndexError for the arg- ops, which say it without the hint) and every
+    reduced dim, checked in the order given, must be non-empty (amax/amin name it as given,
+    the others wrapped)."""
+    dims = () if dim is None else tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+    if not dims:
+        message = f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+        if hint:
+            raise RuntimeError(message + " Specify the reduction dim with the 'dim' argument.")
+        raise IndexError(message)
+    for given in dims:
+        d = _wrap_dim(given, len(shape))
+        if shape and shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {given if as_given else d} to "
+                             f"have non-zero size.")
+
+
 class ExtremeAll(Primitive):
     """``max()``/``min()`` over all elements; ties share the gradient evenly."""
     _backward_name = "MaxBackward1"
@@ -181,10 +199,7 @@ class ExtremeAll(Primitive):
     def forward(ctx, x, largest):
         d = x._data
         if d.size == 0:
-            name = "max" if largest else "min"
-            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
-                               "input.numel() == 0. Specify the reduction dim with the 'dim' "
-                               "argument.")
+            _check_empty_reduction("max" if largest else "min", d.shape, None, True)
         ctx.save_for_backward(x)
         return d.max() if largest else d.min()
 
@@ -206,9 +221,8 @@ class ExtremeDim(Primitive):
     def forward(ctx, x, dim, keepdim, largest):
         d = x._data
         dim = _wrap_dim(dim, d.ndim)
-        if d.ndim and d.shape[dim] == 0:
-            raise IndexError(f"{'max' if largest else 'min'}(): Expected reduction dim {dim} to "
-                             "have non-zero size.")
+        if d.size == 0:
+            _check_empty_reduction("max" if largest else "min", d.shape, dim, True)
         axis = dim if d.ndim else None
         idx = (np.argmax if largest else np.argmin)(d, axis=axis, keepdims=True) \
             if d.ndim else np.zeros((), np.int64)
@@ -239,6 +253,8 @@ class Amax(Primitive):
     def forward(ctx, x, dim, keepdim, largest):
         d = x._data
         dims = reduce_dims(dim, d.ndim)
+        if d.size == 0:
+            _check_empty_reduction("amax" if largest else "amin", d.shape, dim, True, True)
         ctx.save_for_backward(x)
         ctx.dims, ctx.keepdim = dims, keepdim
         fn = np.max if largest else np.min
@@ -259,6 +275,8 @@ class ArgExtreme(Primitive):
     @staticmethod
     def forward(ctx, x, dim, keepdim, largest):
         d = x._data
+        if d.size == 0:
+            _check_empty_reduction("argmax" if largest else "argmin", d.shape, dim, False)
         fn = np.argmax if largest else np.argmin
         if dim is None:
             out = fn(d)

@@ -356,10 +356,23 @@ def _result_dtype_arrays(tensors):
     return result_type(*tensors)
 
 
+def _tensor_list(tensors, name):
+    """``tensors`` as a list, with PyTorch's argument-parsing TypeErrors for anything other
+    than a list or tuple of Tensors."""
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not {type(tensors).__name__}")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
+    return list(tensors)
+
+
 def cat(tensors, dim=0):
-    tensors = list(tensors)
+    tensors = _tensor_list(tensors, "cat")
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     # legacy rule: 1-D empty tensors are skipped
     nonempty = [t for t in tensors if not (t._data.ndim == 1 and t._data.shape[0] == 0)]
     if not nonempty:
@@ -390,7 +403,7 @@ def cat(tensors, dim=0):
 
 
 def stack(tensors, dim=0):
-    tensors = list(tensors)
+    tensors = _tensor_list(tensors, "stack")
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     shape = tensors[0]._data.shape
