@@ -1,14 +1,30 @@
 """Adagrad: per-coordinate learning rates from the sum of squared gradients."""
-from .optimizer import Optimizer
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .optimizer import LossClosure, Optimizer, ParamsT
 from ._common import _lr_check, _eps_check, new_step, full_like
 
 
 class Adagrad(Optimizer):
     """PyTorch's Adagrad: ``s += g**2``; ``p -= lr / (1 + (t - 1) lr_decay) * g / (sqrt(s) + eps)``.
-    State is created for every parameter at construction, as in PyTorch."""
+    State is created for every parameter at construction, as in PyTorch.
 
-    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
-                 eps=1e-10, foreach=None, *, maximize=False, differentiable=False, fused=None):
+    >>> import ember
+    >>> w = ember.nn.Parameter(ember.tensor([1.0, -2.0]))
+    >>> opt = ember.optim.Adagrad([w], lr=0.5)
+    >>> (w ** 2).sum().backward()
+    >>> opt.step()
+    >>> w
+    Parameter containing:
+    tensor([ 0.5000, -1.5000], requires_grad=True)
+    """
+
+    def __init__(self, params: ParamsT, lr: float = 1e-2, lr_decay: float = 0,
+                 weight_decay: float = 0, initial_accumulator_value: float = 0,
+                 eps: float = 1e-10, foreach: Optional[bool] = None, *, maximize: bool = False,
+                 differentiable: bool = False, fused: Optional[bool] = None) -> None:
         _lr_check(lr)
         if not 0.0 <= lr_decay:
             raise ValueError(f"Invalid lr_decay value: {lr_decay}")
@@ -28,11 +44,11 @@ class Adagrad(Optimizer):
                 state["step"] = new_step()
                 state["sum"] = full_like(p, group["initial_accumulator_value"])
 
-    def step(self, closure=None):
+    def step(self, closure: Optional[LossClosure] = None) -> Any:
         """One Adagrad update of every parameter that has a gradient."""
         return self._run_step(closure, self._update)
 
-    def _update(self, group):
+    def _update(self, group: dict[str, Any]) -> None:
         lr, lr_decay, wd, eps = group["lr"], group["lr_decay"], group["weight_decay"], group["eps"]
         for p in group["params"]:
             if p.grad is None:

@@ -1,15 +1,34 @@
 """Adam and AdamW (decoupled weight decay), with amsgrad and maximize."""
-from .optimizer import Optimizer
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .optimizer import LossClosure, Optimizer, ParamsT
 from ._common import _lr_check, _eps_check, new_step, zeros_like, maximum
 
 
 class Adam(Optimizer):
     """PyTorch's Adam: bias-corrected first and second moments;
-    ``decoupled_weight_decay=True`` gives AdamW."""
+    ``decoupled_weight_decay=True`` gives AdamW.
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
-                 differentiable=False, fused=None, decoupled_weight_decay=False):
+    >>> import ember
+    >>> w = ember.nn.Parameter(ember.tensor([1.0, -2.0]))
+    >>> opt = ember.optim.Adam([w], lr=0.1)
+    >>> for _ in range(2):
+    ...     opt.zero_grad()
+    ...     (w ** 2).sum().backward()
+    ...     opt.step()
+    >>> w
+    Parameter containing:
+    tensor([ 0.8004, -1.8002], requires_grad=True)
+    """
+
+    def __init__(self, params: ParamsT, lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, amsgrad: bool = False, *,
+                 foreach: Optional[bool] = None, maximize: bool = False,
+                 capturable: bool = False, differentiable: bool = False,
+                 fused: Optional[bool] = None, decoupled_weight_decay: bool = False) -> None:
         _lr_check(lr)
         _eps_check(eps)
         if not 0.0 <= betas[0] < 1.0:
@@ -24,11 +43,11 @@ class Adam(Optimizer):
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
-    def step(self, closure=None):
+    def step(self, closure: Optional[LossClosure] = None) -> Any:
         """One Adam update of every parameter that has a gradient."""
         return self._run_step(closure, self._update)
 
-    def _update(self, group):
+    def _update(self, group: dict[str, Any]) -> None:
         beta1, beta2 = group["betas"]
         lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
         amsgrad = group["amsgrad"]
@@ -68,11 +87,23 @@ class Adam(Optimizer):
 
 
 class AdamW(Adam):
-    """Adam with decoupled weight decay: ``p *= 1 - lr * weight_decay`` before the update."""
+    """Adam with decoupled weight decay: ``p *= 1 - lr * weight_decay`` before the update.
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
-                 amsgrad=False, *, maximize=False, foreach=None, capturable=False,
-                 differentiable=False, fused=None):
+    >>> import ember
+    >>> w = ember.nn.Parameter(ember.tensor([1.0, -2.0]))
+    >>> opt = ember.optim.AdamW([w], lr=0.1, weight_decay=0.5)
+    >>> (w ** 2).sum().backward()
+    >>> opt.step()
+    >>> w
+    Parameter containing:
+    tensor([ 0.8500, -1.8000], requires_grad=True)
+    """
+
+    def __init__(self, params: ParamsT, lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,
+                 foreach: Optional[bool] = None, capturable: bool = False,
+                 differentiable: bool = False, fused: Optional[bool] = None) -> None:
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                          amsgrad=amsgrad, foreach=foreach, maximize=maximize,
                          capturable=capturable, differentiable=differentiable, fused=fused,

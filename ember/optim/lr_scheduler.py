@@ -10,12 +10,15 @@ CosineAnnealingLR, LambdaLR, MultiplicativeLR, OneCycleLR and ReduceLROnPlateau.
 >>> sched.get_last_lr()
 [0.25]
 """
+from __future__ import annotations
+
 import math
 import types
 import warnings
 from bisect import bisect_right
 from collections import Counter
 from functools import wraps
+from typing import Any, Callable, Iterable, Literal, Optional, SupportsFloat, Union
 from weakref import ref
 
 from .optimizer import Optimizer
@@ -30,11 +33,11 @@ EPOCH_DEPRECATION_WARNING = (
 )
 
 
-def _lrs(optimizer, key="lr"):
+def _lrs(optimizer: Optimizer, key: str = "lr") -> list[Any]:
     return [group[key] for group in optimizer.param_groups]
 
 
-def _format_param(name, optimizer, param):
+def _format_param(name: str, optimizer: Optimizer, param: Any) -> list[Any]:
     if isinstance(param, (list, tuple)):
         if len(param) != len(optimizer.param_groups):
             raise ValueError(f"{name} must have the same length as optimizer.param_groups. "
@@ -46,10 +49,24 @@ def _format_param(name, optimizer, param):
 
 class LRScheduler:
     """Base class: ``step()`` advances ``last_epoch`` and writes ``get_lr()`` into the
-    optimizer's param groups; ``get_last_lr()`` returns the last values written."""
+    optimizer's param groups; ``get_last_lr()`` returns the last values written.
+
+    A subclass implements ``get_lr`` (the lrs for ``last_epoch``):
+
+    >>> import ember
+    >>> class Halving(ember.optim.lr_scheduler.LRScheduler):
+    ...     def get_lr(self):
+    ...         return [base / 2 ** self.last_epoch for base in self.base_lrs]
+    >>> opt = ember.optim.SGD([ember.nn.Parameter(ember.zeros(1))], lr=1.0)
+    >>> sched = Halving(opt)
+    >>> for _ in range(3):
+    ...     opt.step(); sched.step()
+    >>> sched.get_last_lr(), opt.param_groups[0]["lr"]
+    ([0.125], 0.125)
+    """
     _is_initial = False
 
-    def __init__(self, optimizer, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
@@ -66,7 +83,7 @@ class LRScheduler:
         self._wrap_optimizer_step()
         self._initial_step()
 
-    def _wrap_optimizer_step(self):
+    def _wrap_optimizer_step(self) -> None:
         opt = self.optimizer
         if getattr(opt.step, "_wrapped_by_lr_sched", False):
             return
@@ -74,14 +91,14 @@ class LRScheduler:
         func = opt.step.__func__
 
         @wraps(func)
-        def wrapper(*args, **kwargs):
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
             o = opt_ref()
             o._opt_called = True
             return func.__get__(o, o.__class__)(*args, **kwargs)
         wrapper._wrapped_by_lr_sched = True
         opt.step = wrapper
 
-    def _initial_step(self):
+    def _initial_step(self) -> None:
         self._step_count = 0
         self._is_initial = True
         try:
@@ -89,24 +106,57 @@ class LRScheduler:
         finally:
             self._is_initial = False
 
-    def state_dict(self):
-        """Every attribute except the optimizer."""
+    def state_dict(self) -> dict[str, Any]:
+        """Every attribute except the optimizer.
+
+        >>> import ember
+        >>> opt = ember.optim.SGD([ember.nn.Parameter(ember.zeros(1))], lr=1.0)
+        >>> sd = ember.optim.lr_scheduler.StepLR(opt, step_size=3).state_dict()
+        >>> sd["step_size"], sd["last_epoch"], sd["base_lrs"]
+        (3, 0, [1.0])
+        """
         return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
 
-    def load_state_dict(self, state_dict):
-        """Restore attributes saved by ``state_dict()``."""
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore attributes saved by ``state_dict()``.
+
+        >>> import ember
+        >>> opt = ember.optim.SGD([ember.nn.Parameter(ember.zeros(1))], lr=1.0)
+        >>> sched = ember.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+        >>> opt.step(); sched.step()
+        >>> resumed = ember.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+        >>> resumed.load_state_dict(sched.state_dict())
+        >>> resumed.last_epoch, resumed.get_last_lr()
+        (1, [0.5])
+        """
         self.__dict__.update(state_dict)
 
-    def get_last_lr(self):
-        """The learning rates written by the last ``step()``."""
+    def get_last_lr(self) -> list[float]:
+        """The learning rates written by the last ``step()``, one per parameter group.
+
+        >>> import ember
+        >>> opt = ember.optim.SGD([ember.nn.Parameter(ember.zeros(1))], lr=0.1)
+        >>> ember.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5).get_last_lr()
+        [0.1]
+        """
         return self._last_lr
 
-    def get_lr(self):
-        """The learning rates for ``last_epoch`` (chainable form)."""
+    def get_lr(self) -> list[float]:
+        """The learning rates for ``last_epoch`` (chainable form); subclasses implement it."""
         raise NotImplementedError
 
-    def step(self, epoch=None):
-        """Advance one epoch (or jump to ``epoch``, deprecated) and update the lrs."""
+    def step(self, epoch: Optional[int] = None) -> None:
+        """Advance one epoch (or jump to ``epoch``, deprecated) and update the lrs.
+
+        Call it after ``optimizer.step()``.
+
+        >>> import ember
+        >>> opt = ember.optim.SGD([ember.nn.Parameter(ember.zeros(1))], lr=1.0)
+        >>> sched = ember.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+        >>> opt.step(); sched.step()
+        >>> opt.param_groups[0]["lr"]
+        0.5
+        """
         if self._step_count == 1:
             if not getattr(self.optimizer.step, "_wrapped_by_lr_sched", False):
                 warnings.warn("Seems like `optimizer.step()` has been overridden after learning "
@@ -137,11 +187,25 @@ class LRScheduler:
 
 _LRScheduler = LRScheduler
 
+#: ``lr_lambda(epoch)``: the factor applied to the initial lr (LambdaLR) or to the lr
+_LrLambda = Callable[[int], float]
+
 
 class LambdaLR(LRScheduler):
-    """``lr = initial_lr * lr_lambda(epoch)`` (one lambda, or one per group)."""
+    """``lr = initial_lr * lr_lambda(epoch)`` (one lambda, or one per group).
 
-    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+    >>> import ember
+    >>> opt = ember.optim.SGD([ember.nn.Parameter(ember.zeros(1))], lr=1.0)
+    >>> sched = ember.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 1 / (epoch + 1))
+    >>> lrs = []
+    >>> for _ in range(3):
+    ...     opt.step(); sched.step(); lrs.append(sched.get_last_lr()[0])
+    >>> lrs
+    [0.5, 0.3333333333333333, 0.25]
+    """
+
+    def __init__(self, optimizer: Optimizer, lr_lambda: Union[_LrLambda, list[_LrLambda]],
+                 last_epoch: int = -1) -> None:
         self.optimizer = optimizer
         if not isinstance(lr_lambda, (list, tuple)):
             self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
@@ -152,15 +216,23 @@ class LambdaLR(LRScheduler):
             self.lr_lambdas = list(lr_lambda)
         super().__init__(optimizer, last_epoch)
 
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         """Attributes except the optimizer; lambdas only as their ``__dict__`` when they
-        are callable objects (plain functions are not saved)."""
+        are callable objects (plain functions are not saved).
+
+        >>> import ember
+        >>> opt = ember.optim.SGD([ember.nn.Parameter(ember.zeros(1))], lr=1.0)
+        >>> sched = ember.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 0.9 ** epoch)
+        >>> sched.state_dict()["lr_lambdas"]
+        [None]
+        """
         sd = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
         sd["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
                             for fn in self.lr_lambdas]
         return sd
 
-    def load_state_dict(self, state_dict):
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore attributes, and the ``__dict__`` of callable-object lambdas."""
         state_dict = dict(state_dict)
         lr_lambdas = state_dict.pop("lr_lambdas")
         self.__dict__.update(state_dict)
@@ -168,15 +240,24 @@ class LambdaLR(LRScheduler):
             if fn is not None:
                 self.lr_lambdas[idx].__dict__.update(fn)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         return [base_lr * lmbda(self.last_epoch)
                 for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs)]
 
 
 class MultiplicativeLR(LambdaLR):
-    """``lr *= lr_lambda(epoch)`` each epoch after the first."""
+    """``lr *= lr_lambda(epoch)`` each epoch after the first.
 
-    def get_lr(self):
+    >>> import ember
+    >>> opt = ember.optim.SGD([ember.nn.Parameter(ember.zeros(1))], lr=1.0)
+    >>> sched = ember.optim.lr_scheduler.MultiplicativeLR(opt, lambda epoch: 0.5)
+    >>> for _ in range(3):
+    ...     opt.step(); sched.step()
+    >>> sched.get_last_lr()
+    [0.125]
+    """
+
+    def get_lr(self) -> list[float]:
         if self.last_epoch > 0:
             return [group["lr"] * lmbda(self.last_epoch)
                     for lmbda, group in zip(self.lr_lambdas, self.optimizer.param_groups)]
@@ -184,69 +265,111 @@ class MultiplicativeLR(LambdaLR):
 
 
 class StepLR(LRScheduler):
-    """Multiply the lr by ``gamma`` every ``step_size`` epochs."""
+    """Multiply the lr by ``gamma`` every ``step_size`` epochs.
 
-    def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
+    >>> import ember
+    >>> opt = ember.optim.SGD([ember.nn.Parameter(ember.zeros(1))], lr=1.0)
+    >>> sched = ember.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    >>> lrs = []
+    >>> for _ in range(5):
+    ...     opt.step(); sched.step(); lrs.append(sched.get_last_lr()[0])
+    >>> lrs
+    [1.0, 0.5, 0.5, 0.25, 0.25]
+    """
+
+    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1,
+                 last_epoch: int = -1) -> None:
         self.step_size = step_size
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return _lrs(self.optimizer)
         return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
 
-    def _get_closed_form_lr(self):
+    def _get_closed_form_lr(self) -> list[float]:
         return [base_lr * self.gamma ** (self.last_epoch // self.step_size)
                 for base_lr in self.base_lrs]
 
 
 class MultiStepLR(LRScheduler):
-    """Multiply the lr by ``gamma`` at each milestone (repeated milestones compound)."""
+    """Multiply the lr by ``gamma`` at each milestone (repeated milestones compound).
 
-    def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
+    >>> import ember
+    >>> opt = ember.optim.SGD([ember.nn.Parameter(ember.zeros(1))], lr=1.0)
+    >>> sched = ember.optim.lr_scheduler.MultiStepLR(opt, milestones=[1, 3], gamma=0.1)
+    >>> lrs = []
+    >>> for _ in range(4):
+    ...     opt.step(); sched.step(); lrs.append(round(sched.get_last_lr()[0], 6))
+    >>> lrs
+    [0.1, 0.1, 0.01, 0.01]
+    """
+
+    def __init__(self, optimizer: Optimizer, milestones: Iterable[int], gamma: float = 0.1,
+                 last_epoch: int = -1) -> None:
         self.milestones = Counter(milestones)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         if self.last_epoch not in self.milestones:
             return _lrs(self.optimizer)
         return [group["lr"] * self.gamma ** self.milestones[self.last_epoch]
                 for group in self.optimizer.param_groups]
 
-    def _get_closed_form_lr(self):
+    def _get_closed_form_lr(self) -> list[float]:
         milestones = sorted(self.milestones.elements())
         return [base_lr * self.gamma ** bisect_right(milestones, self.last_epoch)
                 for base_lr in self.base_lrs]
 
 
 class ExponentialLR(LRScheduler):
-    """Multiply the lr by ``gamma`` every epoch."""
+    """Multiply the lr by ``gamma`` every epoch.
 
-    def __init__(self, optimizer, gamma, last_epoch=-1):
+    >>> import ember
+    >>> opt = ember.optim.SGD([ember.nn.Parameter(ember.zeros(1))], lr=1.0)
+    >>> sched = ember.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+    >>> for _ in range(3):
+    ...     opt.step(); sched.step()
+    >>> sched.get_last_lr()
+    [0.125]
+    """
+
+    def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         if self._is_initial:
             return _lrs(self.optimizer)
         return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
 
-    def _get_closed_form_lr(self):
+    def _get_closed_form_lr(self) -> list[float]:
         return [base_lr * self.gamma ** self.last_epoch for base_lr in self.base_lrs]
 
 
 class CosineAnnealingLR(LRScheduler):
     """Cosine from the initial lr down to ``eta_min`` over ``T_max`` epochs (and back up,
-    periodically), in PyTorch's recursive form."""
+    periodically), in PyTorch's recursive form.
 
-    def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
+    >>> import ember
+    >>> opt = ember.optim.SGD([ember.nn.Parameter(ember.zeros(1))], lr=1.0)
+    >>> sched = ember.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=4)
+    >>> lrs = []
+    >>> for _ in range(4):
+    ...     opt.step(); sched.step(); lrs.append(round(sched.get_last_lr()[0], 4))
+    >>> lrs
+    [0.8536, 0.5, 0.1464, 0.0]
+    """
+
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,
+                 last_epoch: int = -1) -> None:
         self.T_max = T_max
         self.eta_min = eta_min
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         groups = self.optimizer.param_groups
         if self._is_initial:
             return _lrs(self.optimizer)
@@ -263,7 +386,7 @@ class CosineAnnealingLR(LRScheduler):
                 * (group["lr"] - self.eta_min) + self.eta_min
                 for group in groups]
 
-    def _get_closed_form_lr(self):
+    def _get_closed_form_lr(self) -> list[float]:
         return [self.eta_min + (base_lr - self.eta_min)
                 * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
                 for base_lr in self.base_lrs]
@@ -272,12 +395,27 @@ class CosineAnnealingLR(LRScheduler):
 class OneCycleLR(LRScheduler):
     """The 1cycle policy: lr warms up from ``max_lr / div_factor`` to ``max_lr`` then anneals
     to ``initial_lr / final_div_factor`` (cosine or linear; optionally three phases), with
-    momentum (or Adam's beta1) cycling inversely. Step it once per batch."""
+    momentum (or Adam's beta1) cycling inversely. Step it once per batch.
 
-    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None,
-                 pct_start=0.3, anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85,
-                 max_momentum=0.95, div_factor=25.0, final_div_factor=1e4, three_phase=False,
-                 last_epoch=-1):
+    >>> import ember
+    >>> opt = ember.optim.SGD([ember.nn.Parameter(ember.zeros(1))], lr=0.1, momentum=0.9)
+    >>> sched = ember.optim.lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=4,
+    ...                                             anneal_strategy="linear")
+    >>> lrs = [sched.get_last_lr()[0]]
+    >>> for _ in range(3):
+    ...     opt.step(); sched.step(); lrs.append(round(sched.get_last_lr()[0], 6))
+    >>> lrs
+    [0.04, 0.714287, 0.357145, 4e-06]
+    """
+
+    def __init__(self, optimizer: Optimizer, max_lr: Union[float, list[float]],
+                 total_steps: Optional[int] = None, epochs: Optional[int] = None,
+                 steps_per_epoch: Optional[int] = None, pct_start: float = 0.3,
+                 anneal_strategy: Literal["cos", "linear"] = "cos", cycle_momentum: bool = True,
+                 base_momentum: Union[float, list[float]] = 0.85,
+                 max_momentum: Union[float, list[float]] = 0.95, div_factor: float = 25.0,
+                 final_div_factor: float = 1e4, three_phase: bool = False,
+                 last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
@@ -344,20 +482,20 @@ class OneCycleLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     @staticmethod
-    def _annealing_cos(start, end, pct):
+    def _annealing_cos(start: float, end: float, pct: float) -> float:
         cos_out = math.cos(math.pi * pct) + 1
         return end + (start - end) / 2.0 * cos_out
 
     @staticmethod
-    def _annealing_linear(start, end, pct):
+    def _annealing_linear(start: float, end: float, pct: float) -> float:
         return (end - start) * pct + start
 
-    def _anneal_func(self, start, end, pct):
+    def _anneal_func(self, start: float, end: float, pct: float) -> float:
         if self._anneal_func_type == "cos":
             return self._annealing_cos(start, end, pct)
         return self._annealing_linear(start, end, pct)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         lrs = []
         step_num = self.last_epoch
         if step_num > self.total_steps:
@@ -389,10 +527,22 @@ class OneCycleLR(LRScheduler):
 class ReduceLROnPlateau(LRScheduler):
     """Multiply the lr by ``factor`` once the metric passed to ``step(metric)`` has not
     improved (by ``threshold``, relative or absolute) for ``patience`` epochs; then wait
-    ``cooldown`` epochs; never below ``min_lr``."""
+    ``cooldown`` epochs; never below ``min_lr``.
 
-    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4,
-                 threshold_mode="rel", cooldown=0, min_lr=0, eps=1e-8):
+    >>> import ember
+    >>> opt = ember.optim.SGD([ember.nn.Parameter(ember.zeros(1))], lr=1.0)
+    >>> sched = ember.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.5, patience=1)
+    >>> lrs = []
+    >>> for val_loss in [1.0, 0.9, 0.9, 0.9, 0.9]:
+    ...     opt.step(); sched.step(val_loss); lrs.append(sched.get_last_lr()[0])
+    >>> lrs
+    [1.0, 1.0, 1.0, 0.5, 0.5]
+    """
+
+    def __init__(self, optimizer: Optimizer, mode: Literal["min", "max"] = "min",
+                 factor: float = 0.1, patience: int = 10, threshold: float = 1e-4,
+                 threshold_mode: Literal["rel", "abs"] = "rel", cooldown: int = 0,
+                 min_lr: Union[float, list[float]] = 0, eps: float = 1e-8) -> None:
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
         self.factor = factor
@@ -416,13 +566,14 @@ class ReduceLROnPlateau(LRScheduler):
         self._init_is_better(mode=mode, threshold=threshold, threshold_mode=threshold_mode)
         self._reset()
 
-    def _reset(self):
+    def _reset(self) -> None:
         self.best = self.mode_worse
         self.cooldown_counter = 0
         self.num_bad_epochs = 0
 
-    def step(self, metrics, epoch=None):
-        """Record this epoch's metric; reduce the lr if it has plateaued."""
+    def step(self, metrics: SupportsFloat,  # type: ignore[override]
+             epoch: Optional[int] = None) -> None:
+        """Record this epoch's metric; reduce the lr if it has plateaued (see the class)."""
         current = float(metrics)
         if epoch is None:
             epoch = self.last_epoch + 1
@@ -443,7 +594,7 @@ class ReduceLROnPlateau(LRScheduler):
             self.num_bad_epochs = 0
         self._last_lr = _lrs(self.optimizer)
 
-    def _reduce_lr(self, epoch):
+    def _reduce_lr(self, epoch: int) -> None:
         if len(self.optimizer.param_groups) != len(self.min_lrs):
             if self.default_min_lr is None:
                 raise RuntimeError(
@@ -460,10 +611,11 @@ class ReduceLROnPlateau(LRScheduler):
                 group["lr"] = new_lr
 
     @property
-    def in_cooldown(self):
+    def in_cooldown(self) -> bool:
+        """True while the lr may not be reduced again after a reduction."""
         return self.cooldown_counter > 0
 
-    def _is_better(self, a, best):
+    def _is_better(self, a: float, best: float) -> bool:
         if self.mode == "min" and self.threshold_mode == "rel":
             return a < best * (1.0 - self.threshold)
         if self.mode == "min" and self.threshold_mode == "abs":
@@ -472,7 +624,7 @@ class ReduceLROnPlateau(LRScheduler):
             return a > best * (self.threshold + 1.0)
         return a > best + self.threshold
 
-    def _init_is_better(self, mode, threshold, threshold_mode):
+    def _init_is_better(self, mode: str, threshold: float, threshold_mode: str) -> None:
         if mode not in {"min", "max"}:
             raise ValueError("mode " + mode + " is unknown!")
         if threshold_mode not in {"rel", "abs"}:
@@ -482,7 +634,8 @@ class ReduceLROnPlateau(LRScheduler):
         self.threshold = threshold
         self.threshold_mode = threshold_mode
 
-    def load_state_dict(self, state_dict):
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore attributes saved by ``state_dict()``."""
         self.__dict__.update(state_dict)
         self._init_is_better(mode=self.mode, threshold=self.threshold,
                              threshold_mode=self.threshold_mode)

@@ -3,11 +3,28 @@
 Subclasses implement ``step(closure=None)``; updates run under ``no_grad`` and
 write into the parameters in place (their version counters bump), skipping
 parameters whose ``grad`` is None.
+
+>>> import ember
+>>> w = ember.nn.Parameter(ember.tensor([1.0, -1.0]))
+>>> opt = ember.optim.SGD([w], lr=0.5)
+>>> def closure():
+...     opt.zero_grad()
+...     loss = (w ** 2).sum()
+...     loss.backward()
+...     return loss
+>>> opt.step(closure)
+tensor(2., grad_fn=<SumBackward0>)
+>>> w
+Parameter containing:
+tensor([0., 0.], requires_grad=True)
 """
+from __future__ import annotations
+
 import copy
 import warnings
 from collections import defaultdict, OrderedDict
 from itertools import chain, count
+from typing import Any, Callable, Iterable, Mapping, Optional, Union
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad, enable_grad
@@ -17,15 +34,22 @@ from ..autograd.graph import RemovableHandle
 class _RequiredParameter:
     """Singleton marking a hyperparameter that has no default."""
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<required parameter>"
 
 
 required = _RequiredParameter()
 _hook_ids = count()
 
+#: what an optimizer takes: tensors, or parameter groups (dicts with a ``'params'`` entry)
+ParamsT = Union[Iterable[Tensor], Iterable[dict[str, Any]]]
+#: ``step(closure)``: re-evaluates the model and returns the loss
+LossClosure = Callable[[], Any]
+#: ``hook(optimizer, args, kwargs)``, run before or after each ``step``
+OptimizerHook = Callable[["Optimizer", tuple[Any, ...], dict[str, Any]], None]
 
-def _typename(obj):
+
+def _typename(obj: Any) -> str:
     if isinstance(obj, Tensor):
         return obj.type()
     module = type(obj).__module__
@@ -33,7 +57,7 @@ def _typename(obj):
     return name if module in ("builtins", None) else f"{module}.{name}"
 
 
-def _get_value(x):
+def _get_value(x: Any) -> Any:
     return x.item() if isinstance(x, Tensor) else x
 
 
@@ -42,18 +66,40 @@ class Optimizer:
 
     ``params`` is an iterable of tensors or of dicts (parameter groups, each with a
     ``'params'`` entry and optional per-group hyperparameters overriding ``defaults``).
-    """
+    A subclass passes its hyperparameters as ``defaults`` and implements ``step``:
 
-    def __init__(self, params, defaults):
+    >>> import ember
+    >>> class SignSGD(ember.optim.Optimizer):
+    ...     def __init__(self, params, lr=0.1):
+    ...         super().__init__(params, dict(lr=lr))
+    ...     @ember.no_grad()
+    ...     def step(self, closure=None):
+    ...         for group in self.param_groups:
+    ...             for p in group["params"]:
+    ...                 if p.grad is not None:
+    ...                     p.sub_(p.grad.sign(), alpha=group["lr"])
+    >>> w = ember.nn.Parameter(ember.tensor([3.0, -2.0]))
+    >>> opt = SignSGD([{"params": [w], "lr": 0.5}])
+    >>> (w * w).sum().backward()
+    >>> opt.step()
+    >>> w
+    Parameter containing:
+    tensor([ 2.5000, -1.5000], requires_grad=True)
+    """
+    defaults: dict[str, Any]
+    state: defaultdict[Any, dict[str, Any]]
+    param_groups: list[dict[str, Any]]
+
+    def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
-        self._optimizer_step_pre_hooks = OrderedDict()
-        self._optimizer_step_post_hooks = OrderedDict()
+        self._optimizer_step_pre_hooks: OrderedDict[int, OptimizerHook] = OrderedDict()
+        self._optimizer_step_post_hooks: OrderedDict[int, OptimizerHook] = OrderedDict()
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
                             "Tensors or dicts, but got " + _typename(params))
         self.state = defaultdict(dict)
         self.param_groups = []
-        param_groups = list(params)
+        param_groups: list[Any] = list(params)
         if len(param_groups) == 0:
             raise ValueError("optimizer got an empty parameter list")
         if not isinstance(param_groups[0], dict):
@@ -62,9 +108,17 @@ class Optimizer:
             self.add_param_group(group)
 
     # ------------------------------------------------------------------ groups
-    def add_param_group(self, param_group):
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a parameter group (a dict with ``'params'``); missing hyperparameters take
-        the optimizer's defaults. A parameter may belong to one group only."""
+        the optimizer's defaults. A parameter may belong to one group only.
+
+        >>> import ember
+        >>> body, head = ember.nn.Linear(2, 2), ember.nn.Linear(2, 1)
+        >>> opt = ember.optim.SGD(body.parameters(), lr=0.1)
+        >>> opt.add_param_group({"params": head.parameters(), "lr": 0.01})
+        >>> [(len(g["params"]), g["lr"]) for g in opt.param_groups]
+        [(2, 0.1), (2, 0.01)]
+        """
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
         params = param_group["params"]
@@ -100,8 +154,20 @@ class Optimizer:
         self.param_groups.append(param_group)
 
     # ------------------------------------------------------------------ grads
-    def zero_grad(self, set_to_none=True):
-        """Reset the gradients of all optimized parameters (to None by default)."""
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of all optimized parameters (to None by default).
+
+        >>> import ember
+        >>> w = ember.nn.Parameter(ember.ones(2))
+        >>> opt = ember.optim.SGD([w], lr=0.1)
+        >>> w.sum().backward()
+        >>> opt.zero_grad(set_to_none=False)
+        >>> w.grad
+        tensor([0., 0.])
+        >>> opt.zero_grad()
+        >>> w.grad is None
+        True
+        """
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is None:
@@ -117,18 +183,20 @@ class Optimizer:
                     g.zero_()
 
     # ------------------------------------------------------------------ step
-    def step(self, closure=None):
-        """Perform one optimization step (re-evaluating the loss with ``closure`` if given)."""
+    def step(self, closure: Optional[LossClosure] = None) -> Any:
+        """Perform one optimization step (re-evaluating the loss with ``closure`` if given);
+        returns the closure's loss, or None without one. Subclasses implement it."""
         raise NotImplementedError
 
     @staticmethod
-    def _closure_loss(closure):
+    def _closure_loss(closure: Optional[LossClosure]) -> Any:
         if closure is None:
             return None
         with enable_grad():
             return closure()
 
-    def _run_step(self, closure, update):
+    def _run_step(self, closure: Optional[LossClosure],
+                  update: Callable[[dict[str, Any]], None]) -> Any:
         """Common frame of ``step``: hooks, the closure, then ``update(group)`` per group
         under ``no_grad``."""
         for hook in list(self._optimizer_step_pre_hooks.values()):
@@ -144,23 +212,53 @@ class Optimizer:
             hook(self, (), {})
         return loss
 
-    def register_step_pre_hook(self, hook):
-        """``hook(optimizer, args, kwargs)`` runs before each step; returns a handle."""
+    def register_step_pre_hook(self, hook: OptimizerHook) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs)`` runs before each step; returns a handle.
+
+        >>> import ember
+        >>> opt = ember.optim.SGD([ember.nn.Parameter(ember.zeros(1))], lr=0.1)
+        >>> handle = opt.register_step_pre_hook(lambda o, args, kwargs: print("stepping"))
+        >>> opt.step()
+        stepping
+        >>> handle.remove()
+        >>> opt.step()
+        """
         key = next(_hook_ids)
         self._optimizer_step_pre_hooks[key] = hook
         return RemovableHandle(self._optimizer_step_pre_hooks, key)
 
-    def register_step_post_hook(self, hook):
-        """``hook(optimizer, args, kwargs)`` runs after each step; returns a handle."""
+    def register_step_post_hook(self, hook: OptimizerHook) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs)`` runs after each step; returns a handle.
+
+        >>> import ember
+        >>> opt = ember.optim.SGD([ember.nn.Parameter(ember.zeros(1))], lr=0.1)
+        >>> steps = []
+        >>> _ = opt.register_step_post_hook(lambda o, args, kwargs: steps.append(1))
+        >>> opt.step(); opt.step()
+        >>> len(steps)
+        2
+        """
         key = next(_hook_ids)
         self._optimizer_step_post_hooks[key] = hook
         return RemovableHandle(self._optimizer_step_post_hooks, key)
 
     # ------------------------------------------------------------------ state_dict
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         """``{'state': {index: {...}}, 'param_groups': [{..., 'params': [indices]}]}``,
-        parameters numbered in group order, as in PyTorch."""
-        mappings = {}
+        parameters numbered in group order, as in PyTorch.
+
+        >>> import ember
+        >>> w = ember.nn.Parameter(ember.ones(2))
+        >>> opt = ember.optim.SGD([w], lr=0.1, momentum=0.9)
+        >>> w.sum().backward()
+        >>> opt.step()
+        >>> sd = opt.state_dict()
+        >>> sd["state"]
+        {0: {'momentum_buffer': tensor([1., 1.])}}
+        >>> sd["param_groups"][0]["params"], sd["param_groups"][0]["lr"]
+        ([0], 0.1)
+        """
+        mappings: dict[int, int] = {}  # id(parameter) -> its number
         start = 0
 
         def pack_group(group):
@@ -178,7 +276,7 @@ class Optimizer:
         return {"state": packed_state, "param_groups": param_groups}
 
     @staticmethod
-    def _cast(param, value, key=None):
+    def _cast(param: Tensor, value: Any, key: Optional[str] = None) -> Any:
         if isinstance(value, Tensor):
             if key != "step" and param.is_floating_point():
                 return value.detach().to(param.dtype).clone()
@@ -189,9 +287,20 @@ class Optimizer:
             return type(value)(Optimizer._cast(param, v) for v in value)
         return value
 
-    def load_state_dict(self, state_dict):
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
         """Load state saved by ``state_dict()`` (ours or PyTorch's layout); tensors are
-        copied and cast to their parameter's dtype (``step`` keeps its own)."""
+        copied and cast to their parameter's dtype (``step`` keeps its own).
+
+        >>> import ember
+        >>> w = ember.nn.Parameter(ember.ones(2))
+        >>> opt = ember.optim.Adam([w], lr=0.1)
+        >>> w.sum().backward()
+        >>> opt.step()
+        >>> resumed = ember.optim.Adam([w], lr=0.5)
+        >>> resumed.load_state_dict(opt.state_dict())
+        >>> resumed.param_groups[0]["lr"], resumed.state[w]["step"]
+        (0.1, tensor(1.))
+        """
         state_dict = dict(state_dict)
         groups = self.param_groups
         saved_groups = copy.deepcopy(state_dict["param_groups"])
@@ -202,7 +311,7 @@ class Optimizer:
                              "the size of optimizer's group")
         id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
                           chain.from_iterable(g["params"] for g in groups)))
-        state = defaultdict(dict)
+        state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)
         for k, v in state_dict["state"].items():
             if k in id_map:
                 param = id_map[k]
@@ -217,16 +326,16 @@ class Optimizer:
         self.param_groups = new_groups
 
     # ------------------------------------------------------------------ misc
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         return {"defaults": self.defaults, "state": self.state,
                 "param_groups": self.param_groups}
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self.__dict__.setdefault("_optimizer_step_pre_hooks", OrderedDict())
         self.__dict__.setdefault("_optimizer_step_post_hooks", OrderedDict())
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         out = self.__class__.__name__ + " ("
         for i, group in enumerate(self.param_groups):
             out += "\n"

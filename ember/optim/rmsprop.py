@@ -1,15 +1,31 @@
 """RMSprop: running average of squared gradients, optional momentum and centering."""
-from .optimizer import Optimizer
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .optimizer import LossClosure, Optimizer, ParamsT
 from ._common import _lr_check, _eps_check, new_step, zeros_like
 
 
 class RMSprop(Optimizer):
     """PyTorch's RMSprop: ``v = alpha v + (1 - alpha) g**2``; ``p -= lr g / (sqrt(v) + eps)``
-    (``v - mean(g)**2`` when centered; through a momentum buffer when momentum > 0)."""
+    (``v - mean(g)**2`` when centered; through a momentum buffer when momentum > 0).
 
-    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
-                 centered=False, capturable=False, foreach=None, maximize=False,
-                 differentiable=False):
+    >>> import ember
+    >>> w = ember.nn.Parameter(ember.tensor([1.0, -2.0]))
+    >>> opt = ember.optim.RMSprop([w], lr=0.01, alpha=0.75)
+    >>> (w ** 2).sum().backward()
+    >>> opt.step()
+    >>> w
+    Parameter containing:
+    tensor([ 0.9800, -1.9800], requires_grad=True)
+    """
+
+    def __init__(self, params: ParamsT, lr: float = 1e-2, alpha: float = 0.99,
+                 eps: float = 1e-8, weight_decay: float = 0, momentum: float = 0,
+                 centered: bool = False, capturable: bool = False,
+                 foreach: Optional[bool] = None, maximize: bool = False,
+                 differentiable: bool = False) -> None:
         _lr_check(lr)
         _eps_check(eps)
         if not 0.0 <= momentum:
@@ -23,11 +39,11 @@ class RMSprop(Optimizer):
                         maximize=maximize, differentiable=differentiable)
         super().__init__(params, defaults)
 
-    def step(self, closure=None):
+    def step(self, closure: Optional[LossClosure] = None) -> Any:
         """One RMSprop update of every parameter that has a gradient."""
         return self._run_step(closure, self._update)
 
-    def _update(self, group):
+    def _update(self, group: dict[str, Any]) -> None:
         lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
         wd, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]
         for p in group["params"]:

@@ -1,16 +1,36 @@
 """Stochastic gradient descent with momentum, dampening, Nesterov and weight decay."""
+from __future__ import annotations
+
+from typing import Any, Optional, Union
+
 from .._tensor import Tensor
-from .optimizer import Optimizer
+from .optimizer import LossClosure, Optimizer, ParamsT
 from ._common import _lr_check  # noqa: F401
 
 
 class SGD(Optimizer):
     """PyTorch's SGD: ``buf = momentum * buf + (1 - dampening) * g``;
-    ``p -= lr * (g + momentum * buf if nesterov else buf)``."""
+    ``p -= lr * (g + momentum * buf if nesterov else buf)``.
 
-    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
-                 nesterov=False, *, maximize=False, foreach=None, differentiable=False,
-                 fused=None):
+    ``foreach`` and ``fused`` are accepted for PyTorch compatibility and do not change
+    the arithmetic.
+
+    >>> import ember
+    >>> w = ember.nn.Parameter(ember.tensor([1.0, -2.0]))
+    >>> opt = ember.optim.SGD([w], lr=0.1, momentum=0.9)
+    >>> for _ in range(2):
+    ...     opt.zero_grad()
+    ...     (w ** 2).sum().backward()
+    ...     opt.step()
+    >>> w
+    Parameter containing:
+    tensor([ 0.4600, -0.9200], requires_grad=True)
+    """
+
+    def __init__(self, params: ParamsT, lr: Union[float, Tensor] = 1e-3, momentum: float = 0,
+                 dampening: float = 0, weight_decay: float = 0, nesterov: bool = False, *,
+                 maximize: bool = False, foreach: Optional[bool] = None,
+                 differentiable: bool = False, fused: Optional[bool] = None) -> None:
         _lr_check(lr)
         if momentum < 0.0:
             raise ValueError(f"Invalid momentum value: {momentum}")
@@ -23,11 +43,11 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
 
-    def step(self, closure=None):
+    def step(self, closure: Optional[LossClosure] = None) -> Any:
         """One SGD update of every parameter that has a gradient."""
         return self._run_step(closure, self._update)
 
-    def _update(self, group):
+    def _update(self, group: dict[str, Any]) -> None:
         lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
         weight_decay, nesterov = group["weight_decay"], group["nesterov"]
         if not group["differentiable"] and not any(
@@ -50,7 +70,7 @@ class SGD(Optimizer):
                 grad = grad.add(buf, alpha=momentum) if nesterov else buf
             p.add_(grad, alpha=-lr)
 
-    def _update_arrays(self, group):
+    def _update_arrays(self, group: dict[str, Any]) -> None:
         """The same update in place on the arrays: no temporaries beyond ``lr * step``, no
         graph; version counters of parameters and buffers still bump."""
         lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]

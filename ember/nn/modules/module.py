@@ -19,13 +19,23 @@ every listing. state_dict handling lives in ``state_dict.py``, hooks in
 >>> m(ember.tensor([1.0, 2.0]))
 tensor([1., 2.], grad_fn=<MulBackward0>)
 """
+from __future__ import annotations
+
 from collections import OrderedDict
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, TypeVar, Union
 
 from ..._tensor import Tensor
 from ...autograd.graph import RemovableHandle
 from ..parameter import Parameter, Buffer
 from . import hooks as _hooks
 from . import state_dict as _sd
+
+if TYPE_CHECKING:
+    from ...backend.dtypes import dtype
+    from ...device import device
+
+#: what ``Module`` methods that return ``self`` return: the caller's own Module subclass
+T = TypeVar("T", bound="Module")
 
 
 def _type_name(value):
@@ -43,12 +53,35 @@ def _addindent(text, spaces):
 
 
 class Module:
-    """Base class for all neural network modules; subclass it and define ``forward``."""
+    """Base class for all neural network modules; subclass it and define ``forward``.
+
+    Parameters, buffers and submodules assigned as attributes are registered, so
+    ``parameters()``, ``state_dict()``, ``to()`` and ``train()`` find them.
+
+    >>> import ember
+    >>> from ember import nn
+    >>> class TwoLayer(nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.hidden = nn.Linear(3, 4)
+    ...         self.out = nn.Linear(4, 1)
+    ...     def forward(self, x):
+    ...         return self.out(self.hidden(x).relu())
+    >>> model = TwoLayer()
+    >>> model(ember.zeros(2, 3)).shape
+    ember.Size([2, 1])
+    >>> sum(p.numel() for p in model.parameters())
+    21
+    """
     training: bool
+    _parameters: dict[str, Optional[Parameter]]
+    _buffers: dict[str, Optional[Tensor]]
+    _non_persistent_buffers_set: set[str]
+    _modules: dict[str, Optional[Module]]
     _version = 1
     call_super_init = False
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         if args or kwargs:
             raise TypeError(f"{type(self).__name__}.__init__() takes no arguments")
         setattr_ = object.__setattr__
@@ -65,12 +98,13 @@ class Module:
         setattr_(self, "_forward_hooks_with_kwargs", set())
         setattr_(self, "_forward_pre_hooks_with_kwargs", set())
 
-    def forward(self, *input):
+    def forward(self, *input: Any) -> Any:
+        """The computation; subclasses override it and call the module, not ``forward``."""
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
                                   '"forward" function')
 
     # ---- calling ----------------------------------------------------------------------
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
                 or self._backward_pre_hooks or _hooks.has_global_hooks()):
             return self.forward(*args, **kwargs)
@@ -79,8 +113,15 @@ class Module:
     _call_impl = __call__
 
     # ---- registration -----------------------------------------------------------------
-    def register_parameter(self, name, param):
-        """Add ``param`` (a Parameter or None) under ``name``."""
+    def register_parameter(self, name: str, param: Optional[Parameter]) -> None:
+        """Add ``param`` (a Parameter or None) under ``name``.
+
+        >>> import ember
+        >>> m = ember.nn.Module()
+        >>> m.register_parameter("scale", ember.nn.Parameter(ember.ones(1)))
+        >>> [name for name, _ in m.named_parameters()]
+        ['scale']
+        """
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
         _check_name(self, name, "parameter", self._parameters)
@@ -97,8 +138,19 @@ class Module:
                              "method.")
         self._parameters[name] = param
 
-    def register_buffer(self, name, tensor, persistent=True):
-        """Add a tensor that is state but not a parameter (e.g. running_mean)."""
+    def register_buffer(self, name: str, tensor: Optional[Tensor],
+                        persistent: bool = True) -> None:
+        """Add a tensor that is state but not a parameter (e.g. running_mean).
+
+        A non-persistent buffer is left out of ``state_dict()``.
+
+        >>> import ember
+        >>> m = ember.nn.Module()
+        >>> m.register_buffer("running_mean", ember.zeros(3))
+        >>> m.register_buffer("cache", ember.zeros(3), persistent=False)
+        >>> list(m.state_dict())
+        ['running_mean']
+        """
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
         _check_name(self, name, "buffer", self._buffers)
@@ -111,8 +163,17 @@ class Module:
         else:
             self._non_persistent_buffers_set.add(name)
 
-    def add_module(self, name, module):
-        """Add a child module under ``name``."""
+    def add_module(self, name: str, module: Optional[Module]) -> None:
+        """Add a child module under ``name`` (as ``setattr`` does, for any string name).
+
+        >>> from ember import nn
+        >>> m = nn.Module()
+        >>> m.add_module("act", nn.ReLU())
+        >>> m
+        Module(
+          (act): ReLU()
+        )
+        """
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{_type_name(module)} is not a Module subclass")
         if not isinstance(name, str):
@@ -127,7 +188,7 @@ class Module:
 
     register_module = add_module
 
-    def _get_path(self, target, kind):
+    def _get_path(self, target: str, kind: str) -> Any:
         mod = self
         if target == "":
             return mod
@@ -139,10 +200,23 @@ class Module:
                 raise AttributeError(f"`{item}` is not an nn.Module")
         return mod
 
-    def get_submodule(self, target):
+    def get_submodule(self, target: str) -> Module:
+        """The submodule at dotted path ``target`` ('' is the module itself).
+
+        >>> from ember import nn
+        >>> net = nn.Sequential(nn.Linear(2, 3), nn.Sequential(nn.ReLU()))
+        >>> net.get_submodule("1.0")
+        ReLU()
+        """
         return self._get_path(target, "module")
 
-    def get_parameter(self, target):
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at dotted path ``target``.
+
+        >>> from ember import nn
+        >>> nn.Sequential(nn.Linear(2, 3)).get_parameter("0.bias").shape
+        ember.Size([3])
+        """
         module_path, _, name = target.rpartition(".")
         mod = self.get_submodule(module_path)
         if not hasattr(mod, name):
@@ -152,7 +226,13 @@ class Module:
             raise AttributeError(f"`{name}` is not an nn.Parameter")
         return param
 
-    def get_buffer(self, target):
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at dotted path ``target``.
+
+        >>> from ember import nn
+        >>> nn.Sequential(nn.BatchNorm1d(3)).get_buffer("0.running_var")
+        tensor([1., 1., 1.])
+        """
         module_path, _, name = target.rpartition(".")
         mod = self.get_submodule(module_path)
         if name not in mod._buffers:
@@ -160,7 +240,7 @@ class Module:
         return mod._buffers[name]
 
     # ---- attribute protocol -----------------------------------------------------------
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         d = self.__dict__
         for registry in ("_parameters", "_buffers", "_modules"):
             reg = d.get(registry)
@@ -168,7 +248,7 @@ class Module:
                 return reg[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: Any) -> None:
         d = self.__dict__
         params = d.get("_parameters")
         if isinstance(value, Parameter):
@@ -211,7 +291,7 @@ class Module:
             return
         object.__setattr__(self, name, value)
 
-    def __delattr__(self, name):
+    def __delattr__(self, name: str) -> None:
         for registry in ("_parameters", "_buffers", "_modules"):
             reg = self.__dict__.get(registry)
             if reg is not None and name in reg:
@@ -220,17 +300,19 @@ class Module:
                 return
         object.__delattr__(self, name)
 
-    def __dir__(self):
+    def __dir__(self) -> list[str]:
         keys = set(super().__dir__())
         for registry in ("_parameters", "_buffers", "_modules"):
             keys.update(self.__dict__.get(registry, {}))
         return sorted(k for k in keys if not k[0].isdigit())
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
 
     # ---- iteration (one iterator behind every listing) --------------------------------
-    def _named_members(self, get_members, prefix="", recurse=True, remove_duplicate=True):
+    def _named_members(self, get_members: Callable[[Module], Any], prefix: str = "",
+                       recurse: bool = True,
+                       remove_duplicate: bool = True) -> Iterator[tuple[str, Any]]:
         memo = set()
         modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) \
             if recurse else [(prefix, self)]
@@ -242,35 +324,86 @@ class Module:
                     memo.add(id(value))
                 yield (module_prefix + ("." if module_prefix else "") + name, value)
 
-    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """``(dotted name, parameter)`` for every parameter, submodules' included unless
+        ``recurse=False``; a parameter shared by two modules is listed once.
+
+        >>> from ember import nn
+        >>> net = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
+        >>> [(name, tuple(p.shape)) for name, p in net.named_parameters()]
+        [('0.weight', (3, 2)), ('0.bias', (3,)), ('2.weight', (1, 3)), ('2.bias', (1,))]
+        """
         yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse,
                                        remove_duplicate)
 
-    def parameters(self, recurse=True):
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """The parameters of :meth:`named_parameters`, without names (what optimizers take).
+
+        >>> from ember import nn
+        >>> [tuple(p.shape) for p in nn.Linear(2, 3).parameters()]
+        [(3, 2), (3,)]
+        """
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        """``(dotted name, buffer)`` for every buffer, submodules' included unless
+        ``recurse=False``.
+
+        >>> from ember import nn
+        >>> [name for name, _ in nn.Sequential(nn.BatchNorm1d(2)).named_buffers()]
+        ['0.running_mean', '0.running_var', '0.num_batches_tracked']
+        """
         yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse,
                                        remove_duplicate)
 
-    def buffers(self, recurse=True):
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """The buffers of :meth:`named_buffers`, without names.
+
+        >>> from ember import nn
+        >>> len(list(nn.BatchNorm1d(2).buffers()))
+        3
+        """
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
-    def named_children(self):
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        """``(name, module)`` for the direct children (not their children).
+
+        >>> from ember import nn
+        >>> net = nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.ReLU()))
+        >>> [name for name, _ in net.named_children()]
+        ['0', '1']
+        """
         memo = set()
         for name, module in self._modules.items():
             if module is not None and id(module) not in memo:
                 memo.add(id(module))
                 yield name, module
 
-    def children(self):
+    def children(self) -> Iterator[Module]:
+        """The direct children, without names.
+
+        >>> from ember import nn
+        >>> list(nn.Sequential(nn.ReLU(), nn.Tanh()).children())
+        [ReLU(), Tanh()]
+        """
         for _, m in self.named_children():
             yield m
 
-    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
-        """Every module in the tree (self first), depth-first, without recursion."""
+    def named_modules(self, memo: Optional[set[int]] = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
+        """Every module in the tree (self first), depth-first, without recursion.
+
+        ``memo`` holds the ``id()`` of modules already listed (they are skipped).
+
+        >>> from ember import nn
+        >>> net = nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.ReLU()))
+        >>> [name for name, _ in net.named_modules()]
+        ['', '0', '1', '1.0']
+        """
         memo = set() if memo is None else memo
         stack = [(prefix, self)]
         while stack:
@@ -284,35 +417,98 @@ class Module:
                     for k, m in module._modules.items() if m is not None]
             stack.extend(reversed(kids))
 
-    def modules(self):
+    def modules(self) -> Iterator[Module]:
+        """Every module in the tree (self first), without names.
+
+        >>> from ember import nn
+        >>> [type(m).__name__ for m in nn.Sequential(nn.ReLU()).modules()]
+        ['Sequential', 'ReLU']
+        """
         for _, m in self.named_modules():
             yield m
 
     # ---- state ------------------------------------------------------------------------
-    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
-        """Parameters and persistent buffers under dotted names ('block.0.weight')."""
+    def state_dict(self, *args: Any, destination: Optional[dict[str, Any]] = None,
+                   prefix: str = "", keep_vars: bool = False) -> dict[str, Any]:
+        """Parameters and persistent buffers under dotted names ('block.0.weight').
+
+        The values are detached from the graph unless ``keep_vars=True``.
+
+        >>> from ember import nn
+        >>> sd = nn.Sequential(nn.Linear(2, 3)).state_dict()
+        >>> {name: tuple(t.shape) for name, t in sd.items()}
+        {'0.weight': (3, 2), '0.bias': (3,)}
+        """
         return _sd.state_dict(self, destination, prefix, keep_vars)
 
-    def load_state_dict(self, state_dict, strict=True, assign=False):
-        """Copy ``state_dict`` in; returns ``(missing_keys, unexpected_keys)``."""
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
+                        assign: bool = False) -> _sd._IncompatibleKeys:
+        """Copy ``state_dict`` in; returns ``(missing_keys, unexpected_keys)``.
+
+        With ``strict`` (the default) a missing or unexpected key raises RuntimeError;
+        ``assign=True`` takes the given tensors instead of copying into the current ones.
+
+        >>> import ember
+        >>> from ember import nn
+        >>> src, dst = nn.Linear(2, 1), nn.Linear(2, 1)
+        >>> dst.load_state_dict(src.state_dict())
+        <All keys matched successfully>
+        >>> ember.equal(dst.weight, src.weight)
+        True
+        >>> dst.load_state_dict({"weight": src.weight}, strict=False)
+        _IncompatibleKeys(missing_keys=['bias'], unexpected_keys=[])
+        """
         return _sd.load_state_dict(self, state_dict, strict, assign)
 
-    def train(self, mode=True):
+    def train(self: T, mode: bool = True) -> T:
+        """Set training mode (``mode=True``) or evaluation mode on the whole tree.
+
+        >>> from ember import nn
+        >>> net = nn.Sequential(nn.Dropout(0.5))
+        >>> net.train().training, net[0].training
+        (True, True)
+        """
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
         for m in self.modules():
             object.__setattr__(m, "training", mode)
         return self
 
-    def eval(self):
+    def eval(self: T) -> T:
+        """``train(False)``: dropout off, batch norm on its running statistics.
+
+        >>> from ember import nn
+        >>> net = nn.Sequential(nn.Dropout(0.5)).eval()
+        >>> net.training, net[0].training
+        (False, False)
+        """
         return self.train(False)
 
-    def requires_grad_(self, requires_grad=True):
+    def requires_grad_(self: T, requires_grad: bool = True) -> T:
+        """Set ``requires_grad`` on every parameter (e.g. to freeze a layer).
+
+        >>> from ember import nn
+        >>> layer = nn.Linear(2, 2).requires_grad_(False)
+        >>> [p.requires_grad for p in layer.parameters()]
+        [False, False]
+        """
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
 
-    def zero_grad(self, set_to_none=True):
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset every parameter's ``grad``: to None by default, else to zeros.
+
+        >>> import ember
+        >>> layer = ember.nn.Linear(2, 1)
+        >>> layer(ember.ones(1, 2)).sum().backward()
+        >>> layer.zero_grad(set_to_none=False)
+        >>> layer.bias.grad
+        tensor([0.])
+        >>> layer.zero_grad()
+        >>> layer.bias.grad is None
+        True
+        """
         for p in self.parameters():
             if p._grad is None:
                 continue
@@ -322,14 +518,24 @@ class Module:
                 p._grad = p._grad.detach()
                 p._grad.zero_()
 
-    def apply(self, fn):
-        """Call ``fn`` on every submodule (children first) and on self."""
+    def apply(self: T, fn: Callable[[Module], None]) -> T:
+        """Call ``fn`` on every submodule (children first) and on self; returns self.
+
+        >>> import ember
+        >>> from ember import nn
+        >>> def init_zero(m):
+        ...     if isinstance(m, nn.Linear):
+        ...         nn.init.zeros_(m.weight)
+        >>> net = nn.Sequential(nn.Linear(2, 2), nn.ReLU()).apply(init_zero)
+        >>> net[0].weight.abs().sum().item()
+        0.0
+        """
         for module in self.children():
             module.apply(fn)
         fn(self)
         return self
 
-    def _apply(self, fn):
+    def _apply(self: T, fn: Callable[[Tensor], Tensor]) -> T:
         """Replace every parameter's and buffer's data by ``fn(data)``, in place."""
         for module in self.modules():
             for p in module._parameters.values():
@@ -343,8 +549,18 @@ class Module:
                     module._buffers[name] = fn(b)
         return self
 
-    def to(self, *args, **kwargs):
-        """``to(dtype)``, ``to(device)``, ``to(tensor)``: converts floating parameters/buffers."""
+    def to(self: T, *args: Any, **kwargs: Any) -> T:
+        """``to(dtype)``, ``to(device)``, ``to(tensor)``: converts floating parameters/buffers.
+
+        In place, like PyTorch's: returns self. Only the 'cpu' device exists.
+
+        >>> import ember
+        >>> layer = ember.nn.Linear(2, 2).to(ember.float64)
+        >>> layer.weight.dtype
+        ember.float64
+        >>> layer.to("cpu") is layer
+        True
+        """
         from ...device import check_device
         from ...backend.dtypes import dtype as dtype_cls
         dtype, device = kwargs.get("dtype"), kwargs.get("device")
@@ -363,56 +579,149 @@ class Module:
                             f"got desired dtype={dtype!r}")
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
 
-    def double(self):
+    def double(self: T) -> T:
+        """``to(ember.float64)``.
+
+        >>> import ember
+        >>> ember.nn.Linear(2, 2).double().bias.dtype
+        ember.float64
+        """
         return self.to(_dtype("float64"))
 
-    def float(self):
+    def float(self: T) -> T:
+        """``to(ember.float32)``.
+
+        >>> import ember
+        >>> ember.nn.Linear(2, 2).double().float().bias.dtype
+        ember.float32
+        """
         return self.to(_dtype("float32"))
 
-    def half(self):
+    def half(self: T) -> T:
+        """``to(ember.float16)``.
+
+        >>> import ember
+        >>> ember.nn.Linear(2, 2).half().bias.dtype
+        ember.float16
+        """
         return self.to(_dtype("float16"))
 
-    def cpu(self):
+    def cpu(self: T) -> T:
+        """Returns self: every ember tensor is on the CPU.
+
+        >>> import ember
+        >>> layer = ember.nn.Linear(2, 2)
+        >>> layer.cpu() is layer
+        True
+        """
         return self
 
-    def cuda(self, device=None):
+    def cuda(self: T, device: Optional[Union[int, str, device]] = None) -> T:
+        """Raises RuntimeError: ember has no CUDA backend (yet).
+
+        >>> import ember
+        >>> ember.nn.Linear(2, 2).cuda()
+        Traceback (most recent call last):
+            ...
+        RuntimeError: ember has no 'cuda' backend yet (only 'cpu'); ...
+        """
         from ...device import check_device
         check_device("cuda")
+        return self  # not reached: check_device raises for 'cuda'
 
     # ---- hooks ------------------------------------------------------------------------
-    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
-        """``hook(module, args)`` before forward; may return new args."""
+    def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """``hook(module, args)`` before forward; may return new args.
+
+        With ``with_kwargs=True`` it is ``hook(module, args, kwargs)`` and may return
+        ``(args, kwargs)``; ``prepend=True`` runs it before the hooks already registered.
+
+        >>> import ember
+        >>> m = ember.nn.Identity()
+        >>> handle = m.register_forward_pre_hook(lambda module, args: (args[0] * 10,))
+        >>> m(ember.ones(2))
+        tensor([10., 10.])
+        >>> handle.remove()
+        >>> m(ember.ones(2))
+        tensor([1., 1.])
+        """
         return _hooks.add(self, "_forward_pre_hooks", hook, prepend,
                           "_forward_pre_hooks_with_kwargs" if with_kwargs else None)
 
-    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
-                              always_call=False):
-        """``hook(module, args, output)`` after forward; may return a new output."""
+    def register_forward_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                              with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """``hook(module, args, output)`` after forward; may return a new output.
+
+        With ``with_kwargs=True`` it is ``hook(module, args, kwargs, output)``.
+
+        >>> import ember
+        >>> seen = []
+        >>> m = ember.nn.Linear(3, 2)
+        >>> handle = m.register_forward_hook(lambda mod, args, out: seen.append(out.shape))
+        >>> _ = m(ember.zeros(4, 3))
+        >>> seen
+        [ember.Size([4, 2])]
+        """
         handle = _hooks.add(self, "_forward_hooks", hook, prepend,
                             "_forward_hooks_with_kwargs" if with_kwargs else None)
         if always_call:
             self._forward_hooks_always_called.add(handle._key)
         return handle
 
-    def register_full_backward_hook(self, hook, prepend=False):
-        """``hook(module, grad_input, grad_output)`` once the module's input grads are known."""
+    def register_full_backward_hook(self, hook: Callable[..., Any],
+                                    prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_input, grad_output)`` once the module's input grads are known;
+        may return a replacement ``grad_input``.
+
+        >>> import ember
+        >>> m = ember.nn.Identity()
+        >>> grads = []
+        >>> _ = m.register_full_backward_hook(lambda mod, gin, gout: grads.append(gout[0]))
+        >>> x = ember.ones(2, requires_grad=True)
+        >>> (m(x) * 3).sum().backward()
+        >>> grads
+        [tensor([3., 3.])]
+        """
         return _hooks.add(self, "_backward_hooks", hook, prepend, None)
 
-    def register_full_backward_pre_hook(self, hook, prepend=False):
-        """``hook(module, grad_output)`` before the module's backward; may replace grad_output."""
+    def register_full_backward_pre_hook(self, hook: Callable[..., Any],
+                                        prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_output)`` before the module's backward; may replace grad_output.
+
+        >>> import ember
+        >>> m = ember.nn.Identity()
+        >>> _ = m.register_full_backward_pre_hook(lambda mod, gout: (gout[0] * 0,))
+        >>> x = ember.ones(2, requires_grad=True)
+        >>> m(x).sum().backward()
+        >>> x.grad
+        tensor([0., 0.])
+        """
         return _hooks.add(self, "_backward_pre_hooks", hook, prepend, None)
 
     register_backward_hook = register_full_backward_hook
 
     # ---- printing ---------------------------------------------------------------------
-    def extra_repr(self):
-        """Extra information for ``repr``; override in subclasses."""
+    def extra_repr(self) -> str:
+        """Extra information for ``repr``; override in subclasses.
+
+        >>> import ember
+        >>> class Scale(ember.nn.Module):
+        ...     def __init__(self, factor):
+        ...         super().__init__()
+        ...         self.factor = factor
+        ...     def extra_repr(self):
+        ...         return f"factor={self.factor}"
+        >>> Scale(2.0)
+        Scale(factor=2.0)
+        """
         return ""
 
-    def _get_name(self):
+    def _get_name(self) -> str:
         return type(self).__name__
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         extra = self.extra_repr()
         lines = extra.split("\n") if extra else []
         for key, module in self._modules.items():

@@ -24,6 +24,8 @@ anything is compiled.
 C++ sources include ``<ember/extension.h>`` (``ember::Tensor`` and friends) or
 ``<torch/extension.h>`` (PyTorch's names for the same things); load_inline includes both.
 """
+from __future__ import annotations
+
 import contextlib
 import importlib.util
 import os
@@ -32,6 +34,8 @@ import sys
 import sysconfig
 import tempfile
 import threading
+import types
+from typing import Mapping, Optional, Sequence, Union
 
 from ._bindings import module_block, normalize_functions
 from ._cache import (BuildLock, cache_key, extensions_root, install, library_path, python_abi,
@@ -48,32 +52,63 @@ __all__ = ["load", "load_inline", "CppExtension", "BuildExtension", "include_pat
 
 _INLINE_PRELUDE = "#include <ember/extension.h>\n#include <torch/extension.h>\n\n"
 
-_loaded = {}
+_loaded: dict[str, types.ModuleType] = {}
 _loaded_lock = threading.Lock()
 
+#: a file system path, as ``open`` takes it
+_Path = Union[str, "os.PathLike[str]"]
 
-def get_default_build_root():
-    """The directory extensions are cached in (``$EMBER_EXTENSIONS_DIR`` or the default)."""
+
+def get_default_build_root() -> str:
+    """The directory extensions are cached in (``$EMBER_EXTENSIONS_DIR`` or the default).
+
+    >>> import os
+    >>> os.path.isabs(get_default_build_root())
+    True
+    """
     return extensions_root()
 
 
-def is_ninja_available():
-    """Always False: ember calls the compiler directly and never needs ninja."""
+def is_ninja_available() -> bool:
+    """Always False: ember calls the compiler directly and never needs ninja.
+
+    >>> is_ninja_available()
+    False
+    """
     return False
 
 
-def verify_ninja_availability():
-    """A no-op kept for PyTorch compatibility: ember does not need ninja."""
+def verify_ninja_availability() -> None:
+    """A no-op kept for PyTorch compatibility: ember does not need ninja.
+
+    >>> verify_ninja_availability()  # never raises
+    """
     return None
 
 
-def load(name, sources, extra_cflags=None, extra_ldflags=None, extra_include_paths=None,
-         build_directory=None, verbose=False):
+def load(name: str, sources: Union[_Path, Sequence[_Path]],
+         extra_cflags: Optional[Sequence[str]] = None,
+         extra_ldflags: Optional[Sequence[str]] = None,
+         extra_include_paths: Optional[Sequence[_Path]] = None,
+         build_directory: Optional[_Path] = None, verbose: bool = False) -> types.ModuleType:
     """Compile C++ source files into a Python module named ``name`` and import it.
 
     ``sources`` is a path or a list of paths; the sources define their own bindings with
     ``PYBIND11_MODULE(EMBER_EXTENSION_NAME, m)`` (``TORCH_EXTENSION_NAME`` is the same name).
     Returns the module; raises ExtensionBuildError when compilation fails.
+
+    With ``scale.cpp`` holding::
+
+        #include <ember/extension.h>
+        ember::Tensor scale(ember::Tensor x, double k) { return x * k; }
+        PYBIND11_MODULE(EMBER_EXTENSION_NAME, m) { m.def("scale", &scale); }
+
+    the first ``load`` compiles it (seconds), later ones load the cached library:
+
+    >>> import ember
+    >>> ext = load("scale_ext", ["scale.cpp"], extra_cflags=["-O2"])  # doctest: +SKIP
+    >>> ext.scale(ember.ones(2), 3.0)                                 # doctest: +SKIP
+    tensor([3., 3.])
     """
     if isinstance(sources, (str, os.PathLike)):
         sources = [sources]
@@ -89,13 +124,25 @@ def load(name, sources, extra_cflags=None, extra_ldflags=None, extra_include_pat
                  build_directory, verbose)
 
 
-def load_inline(name, cpp_sources, functions=None, extra_cflags=None, extra_ldflags=None,
-                extra_include_paths=None, build_directory=None, verbose=False):
+def load_inline(name: str, cpp_sources: Union[str, Sequence[str]],
+                functions: Union[str, Sequence[str], Mapping[str, str], None] = None,
+                extra_cflags: Optional[Sequence[str]] = None,
+                extra_ldflags: Optional[Sequence[str]] = None,
+                extra_include_paths: Optional[Sequence[_Path]] = None,
+                build_directory: Optional[_Path] = None,
+                verbose: bool = False) -> types.ModuleType:
     """Compile C++ source given as a string (or a list of strings) into a module and import it.
 
     ``<ember/extension.h>`` and ``<torch/extension.h>`` are included first. ``functions`` (a
     name, a list of names, or a dict name -> docstring) generates the bindings; without it the
     source writes its own ``PYBIND11_MODULE(EMBER_EXTENSION_NAME, m)``.
+
+    >>> import ember
+    >>> source = "ember::Tensor relu_sq(ember::Tensor x) { return x.relu() * x.relu(); }"
+    >>> ext = load_inline("relu_sq_ext", source,
+    ...                   functions={"relu_sq": "max(x, 0) squared"})  # doctest: +SKIP
+    >>> ext.relu_sq(ember.tensor([-1.0, 2.0]))                        # doctest: +SKIP
+    tensor([0., 4.])
     """
     if isinstance(cpp_sources, str):
         cpp_sources = [cpp_sources]

@@ -1,4 +1,6 @@
 """What runs inside a DataLoader worker process, and the pieces both sides share."""
+from __future__ import annotations
+
 import multiprocessing
 import os
 import pickle
@@ -7,6 +9,7 @@ import random
 import sys
 import threading
 import traceback
+from typing import Any, Optional
 
 import numpy as np
 
@@ -24,28 +27,57 @@ _worker_info = None
 
 class WorkerInfo:
     """Read-only facts about the current worker: ``id``, ``num_workers``, ``seed``, ``dataset``
-    (the worker's own copy of the dataset)."""
+    (the worker's own copy of the dataset).
+
+    >>> from ember.utils.data import WorkerInfo
+    >>> info = WorkerInfo(id=0, num_workers=2, seed=7, dataset=None)
+    >>> info
+    WorkerInfo(id=0, num_workers=2, seed=7, dataset=None)
+    >>> info.id = 1
+    Traceback (most recent call last):
+        ...
+    RuntimeError: Cannot assign attributes to WorkerInfo objects
+    """
+    id: int
+    num_workers: int
+    seed: int
+    dataset: Any
 
     __initialized = False
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         for k, v in kwargs.items():
             setattr(self, k, v)
         self.__keys = tuple(kwargs.keys())
         self.__initialized = True
 
-    def __setattr__(self, key, val):
+    def __setattr__(self, key: str, val: Any) -> None:
         if self.__initialized:
             raise RuntimeError(f"Cannot assign attributes to {self.__class__.__name__} objects")
         return super().__setattr__(key, val)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         items = [f"{k}={getattr(self, k)}" for k in self.__keys]
         return f"{self.__class__.__name__}({', '.join(items)})"
 
 
-def get_worker_info():
-    """The :class:`WorkerInfo` of this DataLoader worker process; ``None`` in the main process."""
+def get_worker_info() -> Optional[WorkerInfo]:
+    """The :class:`WorkerInfo` of this DataLoader worker process; ``None`` in the main process.
+
+    An IterableDataset uses it to give each worker its own share of the stream:
+
+    >>> from ember.utils.data import DataLoader, IterableDataset, get_worker_info
+    >>> class Range(IterableDataset):
+    ...     def __iter__(self):
+    ...         info = get_worker_info()
+    ...         if info is None:  # loading in the main process: everything
+    ...             return iter(range(4))
+    ...         return iter(range(info.id, 4, info.num_workers))
+    >>> get_worker_info() is None
+    True
+    >>> [batch.tolist() for batch in DataLoader(Range(), batch_size=2)]
+    [[0, 1], [2, 3]]
+    """
     return _worker_info
 
 

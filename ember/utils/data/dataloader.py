@@ -15,6 +15,8 @@ holds, so a worker that dies, even halfway through sending a batch, shows as end
 the main process instead of a read that never ends. Workers exit by themselves once the main
 process is gone; iterators still alive when the interpreter exits stop their workers first.
 """
+from __future__ import annotations
+
 import atexit
 import itertools
 import multiprocessing
@@ -25,12 +27,16 @@ import signal
 import sys
 import time
 import weakref
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, Union
 
 from . import _worker
 from ._collate import default_collate, default_convert
 from ._worker import ExceptionWrapper, _IterableDatasetStopIteration, _ResumeIteration
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+
+if TYPE_CHECKING:
+    from ...random import Generator
 
 __all__ = ["DataLoader", "get_worker_info", "default_collate", "default_convert"]
 
@@ -40,7 +46,7 @@ _POLL_INTERVAL = 0.5  # seconds between checks that the workers are still alive
 _EXIT_STATUS_WAIT = 1.0  # seconds to wait for the exit status of a worker whose pipe closed
 
 #: the multi-process iterators whose workers may still run
-_live_iterators = weakref.WeakSet()
+_live_iterators: weakref.WeakSet[_MultiProcessingDataLoaderIter] = weakref.WeakSet()
 
 
 def _shutdown_live_iterators():
@@ -75,15 +81,32 @@ class DataLoader:
     legacy global stream); ``worker_init_fn(worker_id)`` runs first in each;
     ``persistent_workers`` keeps them alive between epochs. ``pin_memory`` is accepted and
     ignored (CPU only).
+
+    >>> import ember
+    >>> from ember.utils.data import DataLoader, TensorDataset
+    >>> ds = TensorDataset(ember.arange(6.).reshape(3, 2), ember.tensor([0, 1, 0]))
+    >>> loader = DataLoader(ds, batch_size=2, shuffle=True,
+    ...                     generator=ember.Generator().manual_seed(0))
+    >>> [(tuple(x.shape), tuple(y.shape)) for x, y in loader]
+    [((2, 2), (2,)), ((1, 2), (1,))]
+    >>> len(loader)
+    2
     """
 
     __initialized = False
 
-    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
-                 num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
-                 worker_init_fn=None, multiprocessing_context=None, generator=None, *,
-                 prefetch_factor=None, persistent_workers=False, pin_memory_device="",
-                 in_order=True):
+    def __init__(self, dataset: Any, batch_size: Optional[int] = 1,
+                 shuffle: Optional[bool] = None,
+                 sampler: Union[Sampler, Iterable[Any], None] = None,
+                 batch_sampler: Union[Sampler, Iterable[list[Any]], None] = None,
+                 num_workers: int = 0, collate_fn: Optional[Callable[[list[Any]], Any]] = None,
+                 pin_memory: bool = False, drop_last: bool = False, timeout: float = 0,
+                 worker_init_fn: Optional[Callable[[int], None]] = None,
+                 multiprocessing_context: Union[str, multiprocessing.context.BaseContext,
+                                                None] = None,
+                 generator: Optional[Generator] = None, *, prefetch_factor: Optional[int] = None,
+                 persistent_workers: bool = False, pin_memory_device: str = "",
+                 in_order: bool = True) -> None:
         if num_workers < 0:
             raise ValueError("num_workers option should be non-negative; "
                              "use num_workers=0 to disable multiprocessing.")
@@ -156,15 +179,17 @@ class DataLoader:
             collate_fn = default_collate if self._auto_collation else default_convert
         self.collate_fn = collate_fn
         self.persistent_workers = persistent_workers
-        self._iterator = None
+        self._iterator: Optional[_BaseDataLoaderIter] = None
         self.__initialized = True
 
     @property
-    def multiprocessing_context(self):
+    def multiprocessing_context(self) -> Optional[multiprocessing.context.BaseContext]:
+        """The context worker processes start from (None: fork on Linux, else the default)."""
         return self.__multiprocessing_context
 
     @multiprocessing_context.setter
-    def multiprocessing_context(self, context):
+    def multiprocessing_context(
+            self, context: Union[str, multiprocessing.context.BaseContext, None]) -> None:
         if context is not None:
             if self.num_workers > 0:
                 if isinstance(context, str):
@@ -185,7 +210,7 @@ class DataLoader:
                                  f"num_workers={self.num_workers}")
         self.__multiprocessing_context = context
 
-    def __setattr__(self, attr, val):
+    def __setattr__(self, attr: str, val: Any) -> None:
         if self.__initialized and attr in ("batch_size", "batch_sampler", "sampler", "drop_last",
                                            "dataset", "persistent_workers"):
             raise ValueError(f"{attr} attribute should not be set after "
@@ -193,19 +218,19 @@ class DataLoader:
         super().__setattr__(attr, val)
 
     @property
-    def _auto_collation(self):
+    def _auto_collation(self) -> bool:
         return self.batch_sampler is not None
 
     @property
-    def _index_sampler(self):
+    def _index_sampler(self) -> Any:
         return self.batch_sampler if self._auto_collation else self.sampler
 
-    def _get_iterator(self):
+    def _get_iterator(self) -> _BaseDataLoaderIter:
         if self.num_workers == 0:
             return _SingleProcessDataLoaderIter(self)
         return _MultiProcessingDataLoaderIter(self)
 
-    def __iter__(self):
+    def __iter__(self) -> _BaseDataLoaderIter:
         if self.persistent_workers and self.num_workers > 0:
             if self._iterator is None:
                 self._iterator = self._get_iterator()
@@ -214,7 +239,7 @@ class DataLoader:
             return self._iterator
         return self._get_iterator()
 
-    def __len__(self):
+    def __len__(self) -> int:
         if self._dataset_kind_iterable:
             length = len(self.dataset)
             if self.batch_size is not None:

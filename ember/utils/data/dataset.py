@@ -6,10 +6,17 @@
 >>> len(ds), ds[2]
 (4, (tensor(2), tensor(20)))
 """
+from __future__ import annotations
+
 import bisect
 import itertools
 import math
 import warnings
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional, Sequence, Sized, Union
+
+if TYPE_CHECKING:
+    from ..._tensor import Tensor
+    from ...random import Generator
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
            "ChainDataset", "Subset", "random_split"]
@@ -19,12 +26,24 @@ class Dataset:
     """A map-style dataset: subclasses define ``__getitem__`` (and usually ``__len__``).
 
     ``a + b`` concatenates two datasets into a :class:`ConcatDataset`.
+
+    >>> from ember.utils.data import Dataset
+    >>> class Squares(Dataset):
+    ...     def __init__(self, n):
+    ...         self.n = n
+    ...     def __getitem__(self, i):
+    ...         return i * i
+    ...     def __len__(self):
+    ...         return self.n
+    >>> both = Squares(3) + Squares(2)
+    >>> len(both), [both[i] for i in range(len(both))]
+    (5, [0, 1, 4, 0, 1])
     """
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: Any) -> Any:
         raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
 
-    def __add__(self, other):
+    def __add__(self, other: Dataset) -> ConcatDataset:
         return ConcatDataset([self, other])
 
 
@@ -33,35 +52,60 @@ class IterableDataset(Dataset):
 
     With ``num_workers > 0`` every worker process iterates its own copy; use
     :func:`get_worker_info` inside ``__iter__`` to split the work between them.
+
+    >>> from ember.utils.data import IterableDataset
+    >>> class Count(IterableDataset):
+    ...     def __init__(self, n):
+    ...         self.n = n
+    ...     def __iter__(self):
+    ...         return iter(range(self.n))
+    >>> list(Count(2) + Count(3))
+    [0, 1, 0, 1, 2]
     """
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
 
-    def __add__(self, other):
+    def __add__(self, other: Dataset) -> ChainDataset:  # type: ignore[override]
         return ChainDataset([self, other])
 
 
 class TensorDataset(Dataset):
-    """Samples are ``tuple(t[i] for t in tensors)``; all tensors share their first dimension."""
+    """Samples are ``tuple(t[i] for t in tensors)``; all tensors share their first dimension.
 
-    def __init__(self, *tensors):
+    >>> import ember
+    >>> from ember.utils.data import TensorDataset
+    >>> ds = TensorDataset(ember.zeros(3, 2), ember.tensor([7, 8, 9]))
+    >>> x, y = ds[1]
+    >>> len(ds), x.shape, y
+    (3, ember.Size([2]), tensor(8))
+    """
+
+    def __init__(self, *tensors: Tensor) -> None:
         if any(tensors[0].size(0) != t.size(0) for t in tensors):
             raise AssertionError("Size mismatch between tensors")
         self.tensors = tensors
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: Any) -> tuple[Tensor, ...]:
         return tuple(t[index] for t in self.tensors)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.tensors[0].size(0)
 
 
 class StackDataset(Dataset):
     """Zip datasets of equal length: ``StackDataset(a, b)[i] == (a[i], b[i])``;
-    keyword form ``StackDataset(x=a, y=b)[i] == {'x': a[i], 'y': b[i]}``."""
+    keyword form ``StackDataset(x=a, y=b)[i] == {'x': a[i], 'y': b[i]}``.
 
-    def __init__(self, *args, **kwargs):
+    >>> from ember.utils.data import StackDataset
+    >>> StackDataset([1, 2], ["a", "b"])[1]
+    (2, 'b')
+    >>> StackDataset(x=[1, 2], y=["a", "b"])[0]
+    {'x': 1, 'y': 'a'}
+    """
+    datasets: Union[tuple[Any, ...], dict[str, Any]]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         if args:
             if kwargs:
                 raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- "
@@ -79,27 +123,38 @@ class StackDataset(Dataset):
         else:
             raise ValueError("At least one dataset should be passed")
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: Any) -> Union[tuple[Any, ...], dict[str, Any]]:
         if isinstance(self.datasets, dict):
             return {k: d[index] for k, d in self.datasets.items()}
         return tuple(d[index] for d in self.datasets)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self._length
 
 
 class ConcatDataset(Dataset):
-    """The concatenation of map-style datasets."""
+    """The concatenation of map-style datasets.
+
+    >>> from ember.utils.data import ConcatDataset
+    >>> ds = ConcatDataset([[1, 2], [3, 4, 5]])
+    >>> len(ds), ds[2], ds[-1], ds.cumulative_sizes
+    (5, 3, 5, [2, 5])
+    """
 
     @staticmethod
-    def cumsum(sequence):
+    def cumsum(sequence: Iterable[Sized]) -> list[int]:
+        """The running totals of the lengths.
+
+        >>> ConcatDataset.cumsum([[1, 2], [3]])
+        [2, 3]
+        """
         r, s = [], 0
         for e in sequence:
             s += len(e)
             r.append(s)
         return r
 
-    def __init__(self, datasets):
+    def __init__(self, datasets: Iterable[Any]) -> None:
         self.datasets = list(datasets)
         if len(self.datasets) == 0:
             raise AssertionError("datasets should not be an empty iterable")
@@ -108,10 +163,10 @@ class ConcatDataset(Dataset):
                 raise AssertionError("ConcatDataset does not support IterableDataset")
         self.cumulative_sizes = self.cumsum(self.datasets)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.cumulative_sizes[-1]
 
-    def __getitem__(self, idx):
+    def __getitem__(self, idx: int) -> Any:
         if idx < 0:
             if -idx > len(self):
                 raise ValueError("absolute value of index should not exceed dataset length")
@@ -122,18 +177,28 @@ class ConcatDataset(Dataset):
 
 
 class ChainDataset(IterableDataset):
-    """The concatenation of iterable datasets, chained lazily."""
+    """The concatenation of iterable datasets, chained lazily.
 
-    def __init__(self, datasets):
+    >>> from ember.utils.data import ChainDataset, IterableDataset
+    >>> class Letters(IterableDataset):
+    ...     def __init__(self, text):
+    ...         self.text = text
+    ...     def __iter__(self):
+    ...         return iter(self.text)
+    >>> list(ChainDataset([Letters("ab"), Letters("c")]))
+    ['a', 'b', 'c']
+    """
+
+    def __init__(self, datasets: Iterable[Dataset]) -> None:
         self.datasets = datasets
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         for d in self.datasets:
             if not isinstance(d, IterableDataset):
                 raise AssertionError("ChainDataset only supports IterableDataset")
             yield from d
 
-    def __len__(self):
+    def __len__(self) -> int:
         total = 0
         for d in self.datasets:
             if not isinstance(d, IterableDataset):
@@ -143,32 +208,48 @@ class ChainDataset(IterableDataset):
 
 
 class Subset(Dataset):
-    """The samples of ``dataset`` at ``indices``, in that order."""
+    """The samples of ``dataset`` at ``indices``, in that order.
 
-    def __init__(self, dataset, indices):
+    >>> from ember.utils.data import Subset
+    >>> sub = Subset(["a", "b", "c", "d"], [3, 0])
+    >>> len(sub), sub[0], sub[1]
+    (2, 'd', 'a')
+    """
+
+    def __init__(self, dataset: Any, indices: Sequence[int]) -> None:
         self.dataset = dataset
         self.indices = indices
 
-    def __getitem__(self, idx):
+    def __getitem__(self, idx: Union[int, list[int]]) -> Any:
         if isinstance(idx, list):
             return self.dataset[[self.indices[i] for i in idx]]
         return self.dataset[self.indices[idx]]
 
-    def __getitems__(self, indices):
+    def __getitems__(self, indices: list[int]) -> list[Any]:
         if callable(getattr(self.dataset, "__getitems__", None)):
             return self.dataset.__getitems__([self.indices[i] for i in indices])
         return [self.dataset[self.indices[i]] for i in indices]
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.indices)
 
 
-def random_split(dataset, lengths, generator=None):
+def random_split(dataset: Any, lengths: Sequence[Union[int, float]],
+                 generator: Optional[Generator] = None) -> list[Subset]:
     """Split ``dataset`` at random into :class:`Subset` s of the given lengths.
 
     ``lengths`` may be fractions summing to 1: each split gets ``floor(frac * len)``
     and the remainder is dealt out one by one from the first split (PyTorch's rule).
     The permutation comes from ``generator`` (ember's default generator if None).
+
+    >>> import ember
+    >>> from ember.utils.data import random_split
+    >>> train, val = random_split(range(10), [0.8, 0.2],
+    ...                           generator=ember.Generator().manual_seed(0))
+    >>> len(train), len(val)
+    (8, 2)
+    >>> sorted(list(train) + list(val))
+    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
     """
     from ..._creation import randperm
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:

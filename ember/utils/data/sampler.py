@@ -8,36 +8,62 @@ but not the same permutations PyTorch gives for that seed.
 >>> list(BatchSampler(SequentialSampler(range(5)), batch_size=2, drop_last=False))
 [[0, 1], [2, 3], [4]]
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional, Sequence, Sized, Union
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..._tensor import Tensor
+    from ...random import Generator
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "WeightedRandomSampler", "BatchSampler"]
 
 
 class Sampler:
-    """Base class: subclasses define ``__iter__`` over indices (and usually ``__len__``)."""
+    """Base class: subclasses define ``__iter__`` over indices (and usually ``__len__``).
 
-    def __init__(self, data_source=None):
+    >>> from ember.utils.data import DataLoader, Sampler
+    >>> class Backwards(Sampler):
+    ...     def __init__(self, data_source):
+    ...         self.n = len(data_source)
+    ...     def __iter__(self):
+    ...         return iter(range(self.n - 1, -1, -1))
+    ...     def __len__(self):
+    ...         return self.n
+    >>> data = [10, 20, 30]
+    >>> [batch.tolist() for batch in DataLoader(data, batch_size=2, sampler=Backwards(data))]
+    [[30, 20], [10]]
+    """
+
+    def __init__(self, data_source: Optional[Sized] = None) -> None:
         pass
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         raise NotImplementedError
 
 
 class SequentialSampler(Sampler):
-    """``0, 1, ..., len(data_source) - 1``."""
+    """``0, 1, ..., len(data_source) - 1``.
 
-    def __init__(self, data_source):
+    >>> from ember.utils.data import SequentialSampler
+    >>> list(SequentialSampler("abc"))
+    [0, 1, 2]
+    """
+
+    def __init__(self, data_source: Sized) -> None:
         self.data_source = data_source
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[int]:
         return iter(range(len(self.data_source)))
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.data_source)
 
 
-def _fresh_generator():
+def _fresh_generator() -> Generator:
     from ...random import Generator, rng
     return Generator().manual_seed(int(rng(None).integers(0, 2 ** 63 - 1)))
 
@@ -47,9 +73,19 @@ class RandomSampler(Sampler):
 
     Without ``generator`` every ``iter()`` seeds a fresh generator from ember's default one,
     so ``ember.manual_seed`` makes the order reproducible.
+
+    >>> import ember
+    >>> from ember.utils.data import RandomSampler
+    >>> sampler = RandomSampler(range(5), generator=ember.Generator().manual_seed(0))
+    >>> sorted(sampler)
+    [0, 1, 2, 3, 4]
+    >>> len(RandomSampler(range(5), replacement=True, num_samples=8))
+    8
     """
 
-    def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
+    def __init__(self, data_source: Sized, replacement: bool = False,
+                 num_samples: Optional[int] = None,
+                 generator: Optional[Generator] = None) -> None:
         self.data_source = data_source
         self.replacement = replacement
         self._num_samples = num_samples
@@ -62,12 +98,13 @@ class RandomSampler(Sampler):
                              f"num_samples={self.num_samples}")
 
     @property
-    def num_samples(self):
+    def num_samples(self) -> int:
+        """How many indices one pass yields (``len(data_source)`` unless given)."""
         if self._num_samples is None:
             return len(self.data_source)
         return self._num_samples
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[int]:
         from ..._creation import randint, randperm
         n = len(self.data_source)
         generator = self.generator if self.generator is not None else _fresh_generator()
@@ -80,30 +117,46 @@ class RandomSampler(Sampler):
                 yield from randperm(n, generator=generator).tolist()
             yield from randperm(n, generator=generator).tolist()[:self.num_samples % n]
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.num_samples
 
 
 class SubsetRandomSampler(Sampler):
-    """The given indices in random order, without replacement."""
+    """The given indices in random order, without replacement.
 
-    def __init__(self, indices, generator=None):
+    >>> import ember
+    >>> from ember.utils.data import SubsetRandomSampler
+    >>> sampler = SubsetRandomSampler([7, 8, 9], generator=ember.Generator().manual_seed(0))
+    >>> sorted(sampler), len(sampler)
+    ([7, 8, 9], 3)
+    """
+
+    def __init__(self, indices: Sequence[int], generator: Optional[Generator] = None) -> None:
         self.indices = indices
         self.generator = generator
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[int]:
         from ..._creation import randperm
         for i in randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.indices)
 
 
 class WeightedRandomSampler(Sampler):
-    """``num_samples`` indices drawn with probabilities proportional to ``weights``."""
+    """``num_samples`` indices drawn with probabilities proportional to ``weights``.
 
-    def __init__(self, weights, num_samples, replacement=True, generator=None):
+    >>> import ember
+    >>> from ember.utils.data import WeightedRandomSampler
+    >>> sampler = WeightedRandomSampler([0.0, 1.0, 0.0], num_samples=4,
+    ...                                 generator=ember.Generator().manual_seed(0))
+    >>> list(sampler)
+    [1, 1, 1, 1]
+    """
+
+    def __init__(self, weights: Union[Sequence[float], Tensor], num_samples: int,
+                 replacement: bool = True, generator: Optional[Generator] = None) -> None:
         if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
             raise ValueError("num_samples should be a positive integer value, but got "
                              f"num_samples={num_samples}")
@@ -121,7 +174,7 @@ class WeightedRandomSampler(Sampler):
         self.replacement = replacement
         self.generator = generator
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[int]:
         from ...random import rng
         w = np.asarray(self.weights.numpy(), dtype=np.float64)
         if (w < 0).any() or not np.isfinite(w).all() or w.sum() <= 0:
@@ -133,15 +186,21 @@ class WeightedRandomSampler(Sampler):
                                            replace=self.replacement, p=w / w.sum())
         yield from draws.tolist()
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.num_samples
 
 
 class BatchSampler(Sampler):
     """Group the indices of ``sampler`` into lists of ``batch_size`` (the last may be short
-    unless ``drop_last``)."""
+    unless ``drop_last``).
 
-    def __init__(self, sampler, batch_size, drop_last):
+    >>> from ember.utils.data import BatchSampler
+    >>> list(BatchSampler(range(5), batch_size=2, drop_last=True))
+    [[0, 1], [2, 3]]
+    """
+
+    def __init__(self, sampler: Union[Sampler, Iterable[int]], batch_size: int,
+                 drop_last: bool) -> None:
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
             raise ValueError("batch_size should be a positive integer value, but got "
                              f"batch_size={batch_size}")
@@ -151,7 +210,7 @@ class BatchSampler(Sampler):
         self.batch_size = batch_size
         self.drop_last = drop_last
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[list[int]]:
         it = iter(self.sampler)
         while True:
             batch = [idx for _, idx in zip(range(self.batch_size), it)]
@@ -159,7 +218,7 @@ class BatchSampler(Sampler):
                 return
             yield batch
 
-    def __len__(self):
+    def __len__(self) -> int:
         if self.drop_last:
             return len(self.sampler) // self.batch_size
         return (len(self.sampler) + self.batch_size - 1) // self.batch_size

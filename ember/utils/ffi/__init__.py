@@ -22,8 +22,11 @@ struct (``EmberFloatTensor`` = ``ember.float32``, ``EmberDoubleTensor`` = ``embe
 raises ``TypeError`` naming the argument. ``resizeAs``/``resizeNd`` in C reallocate the ember
 tensor's storage through a callback into Python.
 """
+from __future__ import annotations
+
 import os
 from importlib.machinery import EXTENSION_SUFFIXES
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 from ..cpp_extension._names import check_extension_name
 from . import _build
@@ -31,11 +34,19 @@ from ._build import FFIBuildError, INCLUDE_DIR
 from ._wrap import CDEF as _CDEF
 from ._wrap import wrap_module as _wrap_module  # noqa: F401 - the generated modules call it
 
+if TYPE_CHECKING:
+    import cffi
+
 __all__ = ["create_extension", "FFIBuildError", "include_dir"]
 
 
-def include_dir():
-    """The directory to add to the include path for ``#include <ember/ffi/EmberTensor.h>``."""
+def include_dir() -> str:
+    """The directory to add to the include path for ``#include <ember/ffi/EmberTensor.h>``.
+
+    >>> import os
+    >>> os.path.isfile(os.path.join(include_dir(), "ember", "ffi", "EmberTensor.h"))
+    True
+    """
     return INCLUDE_DIR
 
 
@@ -44,15 +55,23 @@ class FFIExtension:
 
     ``ffi`` is the underlying ``cffi.FFI`` (``set_source`` and ``cdef`` already done);
     ``module_dir`` is where ``build()`` puts the importable package.
+
+    >>> ffi = create_extension("_ext.my_lib", headers=["src/my_lib.h"],
+    ...                        sources=["src/my_lib.c"], relative_to=__file__)  # doctest: +SKIP
+    >>> ffi.module_dir                                                 # doctest: +SKIP
+    '/path/to/project/_ext/my_lib'
+    >>> ffi.build()                                                    # doctest: +SKIP
+    '/path/to/project/_ext/my_lib/_my_lib.cpython-311-x86_64-linux-gnu.so'
     """
 
-    def __init__(self, ffi, name, cffi_name, base_path, arg_names, verbose):
+    def __init__(self, ffi: cffi.FFI, name: str, cffi_name: str, base_path: str,
+                 arg_names: dict[str, list[Optional[str]]], verbose: bool) -> None:
         self.ffi, self.name, self.cffi_name = ffi, name, cffi_name
         self.base_path, self.verbose = base_path, verbose
         self.module_dir = os.path.join(base_path, *name.split("."))
         self._arg_names = arg_names
 
-    def build(self):
+    def build(self) -> str:
         """Compile (``ffi.compile``), check the library loads, and install it and its Python
         wrapper under ``relative_to``; returns the path of the installed library.
 
@@ -67,19 +86,25 @@ class FFIExtension:
         _build.write_wrapper(target_dir, self.name, leaf, self._arg_names)
         return library
 
-    def __getattr__(self, name):  # the rest of the cffi.FFI interface, as torch.utils.ffi
+    def __getattr__(self, name: str) -> Any:  # the rest of the cffi.FFI interface, as torch.utils.ffi
         ffi = self.__dict__.get("ffi")
         if ffi is None:
             raise AttributeError(name)
         return getattr(ffi, name)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"FFIExtension({self.name!r}, module_dir={self.module_dir!r})"
 
 
-def create_extension(name, headers, sources, verbose=True, with_cuda=False, package=False,
-                     relative_to=".", extra_compile_args=None, include_dirs=None,
-                     libraries=None, define_macros=None, **kwargs):
+def create_extension(name: str, headers: Union[str, Sequence[str]],
+                     sources: Union[str, Sequence[str]], verbose: bool = True,
+                     with_cuda: bool = False, package: bool = False,
+                     relative_to: Union[str, os.PathLike[str]] = ".",
+                     extra_compile_args: Optional[Sequence[str]] = None,
+                     include_dirs: Optional[Sequence[str]] = None,
+                     libraries: Optional[Sequence[str]] = None,
+                     define_macros: Optional[Sequence[tuple[str, Optional[str]]]] = None,
+                     **kwargs: Any) -> FFIExtension:
     """Describe a C extension built with cffi; call ``.build()`` on the result to compile it.
 
     Args:
