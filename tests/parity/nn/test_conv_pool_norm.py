@@ -6,7 +6,7 @@ import torch
 import ember
 import ember.nn.functional as EF
 import torch.nn.functional as TF
-from tests.parity.compare import compare
+from tests.parity.compare import compare, error_of
 
 DTYPES = [np.float32, np.float64]
 TOL = {np.float32: dict(rtol=1e-4, atol=1e-5), np.float64: dict(rtol=1e-7, atol=1e-10)}
@@ -168,14 +168,6 @@ def test_conv_repr_and_params(make):
         [(n, tuple(p.shape)) for n, p in tm.named_parameters()]
 
 
-def _error(fn):
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001
-        return type(e).__name__, str(e)
-    return None
-
-
 @pytest.mark.parametrize("call", [
     lambda lib: F(lib).conv2d(lib.ones(2, 1, 8, 8), lib.ones(16, 3, 3, 3)),
     lambda lib: F(lib).conv2d(lib.ones(8, 8), lib.ones(16, 3, 3, 3)),
@@ -199,9 +191,9 @@ def _error(fn):
     lambda lib: lib.nn.Conv2d(3, 4, 3, padding="same", stride=2),
 ])
 def test_conv_errors(call):
-    expected = _error(lambda: call(torch))
+    expected = error_of(lambda: call(torch))
     assert expected is not None
-    assert _error(lambda: call(ember)) == expected
+    assert error_of(lambda: call(ember)) == expected
 
 
 # ---- pooling ---------------------------------------------------------------------------------
@@ -342,9 +334,9 @@ def test_pool_repr(make):
     lambda lib: F(lib).max_pool1d(lib.ones(2, 0, 5), 2),
 ])
 def test_pool_errors(call):
-    expected = _error(lambda: call(torch))
+    expected = error_of(lambda: call(torch))
     assert expected is not None
-    assert _error(lambda: call(ember)) == expected
+    assert error_of(lambda: call(ember)) == expected
 
 
 @pytest.mark.parametrize("call", [
@@ -495,9 +487,9 @@ def test_norm_repr_and_state(make):
     lambda lib: F(lib).group_norm(lib.ones(2, 4), 2, lib.ones(3)),
 ])
 def test_norm_errors(call):
-    expected = _error(lambda: call(torch))
+    expected = error_of(lambda: call(torch))
     assert expected is not None
-    assert _error(lambda: call(ember)) == expected
+    assert error_of(lambda: call(ember)) == expected
 
 
 def test_batch_norm_single_value_error():
@@ -539,6 +531,6 @@ def test_interpolate_3d(kw):
     lambda lib: F(lib).interpolate(lib.ones(1, 1, 4, 4), size=(3, 3, 3)),
 ])
 def test_interpolate_errors(call):
-    expected = _error(lambda: call(torch))
+    expected = error_of(lambda: call(torch))
     assert expected is not None
-    assert _error(lambda: call(ember)) == expected
+    assert error_of(lambda: call(ember)) == expected

@@ -13,6 +13,7 @@ import torch
 import ember
 import ember.nn as enn
 import ember.nn.functional as EF
+from tests.parity.compare import error_of
 
 pytestmark = pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")
 
@@ -196,14 +197,6 @@ def test_rnn_cell_relu_no_bias():
     _check_module(tm, em, [x], np.float64)
 
 
-def _err(fn, lib):
-    try:
-        fn(lib)
-    except Exception as e:  # noqa: BLE001
-        return type(e).__name__, str(e)
-    return None
-
-
 @pytest.mark.parametrize("case", [
     lambda lib: lib.nn.LSTM(4, 6)(lib.zeros(5, 3, 2, 4)),
     lambda lib: lib.nn.GRU(4, 6)(lib.zeros(5, 3, 2, 4)),
@@ -225,9 +218,9 @@ def _err(fn, lib):
     lambda lib: lib.nn.GRUCell(4, 6)(lib.zeros(3, 4), lib.zeros(1, 3, 6)),
 ])
 def test_rnn_errors_match(case):
-    expected = _err(case, torch)
+    expected = error_of(lambda: case(torch))
     assert expected is not None
-    got = _err(case, ember)
+    got = error_of(lambda: case(ember))
     assert got is not None and got[0] == expected[0]
     assert got[1].replace("ember.", "torch.") == expected[1]
 
@@ -406,9 +399,9 @@ def test_multihead_attention_names_init_repr():
                                                key_padding_mask=lib.zeros(3, 6, dtype=lib.long)),
 ])
 def test_multihead_attention_errors_match(case):
-    expected = _err(case, torch)
+    expected = error_of(lambda: case(torch))
     assert expected is not None
-    got = _err(case, ember)
+    got = error_of(lambda: case(ember))
     assert got is not None and got[0] == expected[0]
     assert got[1].replace("ember.", "torch.") == expected[1]
 
