@@ -121,7 +121,7 @@ def test_mixed_tuple_output_and_grads_received():
 
 def test_kwargs_through_apply():
     # (PyTorch 2.x errors when a *defaulted* parameter is skipped by keyword; ember binds
-    # it — see tests/test_extending.py. Here: the call that works on both.)
+    # it — see tests/autograd/test_function_apply.py. Here: the call that works on both.)
     def run(lib):
         class Affine(lib.autograd.Function):
             @staticmethod
