@@ -5,7 +5,7 @@ workload (one training step, one matmul, ...) and returns its result (a loss ten
 so a caller can time it or check it. The same math runs on both libraries; models are built in
 torch first and their weights copied into ember through ``state_dict`` and NumPy (see
 ``copy_weights``), so both start from identical float32 parameters. Used by ``benchmarks/run.py``
-and by ``tests/test_benchmarks_smoke.py``; nothing here imports torch.
+and by ``tests/examples/test_benchmarks_smoke.py``; nothing here imports torch.
 """
 import numpy as np
 

@@ -148,7 +148,7 @@ class Primitive(Function):
     building a tensor and a ctx for every intermediate of the gradient formula.
     It returns one array (or None) per forward argument, like ``backward``;
     ``ctx.saved_arrays`` is ``ctx.saved_tensors`` as arrays.
-    tests/test_backward_arrays.py checks every op's two formulas against each other.
+    tests/autograd/test_backward_arrays.py checks every op's two formulas against each other.
     """
     _node_base = PrimitiveNode
     _validate_grads = False

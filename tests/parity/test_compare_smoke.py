@@ -1,6 +1,6 @@
 import numpy as np
 
-from .compare import compare
+from tests.parity.compare import compare
 
 
 def test_compare_catches_broadcast_add():
