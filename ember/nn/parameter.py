@@ -6,6 +6,7 @@
 (True, True)
 """
 from .._tensor import Tensor
+from .._creation import empty
 
 
 class Parameter(Tensor):
@@ -16,7 +17,6 @@ class Parameter(Tensor):
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
-            from .._creation import empty
             data = empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter expects a Tensor, got {type(data).__name__}")

@@ -23,6 +23,8 @@ from collections import OrderedDict
 
 from ..._tensor import Tensor
 from ...autograd.graph import RemovableHandle
+from ...backend.dtypes import dtype as dtype_cls, from_name
+from ...device import check_device
 from ..parameter import Parameter, Buffer
 from . import hooks as _hooks
 from . import state_dict as _sd
@@ -345,8 +347,6 @@ class Module:
 
     def to(self, *args, **kwargs):
         """``to(dtype)``, ``to(device)``, ``to(tensor)``: converts floating parameters/buffers."""
-        from ...device import check_device
-        from ...backend.dtypes import dtype as dtype_cls
         dtype, device = kwargs.get("dtype"), kwargs.get("device")
         for a in args:
             if isinstance(a, dtype_cls):
@@ -376,7 +376,6 @@ class Module:
         return self
 
     def cuda(self, device=None):
-        from ...device import check_device
         check_device("cuda")
 
     # ---- hooks ------------------------------------------------------------------------
@@ -427,7 +426,6 @@ class Module:
 
 
 def _dtype(name):
-    from ...backend.dtypes import from_name
     return from_name(name)
 
 

@@ -5,6 +5,11 @@ import re
 
 import numpy as np
 
+from ..._creation import as_tensor, tensor
+from ..._functions import stack
+from ..._tensor import Tensor
+from ...backend import float64
+
 __all__ = ["default_collate", "default_convert"]
 
 _np_str_obj_array_pattern = re.compile(r"[SaUO]")
@@ -15,16 +20,9 @@ default_collate_err_msg_format = (
 )
 
 
-def _tensor_cls():
-    from ..._tensor import Tensor
-    return Tensor
-
-
 def default_convert(data):
     """Convert NumPy arrays (and scalars) inside ``data`` to tensors, keeping the structure;
     used when automatic batching is off (``batch_size=None``)."""
-    from ..._creation import as_tensor
-    Tensor = _tensor_cls()
     if isinstance(data, Tensor):
         return data
     if isinstance(data, (np.ndarray, np.generic)) and not isinstance(data, (np.str_, np.bytes_)):
@@ -70,10 +68,6 @@ def default_collate(batch):
     [tensor([[0., 0.],
             [1., 1.]]), tensor([1, 2])]
     """
-    from ..._creation import tensor, as_tensor
-    from ..._functions import stack
-    from ...backend import float64
-    Tensor = _tensor_cls()
     elem = batch[0]
     elem_type = type(elem)
     if isinstance(elem, Tensor):

@@ -11,6 +11,8 @@ import itertools
 import math
 import warnings
 
+from ..._creation import randperm
+
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
            "ChainDataset", "Subset", "random_split"]
 
@@ -170,7 +172,6 @@ def random_split(dataset, lengths, generator=None):
     and the remainder is dealt out one by one from the first split (PyTorch's rule).
     The permutation comes from ``generator`` (ember's default generator if None).
     """
-    from ..._creation import randperm
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         subset_lengths = []
         for i, frac in enumerate(lengths):

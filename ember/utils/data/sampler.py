@@ -10,6 +10,10 @@ but not the same permutations PyTorch gives for that seed.
 """
 import numpy as np
 
+from ..._creation import as_tensor, randint, randperm
+from ...backend import float64
+from ...random import Generator, rng
+
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "WeightedRandomSampler", "BatchSampler"]
 
@@ -38,7 +42,6 @@ class SequentialSampler(Sampler):
 
 
 def _fresh_generator():
-    from ...random import Generator, rng
     return Generator().manual_seed(int(rng(None).integers(0, 2 ** 63 - 1)))
 
 
@@ -68,7 +71,6 @@ class RandomSampler(Sampler):
         return self._num_samples
 
     def __iter__(self):
-        from ..._creation import randint, randperm
         n = len(self.data_source)
         generator = self.generator if self.generator is not None else _fresh_generator()
         if self.replacement:
@@ -92,7 +94,6 @@ class SubsetRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        from ..._creation import randperm
         for i in randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
@@ -110,8 +111,6 @@ class WeightedRandomSampler(Sampler):
         if not isinstance(replacement, bool):
             raise ValueError("replacement should be a boolean value, but got "
                              f"replacement={replacement}")
-        from ..._creation import as_tensor
-        from ...backend import float64
         weights = as_tensor(weights, dtype=float64)
         if len(weights.shape) != 1:
             raise ValueError("weights should be a 1d sequence but given "
@@ -122,7 +121,6 @@ class WeightedRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        from ...random import rng
         w = np.asarray(self.weights.numpy(), dtype=np.float64)
         if (w < 0).any() or not np.isfinite(w).all() or w.sum() <= 0:
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
