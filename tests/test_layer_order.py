@@ -12,9 +12,8 @@ then already being imported).
 import ast
 import pathlib
 
-import ember
-
-ROOT = pathlib.Path(ember.__file__).parent
+ROOT = pathlib.Path(__file__).resolve().parents[1] / "ember"  # read, not imported: a cycle
+# that breaks ``import ember`` is still reported here by name
 
 # Lowest first: a module may import its own layer and the ones before it. An entry is a
 # module, or a package and everything in it ("ember" itself: only ember/__init__.py); the
