@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 
-from ._tensor import Tensor
+from ._tensor import Tensor, Size, _init
 from .backend import dtypes
 from .backend.dtypes import get_default_dtype
 from . import random as _random
@@ -417,13 +417,22 @@ def legacy_tensor_data(args, dtype=None):
         data = args[0]
         if isinstance(data, Tensor):
             return data._data
-        from ._tensor import Size
         if isinstance(data, Size):
             return _empty_array(tuple(data), dt.np)
         if not isinstance(data, np.ndarray) and not _is_sequence(data):
             raise TypeError(f"new(): data must be a sequence (got {_type_name(data)})")
         return to_array(data, dt)
     return _empty_array(_sizes(args, "new"), dt.np)
+
+
+def _legacy_init(self, *args, dtype=None, device=None):
+    """``ember.Tensor(2, 3)``, ``ember.Tensor([1, 2])``: the legacy constructor."""
+    _init(self, legacy_tensor_data(args, dtype), False)
+
+
+# Tensor sits below this module and cannot read Python data itself: its legacy
+# constructor is attached here (see ember/_tensor.py).
+Tensor.__init__ = _legacy_init
 
 
 def _empty_array(shape, np_dtype):

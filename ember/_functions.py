@@ -8,7 +8,8 @@ tensor([3., 3.])
 """
 import numpy as np
 
-from ._tensor import Tensor
+from ._creation import tensor
+from ._tensor import Tensor, Size
 from ._ops import elementwise as E, reduction as R, shape as S
 from ._ops.nn_ops import softmax, log_softmax  # noqa: F401
 from ._ops.shape import (view, reshape, flatten, unflatten, squeeze, unsqueeze, permute,  # noqa
@@ -83,7 +84,6 @@ def pow(input, exponent):
 
 
 def _as_tensor_like(scalar, like):
-    from ._creation import tensor
     return tensor(scalar)
 
 
@@ -217,7 +217,6 @@ def where(condition, input=None, other=None):
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        from ._creation import tensor
         input = tensor(input)
     return E.Where.apply(condition, input, other)
 
@@ -350,7 +349,6 @@ def detach(input):
 
 
 def broadcast_shapes(*shapes):
-    from ._tensor import Size
     try:
         return Size(np.broadcast_shapes(*shapes))
     except ValueError:

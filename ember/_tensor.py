@@ -1,23 +1,26 @@
 """``ember.Tensor``: an array, its autograd metadata and a version counter.
 
-The class is deliberately thin. Math lives in ``ember._ops`` as Functions;
-``ember._tensor_methods`` binds them here as one-line methods and operators.
+The class is the data type under autograd: this module imports nothing from
+autograd or any layer above it (docs/architecture.md). Members that need a higher
+layer are attached by that layer: the legacy constructor ``Tensor(2, 3)`` by
+``ember._creation``; ``grad_fn``, ``grad``, ``backward``, ``register_hook``,
+``retain_grad`` and the in-place machinery ``_inplace`` by
+``ember.autograd.tensor_members``; the math (``ember._ops``) by
+``ember._tensor_methods`` as one-line methods and operators.
 
 Views (``view``, ``transpose``, basic slicing, ...) share their base's NumPy
 memory *and* its version counter (a one-element list, ``_vc``), and remember
 how to re-derive themselves from the base (``_view_fn``) so that an in-place
-op on a view can be replayed onto the base's graph (see ``_inplace``).
+op on a view can be replayed onto the base's graph (``ember.autograd.views``).
 """
+import copy
+import warnings
+
 import numpy as np
 
-from .autograd import grad_mode
-from .autograd import _bind_tensor
-from .autograd.function import gradient_edge, _bind_tensor_class
-from .autograd.graph import RemovableHandle
-from .backend import dtypes
+from ._tensor_repr import tensor_repr
 from .backend.dtypes import _BY_NUMPY
-
-_state = grad_mode._state
+from .device import cpu
 
 
 class Size(tuple):
@@ -57,10 +60,6 @@ class Tensor:
     _retains_grad = False
     _leaf_hooks = None     # keeps a leaf's accumulator alive while it has hooks
     __array_priority__ = 1000  # so ndarray <op> Tensor defers to Tensor's reflected op
-
-    def __init__(self, *args, dtype=None, device=None):
-        from ._creation import legacy_tensor_data
-        _init(self, legacy_tensor_data(args, dtype), False)
 
     @classmethod
     def _make(cls, array, requires_grad=False):
@@ -134,7 +133,6 @@ class Tensor:
 
     @property
     def device(self):
-        from .device import cpu
         return cpu
 
     @property
@@ -160,7 +158,6 @@ class Tensor:
     @property
     def volatile(self):
         """Pre-0.4 flag; volatile was removed (use no_grad), so it reads False."""
-        import warnings
         warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning,
                       stacklevel=2)
         return False
@@ -192,37 +189,8 @@ class Tensor:
         return self
 
     @property
-    def grad_fn(self):
-        if self._base is not None and self._view_version != self._vc[0]:
-            gradient_edge(self)  # refreshes a view whose base changed in place
-        return self._grad_fn
-
-    @property
     def output_nr(self):
         return self._output_nr
-
-    @property
-    def grad(self):
-        if self._grad_fn is not None and not self._retains_grad and _state.enabled:
-            import warnings
-            warnings.warn(
-                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
-                "Its .grad attribute won't be populated during autograd.backward(). If you "
-                "indeed want the .grad field to be populated for a non-leaf Tensor, use "
-                ".retain_grad() on the non-leaf Tensor.", UserWarning, stacklevel=2)
-        return self._grad
-
-    @grad.setter
-    def grad(self, value):
-        if value is not None:
-            if not isinstance(value, Tensor):
-                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
-                                f"of type {type(value).__name__}")
-            if value._data.shape != self._data.shape:
-                raise RuntimeError("assigned grad has data of a different size")
-            if value._data.dtype != self._data.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
-        self._grad = value
 
     @property
     def retains_grad(self):
@@ -252,53 +220,6 @@ class Tensor:
         self._grad_fn = None
         self._requires_grad = False
         return self
-
-    def retain_grad(self):
-        """Make ``.grad`` of a non-leaf tensor filled in by backward."""
-        if self._grad_fn is None and not self._requires_grad:
-            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self.grad_fn is None or self._retains_grad:
-            return
-        self._retains_grad = True
-        ref = _weak(self)
-
-        def retain(grad):
-            t = ref()
-            if t is None:
-                return None
-            if t._grad is None:
-                t._grad = grad.detach().clone() if not grad.requires_grad else grad
-            else:
-                t._grad = t._grad + grad
-            return None
-        self._grad_fn._add_tensor_pre_hook(self._output_nr, retain)
-
-    def register_hook(self, hook):
-        """``hook(grad)`` runs when this tensor's gradient is computed; it may return
-        a replacement gradient.
-
-        >>> import ember
-        >>> x = ember.ones(2, requires_grad=True)
-        >>> h = x.register_hook(lambda g: g * 2)
-        >>> x.sum().backward(); x.grad
-        tensor([2., 2.])
-        """
-        if not self._requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
-                               "gradient")
-        fn = self.grad_fn
-        if fn is not None:
-            return fn._add_tensor_pre_hook(self._output_nr, hook)
-        from .autograd.graph import accumulator_of
-        node = accumulator_of(self)
-        if self._leaf_hooks is None:
-            self._leaf_hooks = node  # keeps the accumulator (and its hooks) alive
-        return node._add_tensor_pre_hook(0, hook)
-
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Accumulate d(self)/d(leaf) into every leaf's ``.grad``; see ``ember.autograd.backward``."""
-        from .autograd import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # ---- conversion -------------------------------------------------------------------
     def numpy(self, *, force=False):
@@ -352,7 +273,6 @@ class Tensor:
         return id(self)
 
     def __repr__(self, *, tensor_contents=None):
-        from ._tensor_repr import tensor_repr
         return tensor_repr(self)
 
     def __reduce_ex__(self, proto):
@@ -368,35 +288,6 @@ class Tensor:
             new._grad = self._grad.__deepcopy__(memo)
         memo[id(self)] = new
         return new
-
-    # ---- in-place machinery -----------------------------------------------------------
-    def _inplace(self, fn, *args):
-        """Run out-of-place op ``fn(self, *args)`` and write the result into self.
-
-        Autograd sees the result as the new value of self: self takes over the
-        result's graph node, and when self is a view its base is re-pointed at a
-        node that splices the new values into the old base (``CopySlices``).
-        """
-        record = _state.enabled and (self._requires_grad or any(
-            isinstance(a, Tensor) and a._requires_grad for a in args))
-        if not record:
-            with grad_mode.no_grad():
-                out = fn(self, *args)
-            self._write(out._data)
-            return self
-        _check_inplace_allowed(self)
-        src = Tensor._make(self._data.copy(), self._requires_grad)  # saved values stay intact
-        src._grad_fn, src._output_nr = gradient_edge(self)  # same place in the graph as self
-        out = fn(src, *args)
-        if out.dtype is not self.dtype:
-            out = out.to(self.dtype)
-        self._write(out._data)
-        if self._base is None:
-            self._grad_fn, self._output_nr, self._requires_grad = out._grad_fn, out._output_nr, True
-        else:
-            from ._ops.inplace_views import rebase_view
-            rebase_view(self, out)
-        return self
 
     def _write(self, array):
         """Copy ``array`` into this tensor's memory and bump the version counter."""
@@ -428,7 +319,6 @@ def _rebuild(array, requires_grad):
 
 
 def _deepcopy_subclass(t, memo):
-    import copy
     new = type(t).__new__(type(t))
     _init(new, t._data.copy(), t._requires_grad)
     for k, v in t.__dict__.items():
@@ -437,29 +327,11 @@ def _deepcopy_subclass(t, memo):
     return new
 
 
-def _weak(t):
-    import weakref
-    return weakref.ref(t)
-
-
 def _check_cast(src, dst):
     src_dt, dst_dt = _BY_NUMPY[src], _BY_NUMPY[dst]
     if src_dt.category > dst_dt.category:
-        names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-                 "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-                 "bool": "Bool"}
-        raise RuntimeError(f"result type {names[src_dt.name]} can't be cast to the desired "
-                           f"output type {names[dst_dt.name]}")
-
-
-def _check_inplace_allowed(t):
-    if t._grad_fn is None and t._requires_grad and t._base is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
-    base = t._base
-    if base is not None and base._grad_fn is None and base._requires_grad:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
-                           "in-place operation.")
+        raise RuntimeError(f"result type {src_dt.scalar_name} can't be cast to the desired "
+                           f"output type {dst_dt.scalar_name}")
 
 
 def _wrap_dim(dim, ndim):
@@ -470,6 +342,3 @@ def _wrap_dim(dim, ndim):
                          f"but got {dim})")
     return dim + n if dim < 0 else dim
 
-
-_bind_tensor_class(Tensor)
-_bind_tensor(Tensor)

@@ -5,12 +5,15 @@ constructors. Imported once by ``ember/__init__.py``.
 import numpy as np
 
 from . import _functions as F
+from ._creation import legacy_tensor_data, tensor, _filled, empty, full
 from ._tensor import Tensor
 from ._ops import shape as S, indexing as I
 from ._ops.primitive import Primitive
-from ._ops.elementwise import Add as _AddOp, Sub as _SubOp, Mul as _MulOp
+from ._ops.elementwise import Add as _AddOp, Sub as _SubOp, Mul as _MulOp, _check_broadcast
 from .backend import dtypes
+from .backend.dtypes import LEGACY_TENSOR_TYPES as _LEGACY
 from .device import check_device, device as _device_cls
+from .random import rng
 
 
 # ---- dtype conversion ---------------------------------------------------------------------
@@ -29,10 +32,6 @@ class ToDtype(Primitive):
 
 _Add, _Sub, _Mul = _AddOp.apply, _SubOp.apply, _MulOp.apply
 
-_LEGACY = {"FloatTensor": dtypes.float32, "DoubleTensor": dtypes.float64,
-           "HalfTensor": dtypes.float16, "LongTensor": dtypes.int64, "IntTensor": dtypes.int32,
-           "ShortTensor": dtypes.int16, "CharTensor": dtypes.int8, "ByteTensor": dtypes.uint8,
-           "BoolTensor": dtypes.bool_}
 _LEGACY_NAME = {v.name: k for k, v in _LEGACY.items()}
 
 
@@ -84,13 +83,11 @@ def _caster(dt):
 
 # ---- new_* constructors -------------------------------------------------------------------
 def new(self, *args):
-    from ._creation import legacy_tensor_data
     data = legacy_tensor_data(args, self.dtype)
     return Tensor._make(data.astype(self._data.dtype, copy=False))
 
 
 def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
-    from ._creation import tensor
     if isinstance(data, Tensor):
         data = data._data
     return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
@@ -98,18 +95,15 @@ def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
 
 def _new_filled(fill):
     def make(self, *size, dtype=None, device=None, requires_grad=False):
-        from ._creation import _filled
         return _filled(fill, size, dtype or self.dtype, requires_grad, device)
     return make
 
 
 def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-    from ._creation import empty
     return empty(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
-    from ._creation import full
     return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
 
@@ -151,7 +145,6 @@ def copy_(self, src, non_blocking=False):
     try:
         np.broadcast_to(src._data, self._data.shape)
     except ValueError:
-        from ._ops.elementwise import _check_broadcast
         _check_broadcast(self, src)  # PyTorch's message for the first mismatched dim
         # broadcastable together, but to a larger shape than self's
         dims = lambda shape: "[" + ", ".join(map(str, shape)) + "]"  # noqa: E731
@@ -168,17 +161,14 @@ def _random_fill(self, draw):
 
 
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
-    from .random import rng
     return _random_fill(self, lambda s: rng(generator).uniform(a, b, s))
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    from .random import rng
     return _random_fill(self, lambda s: rng(generator).normal(mean, std, s))
 
 
 def random_(self, from_=0, to=None, *, generator=None):
-    from .random import rng
     if to is None:
         from_, to = 0, (from_ if from_ else 2 ** 24 if self._data.dtype.kind == "f" else
                         int(np.iinfo(self._data.dtype).max) + 1)
@@ -187,14 +177,12 @@ def random_(self, from_=0, to=None, *, generator=None):
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
-    from .random import rng
     prob = p._data if isinstance(p, Tensor) else p
     vals = rng(generator).random(self._data.shape) < prob
     return self._inplace(Overwrite.apply, vals.astype(self._data.dtype))
 
 
 def bernoulli(self, p=None, *, generator=None):
-    from .random import rng
     prob = self._data if p is None else p
     return Tensor._make((rng(generator).random(self._data.shape) < prob)
                         .astype(self._data.dtype))
@@ -235,7 +223,6 @@ def _reflected(fn):
 
 def _scalar_as_tensor(fn):
     def method(self, other):
-        from ._creation import tensor
         return fn(tensor(other) if not isinstance(other, Tensor) else other, self)
     return method
 

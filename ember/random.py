@@ -9,7 +9,11 @@ differ from PyTorch's for the same seed; they repeat exactly across runs.
 >>> bool((a == b).all())
 True
 """
+import pickle
+
 import numpy as np
+
+from ._tensor import Tensor
 
 _DEFAULT_SEED = 67280421310721  # PyTorch's default seed, so a fresh process is deterministic too
 
@@ -36,21 +40,13 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        from ._creation import tensor
-        import pickle
         state = pickle.dumps((self._seed, self._rng.bit_generator.state))
-        return tensor(list(state), dtype=_uint8())
+        return Tensor._make(np.frombuffer(state, np.uint8).copy())  # a uint8 tensor of the bytes
 
     def set_state(self, state):
-        import pickle
         self._seed, bit_state = pickle.loads(bytes(state.tolist()))
         self._rng.bit_generator.state = bit_state
         return self
-
-
-def _uint8():
-    from .backend import uint8
-    return uint8
 
 
 default_generator = Generator()

@@ -10,7 +10,6 @@ import math
 import numpy as np
 
 from .primitive import Primitive
-from .elementwise import _erf
 from ..backend.parallel import parallel_for
 
 _SQRT1_2 = 1 / math.sqrt(2)
@@ -22,13 +21,28 @@ _GELU_KAPPA = 0.044715
 def _float_data(x, name):
     d = x._data
     if d.dtype.kind != "f":
-        from .reduction import _legacy_name
-        raise NotImplementedError(f"\"{name}\" not implemented for '{_legacy_name(x.dtype)}'")
+        raise NotImplementedError(f"\"{name}\" not implemented for '{x.dtype.scalar_name}'")
     return d
 
 
 def _scalar(v, d):
     return np.asarray(v, dtype=d.dtype)
+
+
+def sigmoid_array(d):
+    """``1 / (1 + exp(-d))`` in ``d``'s dtype, computing exp of non-positive numbers only:
+    no overflow warnings for large ``|d|``."""
+    e = np.exp(-np.abs(d))
+    return np.where(d >= 0, 1 / (1 + e), e / (1 + e)).astype(d.dtype, copy=False)
+
+
+def erf_array(d):
+    """The error function in ``d``'s dtype (SciPy's when installed)."""
+    try:
+        from scipy.special import erf  # optional dependency, and slow to import
+        return erf(d).astype(d.dtype, copy=False)
+    except ImportError:
+        return np.vectorize(math.erf, otypes=[d.dtype])(d) if d.size else d.copy()
 
 
 # Large ReLUs run in rows of _ROW elements against a row of zeros: NumPy's maximum takes
@@ -200,7 +214,7 @@ class Gelu(Primitive):
         if approximate == "tanh":
             inner = _scalar(_GELU_BETA, d) * (d + _scalar(_GELU_KAPPA, d) * d * d * d)
             return _scalar(0.5, d) * d * (1 + np.tanh(inner))
-        return d * _scalar(0.5, d) * (1 + _erf(d * _scalar(_SQRT1_2, d)))
+        return d * _scalar(0.5, d) * (1 + erf_array(d * _scalar(_SQRT1_2, d)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -223,8 +237,7 @@ class Silu(Primitive):
     def forward(ctx, x):
         d = _float_data(x, "silu_cpu")
         ctx.save_for_backward(x)
-        from .elementwise import _sigmoid
-        return d * _sigmoid(d)
+        return d * sigmoid_array(d)
 
     @staticmethod
     def backward(ctx, grad):

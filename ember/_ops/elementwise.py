@@ -9,6 +9,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..backend import dtypes
+from .activation_ops import erf_array as _erf, relu_grad_array, sigmoid_array as _sigmoid
 from .primitive import Primitive, unbroadcast, sum_to
 
 _LN2 = math.log(2.0)
@@ -505,35 +506,16 @@ Tanh = _unary("Tanh", np.tanh, lambda g, x, o: TanhGrad.apply(g, o), saves="outp
 Floor = _unary("Floor", np.floor, _zero_grad, saves=None, float_only=False)
 Ceil = _unary("Ceil", np.ceil, _zero_grad, saves=None, float_only=False)
 Trunc = _unary("Trunc", np.trunc, _zero_grad, saves=None, float_only=False)
-def _relu_grad_array(g, o):
-    from .activation_ops import relu_grad_array  # it imports this module
-    return relu_grad_array(g, o)
-
-
 # max(0, d), zero first: on equal operands np.maximum returns the second, so relu(-0.0) is
 # -0.0 as in PyTorch (which keeps x unless x < 0)
 Relu = _unary("Relu", lambda d: np.maximum(0, d, dtype=d.dtype),
               lambda g, x, o: g * (o > 0), saves="output", float_only=False,
               backward_name="ReluBackward0",
-              array_grad=lambda g, x, o: _relu_grad_array(g, o))
-
-
-def _sigmoid(d):
-    # exp of a non-positive number only: no overflow warnings for large |x|
-    e = np.exp(-np.abs(d))
-    return np.where(d >= 0, 1 / (1 + e), e / (1 + e)).astype(d.dtype, copy=False)
+              array_grad=lambda g, x, o: relu_grad_array(g, o))
 
 
 Sigmoid = _unary("Sigmoid", _sigmoid, lambda g, x, o: SigmoidGrad.apply(g, o), saves="output",
                  array_grad=lambda g, x, o: _sigmoid_grad(g, o))
-
-
-def _erf(d):
-    try:
-        from scipy.special import erf
-        return erf(d).astype(d.dtype, copy=False)
-    except ImportError:
-        return np.vectorize(math.erf, otypes=[d.dtype])(d) if d.size else d.copy()
 
 
 Erf = _unary("Erf", _erf, lambda g, x, o: g * (2 / math.sqrt(math.pi)) * (-(x * x)).exp())
@@ -655,8 +637,8 @@ class Minimum(Maximum):
 
 def _lerp_dtype_error(start, end, weight):
     name, other = ("end", end) if end._data.dtype != start._data.dtype else ("weight", weight)
-    raise RuntimeError(f"expected dtype {_cpp_name(start)} for `{name}` but got dtype "
-                       f"{_cpp_name(other)}")
+    raise RuntimeError(f"expected dtype {start.dtype.cpp_name} for `{name}` but got dtype "
+                       f"{other.dtype.cpp_name}")
 
 
 class Lerp(Primitive):
@@ -712,7 +694,7 @@ def _bitwise(name, fn):
         dt = np.asarray(x).dtype
         if dt.kind == "f":
             raise NotImplementedError(f"\"{name.lower()}_cpu\" not implemented for "
-                                      f"'{_legacy_name(dtypes._BY_NUMPY[dt])}'")
+                                      f"'{dtypes._BY_NUMPY[dt].scalar_name}'")
         return fn(x, y)
     return type(name, (Primitive,), {"forward": staticmethod(forward), "differentiable": False,
                                      "__module__": __name__})
@@ -738,7 +720,7 @@ class BitwiseNot(Primitive):
     def forward(ctx, x):
         if x._data.dtype.kind == "f":
             raise NotImplementedError("\"bitwise_not_cpu\" not implemented for "
-                                      f"'{_legacy_name(x.dtype)}'")
+                                      f"'{x.dtype.scalar_name}'")
         return np.invert(x._data)
 
 
@@ -757,7 +739,7 @@ class Where(Primitive):
     def forward(ctx, cond, a, b):
         if cond._data.dtype != np.bool_:
             raise RuntimeError(f"where expected condition to be a boolean tensor, but got a "
-                               f"tensor with dtype {_legacy_name(cond.dtype)}")
+                               f"tensor with dtype {cond.dtype.scalar_name}")
         ctx.save_for_backward(cond)
         ctx.a_shape, ctx.b_shape = _shape(a), _shape(b)
         x, y = _arrays(a, b)
@@ -774,16 +756,6 @@ class Where(Primitive):
         return None, ga, gb
 
 
-def _cpp_name(t):
-    from .linalg import _legacy
-    return _legacy(t)
-
-
-def _legacy_name(dt):
-    from .reduction import _legacy_name
-    return _legacy_name(dt)
-
-
 class MaskedFill(Primitive):
     _backward_name = "MaskedFillBackward0"
 
@@ -791,7 +763,7 @@ class MaskedFill(Primitive):
     def forward(ctx, x, mask, value):
         if mask._data.dtype != np.bool_:
             raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with "
-                               f"dtype {_cpp_name(mask)}")
+                               f"dtype {mask.dtype.cpp_name}")
         if isinstance(value, Tensor) and value.dim() != 0:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
                                f"got tensor with {value.dim()} dimension(s).")

@@ -3,7 +3,9 @@
 import numpy as np
 
 from .primitive import Primitive
+from .. import _creation
 from .._tensor import Tensor
+from ..backend.dtypes import _BY_NUMPY
 
 
 def _check_indices(indices, num):
@@ -12,9 +14,7 @@ def _check_indices(indices, num):
                         f"{type(indices).__name__}")
     d = indices._data
     if d.dtype not in (np.int64, np.int32):
-        from ..backend.dtypes import _BY_NUMPY
-        from .reduction import _legacy_name
-        name = _legacy_name(_BY_NUMPY[d.dtype])
+        name = _BY_NUMPY[d.dtype].scalar_name
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
                            f"following scalar types: Long, Int; but got torch.{name}Tensor "
                            "instead (while checking arguments for embedding)")
@@ -39,7 +39,6 @@ class Embedding(Primitive):
 
     @staticmethod
     def backward(ctx, grad):
-        from .. import _creation
         dim = grad.shape[-1]
         idx = ctx.indices.reshape(-1).long()
         g = grad.reshape(-1, dim)

@@ -213,8 +213,8 @@ class IndexPut(Primitive):
         except ValueError:
             target = x._data[index].shape
             if _is_basic(index if isinstance(index, tuple) else (index,)):
-                from .shape import expand  # PyTorch copies into the view: expand's message
-                expand(Tensor._make(np.asarray(v)), target)
+                # PyTorch copies into the view: expand's message
+                Tensor._make(np.asarray(v)).expand(target)
             raise RuntimeError(f"shape mismatch: value tensor of shape "
                                f"[{', '.join(map(str, np.shape(v)))}] cannot be broadcast to "
                                f"indexing result of shape [{', '.join(map(str, target))}]") \
@@ -499,16 +499,10 @@ def _check_index_vector(x, dim, index, name):
         if name == "index_select":
             raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
         raise RuntimeError(f"{name}_(): Expected dtype int32/int64 for index but got: "
-                           f"{_legacy_name(index._data.dtype)}")
+                           f"{index.dtype.scalar_name}")
     if index._data.ndim > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector")
     return _wrap_dim(dim, x._data.ndim)
-
-
-def _legacy_name(np_dtype):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool"}[np.dtype(np_dtype).name]
 
 
 def index_select(x, dim, index):
@@ -548,8 +542,8 @@ class IndexAdd(Primitive):
 def index_add(x, dim, index, source, *, alpha=1):
     dim = _check_index_vector(x, dim, index, "index_add")
     if source.dtype is not x.dtype:
-        raise RuntimeError(f"index_add_(): self ({_legacy_name(x._data.dtype)}) and source "
-                           f"({_legacy_name(source._data.dtype)}) must have the same scalar type")
+        raise RuntimeError(f"index_add_(): self ({x.dtype.scalar_name}) and source "
+                           f"({source.dtype.scalar_name}) must have the same scalar type")
     xs, ss = x._data.shape, source._data.shape
     if len(xs) != len(ss) or any(a != b for i, (a, b) in enumerate(zip(xs, ss)) if i != dim) \
             or (ss[dim] if ss else 1) != index._data.size:
@@ -583,7 +577,7 @@ def take_along_dim(x, indices, dim=None):
                            f"input, and {indices._data.ndim} dimensions for indices")
     if indices._data.dtype != np.int64:
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
-                           f"{_legacy_name(indices._data.dtype)}")
+                           f"{indices.dtype.scalar_name}")
     if x._data.ndim == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     dim = _wrap_dim(dim, x._data.ndim)

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from .._tensor import Tensor
 from ..random import rng
 
 
@@ -72,7 +73,6 @@ def orthogonal_array(rows, cols, generator=None):
 
 
 def _fill(tensor, array):
-    from .._tensor import Tensor
     return tensor.copy_(Tensor._make(array.reshape(tensor._data.shape).astype(tensor._data.dtype)))
 
 

@@ -15,25 +15,18 @@ def _dims(shape):
 def _check_same_dtype(a, b, name):
     """PyTorch's wording differs with the kernel that a product lands in."""
     if a._data.dtype != b._data.dtype:
-        from .reduction import _legacy_name as cap
         if name == "mm":
-            msg = (f"expected m1 and m2 to have the same dtype, but got: {_legacy(a)} != "
-                   f"{_legacy(b)}")
+            msg = (f"expected m1 and m2 to have the same dtype, but got: {a.dtype.cpp_name} != "
+                   f"{b.dtype.cpp_name}")
         elif name == "dot":
             msg = (f"dot : expected both vectors to have same dtype, but found "
-                   f"{cap(a.dtype)} and {cap(b.dtype)}")
+                   f"{a.dtype.scalar_name} and {b.dtype.scalar_name}")
         elif name == "mv":
-            msg = (f"addmv input tensors must have the same dtype, but got {cap(b.dtype)}, "
-                   f"{cap(a.dtype)}, and {cap(b.dtype)}")
+            msg = (f"addmv input tensors must have the same dtype, but got {b.dtype.scalar_name}, "
+                   f"{a.dtype.scalar_name}, and {b.dtype.scalar_name}")
         else:
-            msg = f"expected scalar type {cap(a.dtype)} but found {cap(b.dtype)}"
+            msg = f"expected scalar type {a.dtype.scalar_name} but found {b.dtype.scalar_name}"
         raise RuntimeError(msg)
-
-
-def _legacy(t):
-    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
-            "int32": "int", "int16": "short int", "int8": "signed char",
-            "uint8": "unsigned char", "bool": "bool"}[t.dtype.name]
 
 
 class Matmul(Primitive):
@@ -162,13 +155,12 @@ def outer(a, b):
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    from .reduction import _legacy_name as cap
     if input.dtype is not mat2.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got "
-                           f"{cap(input.dtype)} and {cap(mat2.dtype)}")
+                           f"{input.dtype.scalar_name} and {mat2.dtype.scalar_name}")
     if mat1.dtype is not mat2.dtype:
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
-                           f"{cap(mat1.dtype)} and {cap(mat2.dtype)}")
+                           f"{mat1.dtype.scalar_name} and {mat2.dtype.scalar_name}")
     prod = mm(mat1, mat2)
     if alpha != 1:
         prod = prod * alpha
@@ -354,9 +346,8 @@ def einsum(spec, *operands):
     first = operands[0].dtype
     for o in operands[1:]:
         if o.dtype is not first:  # PyTorch does not promote einsum operands
-            from .reduction import _legacy_name
-            raise RuntimeError(f"expected scalar type {_legacy_name(first)} but found "
-                               f"{_legacy_name(o.dtype)}")
+            raise RuntimeError(f"expected scalar type {first.scalar_name} but found "
+                               f"{o.dtype.scalar_name}")
     return Einsum.apply(spec, *operands)
 
 

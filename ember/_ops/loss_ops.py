@@ -7,6 +7,7 @@ ordinary ember ops.
 """
 import numpy as np
 
+from .nn_ops import log_softmax
 from .primitive import Primitive
 from .._tensor import Tensor
 from ..autograd.grad_mode import _state as _grad_state
@@ -109,7 +110,6 @@ class CrossEntropy(Primitive):
             gx = ctx.softmax * coef[:, None]
             gx[ctx.rows, ctx.safe] -= coef
             return Tensor._make(gx), None, None, None, None
-        from .nn_ops import log_softmax
         onehot = np.zeros(x._data.shape, x._data.dtype)
         onehot[ctx.rows, ctx.safe] = 1
         coef = grad * Tensor._make(w)

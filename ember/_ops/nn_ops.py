@@ -11,9 +11,8 @@ def _prepare(x, dim, dtype):
     if dtype is not None:
         d = d.astype(dtype.np)
     elif d.dtype.kind != "f":
-        from .reduction import _legacy_name
         raise NotImplementedError(f"\"softmax_lastdim_kernel_impl\" not implemented for "
-                                  f"'{_legacy_name(x.dtype)}'")
+                                  f"'{x.dtype.scalar_name}'")
     if dim is None:
         dim = 0 if d.ndim in (0, 1, 3) else 1  # PyTorch's legacy implicit choice
     return d, _wrap_dim(dim, d.ndim)

@@ -20,9 +20,11 @@ Class attributes an op may set: ``saves_output`` (output 0 is appended to
 import numpy as np
 
 from ..autograd import grad_mode, anomaly as _anomaly
-from ..autograd.function import Function, BackwardFunction, gradient_edge
-from ..autograd.graph import SavedTensor, FREED_MESSAGE, _sequence, _raise_modified
+from ..autograd.function import Function, BackwardFunction
+from ..autograd.graph import (SavedTensor, FREED_MESSAGE, _sequence, _raise_modified,
+                              gradient_edge)
 from .._tensor import Tensor
+from ..backend.dtypes import _BY_NUMPY
 
 _state = grad_mode._state
 _anomaly_state = _anomaly._state
@@ -319,9 +321,6 @@ def _link_view(t, cls, args):
         t._view_fn = lambda b: cls.apply(b, *rest)
     else:
         t._view_fn = lambda b: cls.apply(parent_fn(b), *rest)
-
-
-from ..backend.dtypes import _BY_NUMPY  # noqa: E402
 
 
 def sum_to(array, shape):

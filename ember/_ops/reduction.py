@@ -4,7 +4,9 @@ import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
 from ..backend import dtypes
+from .elementwise import Maximum, Minimum
 from .primitive import Primitive
+from .shape import cat
 from .. import return_types
 
 
@@ -96,7 +98,7 @@ class Mean(Primitive):
         elif d.dtype.kind != "f":
             raise RuntimeError(
                 "mean(): could not infer output dtype. Input dtype must be either a floating "
-                f"point or complex dtype. Got: {_legacy_name(x.dtype)}")
+                f"point or complex dtype. Got: {x.dtype.scalar_name}")
         dims = reduce_dims(dim, d.ndim)
         ctx.in_shape, ctx.dims, ctx.keepdim = d.shape, dims, keepdim
         ctx.count = int(np.prod([d.shape[i] for i in dims])) if d.ndim else 1
@@ -112,11 +114,6 @@ class Mean(Primitive):
 class MeanAll(Mean):
     """``x.mean()`` over every element: PyTorch names its node MeanBackward0."""
     _backward_name = "MeanBackward0"
-
-
-def _legacy_name(dt):
-    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool", "float32": "Float", "float64": "Double", "float16": "Half"}[dt.name]
 
 
 class Prod(Primitive):
@@ -162,14 +159,9 @@ def _prod_of_others(x, dim):
     one = Tensor._make(np.ones(ones_shape, x._data.dtype))
     left = x.narrow(dim, 0, n - 1)
     right = x.narrow(dim, 1, n - 1)
-    excl_left = _cat([one, left.cumprod(dim)], dim)
-    excl_right = _cat([right.flip(dim).cumprod(dim).flip(dim), one], dim)
+    excl_left = cat([one, left.cumprod(dim)], dim)
+    excl_right = cat([right.flip(dim).cumprod(dim).flip(dim), one], dim)
     return excl_left * excl_right
-
-
-def _cat(ts, dim):
-    from .shape import cat
-    return cat(ts, dim)
 
 
 def _check_empty_reduction(name, shape, dim, hint, as_given=False):
@@ -357,7 +349,7 @@ class Norm(Primitive):
         d = x._data
         if d.dtype.kind != "f":
             raise RuntimeError("linalg.vector_norm: Expected a floating point or complex "
-                               f"tensor as input. Got {_legacy_name(x.dtype)}")
+                               f"tensor as input. Got {x.dtype.scalar_name}")
         dims = reduce_dims(dim, d.ndim)
         ctx.save_for_backward(x)
         ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
@@ -463,7 +455,6 @@ class Cumprod(Primitive):
             with_one = x * keep + (1 - keep)  # x with element i replaced by 1
             partial = with_one.cumprod(dim).narrow(dim, i, n - i)
             cols.append((grad.narrow(dim, i, n - i) * partial).sum(dim, keepdim=True))
-        from .shape import cat
         return cat(cols, dim), None, None
 
 
@@ -472,7 +463,6 @@ def max_min(x, dim=None, keepdim=False, *, largest, other=None):
     if isinstance(dim, Tensor):
         other = dim
     if other is not None:
-        from .elementwise import Maximum, Minimum
         return (Maximum if largest else Minimum).apply(x, other)
     if dim is None:
         return ExtremeAll.apply(x, largest)

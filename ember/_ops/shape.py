@@ -3,6 +3,9 @@ so share memory and the version counter; the rest copy."""
 import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
+from ..autograd.function import _expandable
+from ..backend.dtypes import SCALAR_NAMES, dtype as _dtype, result_type
+from .indexing import BasicIndex, SelectIndex
 from .primitive import Primitive, unbroadcast, sum_to
 
 
@@ -102,9 +105,8 @@ class ViewDtype(Primitive):
     def forward(ctx, x, np_dtype):
         d = x._data
         if d.itemsize != np_dtype.itemsize:
-            names = _legacy_names()
-            what = (f"to view {names[d.dtype.name]} as {names[np_dtype.name]} (different "
-                    "element sizes)")
+            what = (f"to view {SCALAR_NAMES[d.dtype.name]} as {SCALAR_NAMES[np_dtype.name]} "
+                    "(different element sizes)")
             if d.ndim == 0:
                 raise RuntimeError(f"self.dim() cannot be 0 {what}")
             if d.strides[-1] != d.itemsize and d.shape[-1] != 1:
@@ -117,14 +119,8 @@ class ViewDtype(Primitive):
         return d.view(np_dtype)
 
 
-def _legacy_names():
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
-
-
 def view(x, *shape):
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
-        from ..backend.dtypes import dtype as _dtype
         if isinstance(shape[0], _dtype):
             return ViewDtype.apply(x, shape[0].np)
     shape = infer_shape(parse_sizes(shape), x._data.size)
@@ -309,7 +305,6 @@ def sum_to_size(x, *size):
     size = parse_sizes(size)
     if tuple(size) == x._data.shape:
         return x
-    from ..autograd.function import _expandable
     if not _expandable(size, x._data.shape):
         raise RuntimeError(f"size {{{list(size)}}} is not expandable to size "
                            f"{{{list(x._data.shape)}}}.")
@@ -352,7 +347,6 @@ class Cat(Primitive):
 
 
 def _result_dtype_arrays(tensors):
-    from ..backend.dtypes import result_type
     return result_type(*tensors)
 
 
@@ -513,7 +507,6 @@ class Tri(Primitive):
 
 
 def narrow(x, dim, start, length):
-    from .indexing import BasicIndex
     n = x._data.ndim
     dim = _wrap_dim(dim, n)
     size = x._data.shape[dim]
@@ -529,7 +522,6 @@ def narrow(x, dim, start, length):
 
 
 def select(x, dim, index):
-    from .indexing import SelectIndex
     n = x._data.ndim
     if n == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")

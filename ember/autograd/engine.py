@@ -25,6 +25,7 @@ code may hold them. No reference counting is involved.
 """
 import heapq
 
+from .._tensor import Tensor
 from . import anomaly, grad_mode
 from .graph import AccumulateGrad, OwnedGrads, check_hook_result, check_hook_results
 
@@ -230,7 +231,7 @@ def _deliver(task, node, outputs, grads):
 def _is_fresh(g, given, outputs):
     """Whether a node output ``g`` is a new array of the node's own: not a view, not one
     of the gradients it was ``given``, and not returned twice."""
-    data = g._data if isinstance(g, _Tensor) else g
+    data = g._data if isinstance(g, Tensor) else g
     if data.base is not None:
         return False
     for x in given:
@@ -246,19 +247,16 @@ def _is_fresh(g, given, outputs):
 def _add_grads(a, b):
     """Sum two gradients (tensors or bare arrays) arriving at one slot, with no graph
     to record: arrays of one shape and dtype add as arrays, anything else as tensors."""
-    x = a._data if isinstance(a, _Tensor) else a
-    y = b._data if isinstance(b, _Tensor) else b
+    x = a._data if isinstance(a, Tensor) else a
+    y = b._data if isinstance(b, Tensor) else b
     if x.shape == y.shape and x.dtype == y.dtype:
         return x + y
-    return _Tensor._make(x) + _Tensor._make(y)
+    return Tensor._make(x) + Tensor._make(y)
 
 
 def _as_tensors(grads):
     """A list of gradients with bare arrays wrapped as tensors."""
-    return [g if g is None or isinstance(g, _Tensor) else _Tensor._make(g) for g in grads]
-
-
-_Tensor = None  # ember.Tensor, set by autograd._bind_tensor (ember._tensor imports us first)
+    return [g if g is None or isinstance(g, Tensor) else Tensor._make(g) for g in grads]
 
 
 def _add_recorded(a, b):

@@ -22,45 +22,19 @@ backward.
 >>> Square.apply(x).backward(); x.grad
 tensor([6.])
 """
+import functools
 import inspect
+import warnings
 
+from .._tensor import Tensor
+from ..backend import xp
 from . import grad_mode
 from . import anomaly
-from .graph import (Node, SavedTensor, FREED_MESSAGE, accumulator_of, _sequence, _OutputRecord,
-                    c_type_name)
+from .graph import (Node, SavedTensor, FREED_MESSAGE, _sequence, _OutputRecord, c_type_name,
+                    gradient_edge)
+from .views import rebase_view
 
 _state = grad_mode._state
-Tensor = None  # set by ember._tensor once the class exists (it imports this module)
-
-
-def _bind_tensor_class(cls):
-    global Tensor
-    Tensor = cls
-
-
-def gradient_edge(t):
-    """The (node, input_nr) that gradients for tensor ``t`` flow into."""
-    if t._base is not None and t._view_version != t._vc[0]:
-        _refresh_view_grad_fn(t)
-    fn = t._grad_fn
-    if fn is not None:
-        return (fn, t._output_nr)
-    if t._requires_grad:
-        return (accumulator_of(t), 0)
-    return (None, 0)
-
-
-def _refresh_view_grad_fn(view):
-    """Re-derive a view's grad_fn from its base after the base changed in place."""
-    base = view._base
-    view._view_version = view._vc[0]
-    if not base._requires_grad or view._view_fn is None:
-        return
-    with grad_mode.enable_grad():
-        fresh = view._view_fn(base)
-    view._grad_fn = fresh._grad_fn
-    view._output_nr = fresh._output_nr
-    view._requires_grad = True
 
 
 class FunctionCtx:
@@ -213,7 +187,6 @@ class BackwardFunction(Node, FunctionCtx):
 
     @property
     def saved_variables(self):
-        import warnings
         warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning,
                       stacklevel=2)
         return self.saved_tensors
@@ -274,13 +247,8 @@ _CTX_KEEP = ("needs_input_grad", "next_functions")
 
 def _zeros_like_meta(meta):
     shape, dtype = meta
-    t = Tensor._make(_xp().zeros(shape, dtype.np))
+    t = Tensor._make(xp.zeros(shape, dtype.np))
     return t
-
-
-def _xp():
-    from ..backend import xp
-    return xp
 
 
 class Function(FunctionCtx):
@@ -545,7 +513,6 @@ def _check_dirty_returned(ctx, dirty, outputs):
 def _rebase_dirty(ctx, t, nr):
     """An input modified in place by forward becomes output ``nr`` of ``ctx``."""
     if t._base is not None:
-        from .._ops.inplace_views import rebase_view
         rebase_view(t, (ctx, nr))
         return
     t._requires_grad = True
@@ -614,8 +581,6 @@ def once_differentiable(backward):
     ...     def backward(ctx, g):
     ...         x, = ctx.saved_tensors; return 3 * x ** 2 * g
     """
-    import functools
-
     @functools.wraps(backward)
     def wrapper(ctx, *grads):
         with grad_mode.no_grad():

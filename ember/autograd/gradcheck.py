@@ -29,16 +29,15 @@ import warnings
 
 import numpy as np
 
+from .._creation import tensor
+from .._tensor import Tensor
 from . import grad_mode
+from .backprop import grad as autograd_grad
+from .function import BackwardFunction
 
 
 class GradcheckError(RuntimeError):
     """Raised by gradcheck when a check fails."""
-
-
-def _tensor_cls():
-    from .._tensor import Tensor
-    return Tensor
 
 
 def _as_tuple(x):
@@ -46,12 +45,10 @@ def _as_tuple(x):
 
 
 def _differentiable_outputs(outputs):
-    Tensor = _tensor_cls()
     return [o for o in _as_tuple(outputs) if isinstance(o, Tensor) and o.requires_grad]
 
 
 def _float_outputs(outputs):
-    Tensor = _tensor_cls()
     return [o for o in _as_tuple(outputs) if isinstance(o, Tensor) and o.is_floating_point()]
 
 
@@ -62,7 +59,6 @@ def _run(func, inputs):
 
 # ---- step 1: inputs ----------------------------------------------------------------------
 def _check_inputs(inputs):
-    Tensor = _tensor_cls()
     diff = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     if not diff:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
@@ -96,8 +92,6 @@ def _numerical_jacobians(func, inputs, diff, eps):
 
 
 def _vjp(outputs, out_index, v, inputs, diff):
-    from . import grad as autograd_grad
-    from .._creation import tensor
     out = outputs[out_index]
     grads = autograd_grad(out, [inputs[j] for j in diff],
                           tensor(v.reshape(out.shape), dtype=out.dtype), retain_graph=True,
@@ -208,7 +202,6 @@ def _check_reentrant(outputs, inputs, diff, nondet_tol, rng):
 
 
 def _check_undefined_grad(outputs):
-    from .function import BackwardFunction
     seen = set()
     for out in outputs:
         node = out.grad_fn
@@ -303,8 +296,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 
     ``grad_outputs`` default to random float64 tensors that require grad.
     """
-    from . import grad as autograd_grad
-    from .._creation import tensor
     inputs = _as_tuple(inputs)
     diff = _check_inputs(inputs)
     outputs = _differentiable_outputs(func(*inputs))

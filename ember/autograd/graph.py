@@ -11,12 +11,21 @@ The engine (``engine.py``) knows only this interface:
   (``{output_nr: [fn(grad)]}``, from ``Tensor.register_hook``) and ``_hooks``
   (``fn(grad_inputs, grad_outputs)``).
 
+``gradient_edge(t)`` is where a tensor meets the graph: the ``(node, input_nr)``
+its gradients flow into.
+
 Nothing here knows about any specific op.
 """
 import itertools
 import re
 import threading
 import weakref
+
+import numpy as np
+
+from .._tensor import Tensor
+from ..backend.dtypes import from_numpy_dtype, legacy_type_name as _dtype_legacy_name
+from . import grad_mode
 
 _sequence = itertools.count()
 
@@ -135,7 +144,6 @@ class AccumulateGrad(Node):
                 var._grad = _first_grad(grad if array is None else array, var._data, owned)
         elif create_graph or current._requires_grad or (array is not None and
                                                          grad._requires_grad):
-            from .._tensor import Tensor
             var.grad = current + (grad if array is not None else Tensor._make(grad))
         else:
             # In place, in NumPy: no graph to record, only the version to bump.
@@ -156,7 +164,6 @@ def _first_grad(data, like, owned):
     """The first gradient of a leaf as storage the leaf owns: ``data`` itself when the
     engine owns it (and it is a whole, writeable, C-ordered array of the leaf's shape and
     dtype, as PyTorch steals a gradient nobody else holds), else a copy."""
-    from .._tensor import Tensor
     if data.dtype == like.dtype and data.shape == like.shape:
         if owned and data.base is None and data.flags.c_contiguous and data.flags.writeable:
             return Tensor._make(data)
@@ -167,7 +174,6 @@ def _first_grad(data, like, owned):
 
 
 def _zeros(like):
-    import numpy as np
     return np.zeros(like.shape, like.dtype)
 
 
@@ -179,6 +185,32 @@ def accumulator_of(tensor):
         node = AccumulateGrad(tensor)
         tensor._accumulator = weakref.ref(node)
     return node
+
+
+def gradient_edge(t):
+    """The (node, input_nr) that gradients for tensor ``t`` flow into."""
+    if t._base is not None and t._view_version != t._vc[0]:
+        refresh_view_grad_fn(t)
+    fn = t._grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    if t._requires_grad:
+        return (accumulator_of(t), 0)
+    return (None, 0)
+
+
+def refresh_view_grad_fn(view):
+    """Re-derive a view's grad_fn from its base after the base changed in place, by
+    replaying its view ops on the base (``views.py`` says when)."""
+    base = view._base
+    view._view_version = view._vc[0]
+    if not base._requires_grad or view._view_fn is None:
+        return
+    with grad_mode.enable_grad():
+        fresh = view._view_fn(base)
+    view._grad_fn = fresh._grad_fn
+    view._output_nr = fresh._output_nr
+    view._requires_grad = True
 
 
 class SavedTensor:
@@ -228,7 +260,6 @@ class _OutputRecord:
         self.view_fn = t._view_fn
 
     def rebuild(self, node, output_nr):
-        from .._tensor import Tensor
         t = Tensor._make(self.data, self.requires_grad)
         t._vc = self.vc
         t._base = self.base
@@ -245,11 +276,7 @@ class _OutputRecord:
 
 def legacy_type_name(data):
     """``ember.FloatTensor`` and the like, for an array (PyTorch's legacy type names)."""
-    from ..backend.dtypes import from_numpy_dtype
-    legacy = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-              "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
-              "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
-    return f"ember.{legacy[from_numpy_dtype(data.dtype).name]}"
+    return f"ember.{_dtype_legacy_name(from_numpy_dtype(data.dtype))}"
 
 
 def type_description(data):
@@ -294,7 +321,6 @@ def hook_name(fn):
 def check_hook_result(fn, value, result):
     """Validate what a gradient hook returned in place of ``value`` (PyTorch's checks):
     a tensor of the same size and type; None means 'keep it' and is handled by the caller."""
-    from .._tensor import Tensor
     if not isinstance(result, Tensor):
         raise TypeError(f"expected Variable, but hook returned '{c_type_name(result)}'")
     if value is None:

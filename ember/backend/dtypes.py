@@ -21,16 +21,26 @@ _BOOL, _INT, _FLOAT = 0, 1, 2
 
 
 class dtype:
-    """A tensor element type; compare with ``is`` or ``==`` (``ember.float32``)."""
-    __slots__ = ("name", "np", "category", "itemsize", "is_floating_point", "is_signed")
+    """A tensor element type; compare with ``is`` or ``==`` (``ember.float32``).
 
-    def __init__(self, name, np_dtype, category):
+    Besides its name, each dtype carries the other names PyTorch prints for it (see the
+    table below): ``scalar_name`` (``Float``: ``FloatTensor``, ``FloatStorage``, "expected
+    scalar type Float") and ``cpp_name`` (``float``, ``long int``: the C++ type in messages
+    of PyTorch's kernels).
+    """
+    __slots__ = ("name", "np", "category", "itemsize", "is_floating_point", "is_signed",
+                 "scalar_name", "cpp_name", "alias")
+
+    def __init__(self, name, np_dtype, category, scalar_name, cpp_name, alias):
         self.name = name
         self.np = np.dtype(np_dtype)
         self.category = category
         self.itemsize = self.np.itemsize
         self.is_floating_point = category == _FLOAT
         self.is_signed = self.np.kind in "if"
+        self.scalar_name = scalar_name
+        self.cpp_name = cpp_name
+        self.alias = alias
 
     @property
     def is_complex(self):
@@ -46,21 +56,34 @@ class dtype:
         return (from_name, (self.name,))
 
 
-float16 = dtype("float16", np.float16, _FLOAT)
-float32 = dtype("float32", np.float32, _FLOAT)
-float64 = dtype("float64", np.float64, _FLOAT)
-int8 = dtype("int8", np.int8, _INT)
-int16 = dtype("int16", np.int16, _INT)
-int32 = dtype("int32", np.int32, _INT)
-int64 = dtype("int64", np.int64, _INT)
-uint8 = dtype("uint8", np.uint8, _INT)
-bool_ = dtype("bool", np.bool_, _BOOL)
-half, float, double = float16, float32, float64
+# Every name of every dtype, one row each. scalar_name: PyTorch's ScalarType;
+# cpp_name: how PyTorch's C++ messages print the element type; alias: the second
+# name of ``torch.float`` and the like (None where there is none).
+#                name       NumPy       category scalar_name  cpp_name         alias
+float16 = dtype("float16", np.float16, _FLOAT, "Half", "c10::Half", "half")
+float32 = dtype("float32", np.float32, _FLOAT, "Float", "float", "float")
+float64 = dtype("float64", np.float64, _FLOAT, "Double", "double", "double")
+int8 = dtype("int8", np.int8, _INT, "Char", "signed char", None)
+int16 = dtype("int16", np.int16, _INT, "Short", "short int", "short")
+int32 = dtype("int32", np.int32, _INT, "Int", "int", "int")
+int64 = dtype("int64", np.int64, _INT, "Long", "long int", "long")
+uint8 = dtype("uint8", np.uint8, _INT, "Byte", "unsigned char", None)
+bool_ = dtype("bool", np.bool_, _BOOL, "Bool", "bool", None)
+half, float, double = float16, float32, float64  # the aliases above, as Python names
 short, int, long = int16, int32, int64
 
-_ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
-_BY_NUMPY = {d.np: d for d in _ALL}
-_BY_NAME = {d.name: d for d in _ALL}
+ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
+_BY_NUMPY = {d.np: d for d in ALL}
+_BY_NAME = {d.name: d for d in ALL}
+SCALAR_NAMES = {d.name: d.scalar_name for d in ALL}  # {"float32": "Float", ...}
+
+
+def legacy_type_name(d):
+    """``FloatTensor`` for float32: PyTorch's legacy tensor type name of a dtype."""
+    return d.scalar_name + "Tensor"
+
+
+LEGACY_TENSOR_TYPES = {legacy_type_name(d): d for d in ALL}  # {"FloatTensor": float32, ...}
 
 
 def from_name(name):

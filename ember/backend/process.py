@@ -33,6 +33,8 @@ Unset, it means ``default``. ``python -m ember.utils.collect_env`` lists what to
 import os
 import warnings
 
+from . import parallel
+
 ENV_VAR = "EMBER_PROCESS_TUNING"
 DEFAULT = frozenset({"blas_threads", "malloc_priming", "warnings_filter", "fork_hook"})
 ALL = DEFAULT | {"pin_threads"}
@@ -67,7 +69,6 @@ def apply(spec=None):
     """Make the changes ``spec`` asks for (once per process; ``import ember`` calls it)."""
     if _applied:
         return dict(_applied)
-    from . import parallel
     chosen = requested(spec)
     _applied["warnings_filter"] = "warnings_filter" in chosen and _filter_warnings()
     _applied["malloc_priming"] = "malloc_priming" in chosen and _prime_malloc()

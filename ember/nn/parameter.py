@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .._tensor import Tensor
+from .._creation import empty
 
 
 class Parameter(Tensor):
@@ -30,7 +31,6 @@ class Parameter(Tensor):
 
     def __new__(cls, data: Optional[Tensor] = None, requires_grad: bool = True) -> Parameter:
         if data is None:
-            from .._creation import empty
             data = empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter expects a Tensor, got {type(data).__name__}")

@@ -11,6 +11,11 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .._tensor import Tensor
+from ..backend.dtypes import from_name
+from ..device import device
+from ..nn.parameter import Parameter
+
 from ._archive import to_native
 from ._ember_write import FORMAT, STRUCTURE
 from ._errors import LoadError
@@ -42,8 +47,6 @@ def _is_int(v):
 
 class _Decoder:
     def __init__(self, archive, header, map_location):
-        from .._tensor import Tensor
-        from ..nn.parameter import Parameter
         self.Tensor, self.Parameter = Tensor, Parameter
         self.archive, self.fail = archive, archive.corrupt
         self.map_location, self.version = map_location, header["version"]
@@ -130,10 +133,8 @@ class _Decoder:
         if kind == "bytes":
             return base64.b64decode(node["value"].encode("ascii"), validate=True)
         if kind == "dtype":
-            from ..backend.dtypes import from_name
             return from_name(node["name"])
         if kind == "device":
-            from ..device import device
             return device(node["name"])
         self.fail(f"unknown node type {kind!r}")
 
@@ -152,7 +153,6 @@ class _Decoder:
         return out
 
     def tensor(self, node):
-        from ..backend.dtypes import from_name
         # version 1 numbered tensors by their array; version 2 gives each its own id
         key = node["array"] if self.version == 1 else node["id"]
         if not _is_int(key):

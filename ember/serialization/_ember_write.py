@@ -12,6 +12,11 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .._tensor import Tensor
+from ..backend.dtypes import dtype
+from ..device import device
+from ..nn.parameter import Parameter
+
 from ._views import plan_storages
 
 FORMAT = "ember"
@@ -23,10 +28,6 @@ class Encoder:
     """Turns an object into the JSON structure, collecting the arrays it refers to."""
 
     def __init__(self):
-        from .._tensor import Tensor
-        from ..backend.dtypes import dtype
-        from ..device import device
-        from ..nn.parameter import Parameter
         self.Tensor, self.Parameter, self.dtype, self.device = Tensor, Parameter, dtype, device
         self.arrays = []
         self.tensor_nodes, self.tensor_arrays = [], []

@@ -5,10 +5,10 @@ failure of the caller's own choice -- their callable raising, a device they name
 ember lacks -- reaches the caller unchanged (wrapped in ``CallerError`` on the way out).
 """
 from ._errors import CallerError, LoadError
+from ..device import device
 
 
 def check_map_location(map_location):
-    from ..device import device
     if map_location is None or isinstance(map_location, (str, device, dict)) or \
             callable(map_location):
         return
@@ -18,7 +18,6 @@ def check_map_location(map_location):
 
 def relocate(t, location, map_location, name):
     """``t`` (loaded from a file saying it was on ``location``) moved as ``map_location`` says."""
-    from ..device import device
     from_file = map_location is None or (isinstance(map_location, dict)
                                          and location not in map_location)
     if isinstance(map_location, dict):

@@ -17,20 +17,17 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .._tensor import Tensor
+from ..backend import dtypes
+from ..nn.parameter import Parameter
 from ._errors import RefusedError
 from ._map_location import relocate
 from ._views import view_of_storage
 
-_TORCH_STORAGES = {
-    "FloatStorage": np.float32, "DoubleStorage": np.float64, "HalfStorage": np.float16,
-    "LongStorage": np.int64, "IntStorage": np.int32, "ShortStorage": np.int16,
-    "CharStorage": np.int8, "ByteStorage": np.uint8, "BoolStorage": np.bool_,
-}
-_TORCH_DTYPES = {"float32": np.float32, "float": np.float32, "float64": np.float64,
-                 "double": np.float64, "float16": np.float16, "half": np.float16,
-                 "int64": np.int64, "long": np.int64, "int32": np.int32, "int": np.int32,
-                 "int16": np.int16, "short": np.int16, "int8": np.int8, "uint8": np.uint8,
-                 "bool": np.bool_}
+# torch's storage types and dtypes a checkpoint may name: torch.FloatStorage, torch.float32
+# (or its alias torch.float), ..., read as the NumPy dtype
+_TORCH_STORAGES = {d.scalar_name + "Storage": d.np for d in dtypes.ALL}
+_TORCH_DTYPES = {name: d.np for d in dtypes.ALL for name in (d.name, d.alias) if name}
 
 
 class _StorageType:
@@ -92,8 +89,6 @@ class _TorchUnpickler(pickle._Unpickler):
 
     # ---- restricted opcodes -------------------------------------------------------------------
     def load_build(self):
-        from .._tensor import Tensor
-        from ..nn.parameter import Parameter
         state = self.stack.pop()
         inst = self.stack[-1]
         if type(inst) is OrderedDict:
@@ -166,7 +161,6 @@ class _TorchUnpickler(pickle._Unpickler):
 
     def rebuild_tensor(self, storage, storage_offset, size, stride, requires_grad=False,
                        backward_hooks=None, metadata=None):
-        from .._tensor import Tensor
         if not isinstance(requires_grad, bool):
             self.archive.corrupt("requires_grad must be a bool")
         data = self.tensor_data(storage, storage_offset, size, stride)
@@ -187,8 +181,6 @@ class _TorchUnpickler(pickle._Unpickler):
         return np.negative(data) if metadata.get("neg") else data
 
     def rebuild_parameter(self, data, requires_grad, backward_hooks=None, state=None):
-        from .._tensor import Tensor
-        from ..nn.parameter import Parameter
         if not isinstance(data, Tensor) or not isinstance(requires_grad, bool):
             self.archive.corrupt("a Parameter needs a tensor and a bool requires_grad")
         return Parameter(data, requires_grad=requires_grad)
@@ -196,7 +188,6 @@ class _TorchUnpickler(pickle._Unpickler):
     def set_tensor_state(self, t, state):
         """BUILD on a tensor: a legacy ``set_`` state (storage, offset, size, stride) or, for a
         Parameter, ``(requires_grad, _, backward_hooks)``, as PyTorch accepts there."""
-        from ..nn.parameter import Parameter
         if isinstance(state, tuple) and len(state) == 4:
             data = self.tensor_data(*state)
             if data.dtype != t._data.dtype:

@@ -19,6 +19,8 @@ import subprocess
 import sys
 import sysconfig
 
+from ..backend import parallel, process
+
 __all__ = ["get_env_info", "get_pretty_env_info", "main"]
 
 NOT_FOUND = "not found"
@@ -152,7 +154,6 @@ def _extensions_dir():
 
 def _threads_info():
     """ember's pool threads, whether its native helpers are built, NumPy's BLAS threads."""
-    from ember.backend import parallel
     blas = parallel.blas_threads()
     return {"ember_threads": parallel.get_num_threads(),
             "pool_helpers": "native" if parallel._native is not None
@@ -164,7 +165,6 @@ def _threads_info():
 def _process_tuning():
     """What importing ember changed in this process (ember/backend/process.py), e.g.
     ``blas_threads, fork_hook, malloc_priming, warnings_filter``; ``none`` if nothing."""
-    from ember.backend import process
     on = [name for name, took in process.applied().items() if took]
     return ", ".join(on) if on else "none"
 

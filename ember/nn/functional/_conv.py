@@ -1,10 +1,8 @@
 """conv1d, conv2d, conv_transpose1d, conv_transpose2d (PyTorch's argument checks and wording)."""
 from ..._ops.conv import ConvForward, ConvInputGrad, _Geom
+from ...backend.dtypes import SCALAR_NAMES as _TYPE
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"]
-
-_TYPE = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-         "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 
 
 def _tuple(value, nd, name):

@@ -12,6 +12,7 @@ from ..._ops.loss_ops import binary_cross_entropy_elementwise as _bce
 from ..._ops.loss_ops import cross_entropy_indices as _cross_entropy_indices
 from ..._ops.nn_ops import log_softmax as _log_softmax
 from ...backend import dtypes as _dt
+from ...backend.dtypes import SCALAR_NAMES as _TYPE_NAMES
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -120,11 +121,6 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if weight is not None:
         return _weighted(loss, weight, input, reduction, mean_by_weight=False)
     return _reduce(loss, reduction)
-
-
-_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char",
-               "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
-               "bool": "Bool"}
 
 
 def _nll_terms(input, target, weight, ignore_index):

@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, Ty
 
 from ..._tensor import Tensor
 from ...autograd.graph import RemovableHandle
+from ...backend.dtypes import dtype as dtype_cls, from_name
+from ...device import check_device
 from ..parameter import Parameter, Buffer
 from . import hooks as _hooks
 from . import state_dict as _sd
@@ -561,8 +563,6 @@ class Module:
         >>> layer.to("cpu") is layer
         True
         """
-        from ...device import check_device
-        from ...backend.dtypes import dtype as dtype_cls
         dtype, device = kwargs.get("dtype"), kwargs.get("device")
         for a in args:
             if isinstance(a, dtype_cls):
@@ -625,7 +625,6 @@ class Module:
             ...
         RuntimeError: ember has no 'cuda' backend yet (only 'cpu'); ...
         """
-        from ...device import check_device
         check_device("cuda")
         return self  # not reached: check_device raises for 'cuda'
 
@@ -736,7 +735,6 @@ class Module:
 
 
 def _dtype(name):
-    from ...backend.dtypes import from_name
     return from_name(name)
 
 

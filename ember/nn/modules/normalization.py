@@ -1,6 +1,7 @@
 """BatchNorm1d/2d, LayerNorm, GroupNorm with PyTorch's parameters, buffers, init and repr."""
 from ... import _creation
 from ...autograd import grad_mode
+from ...backend import dtypes
 from ..parameter import Parameter
 from .. import functional as F
 from .module import Module
@@ -67,7 +68,6 @@ class _NormBase(Module):
 
 
 def _creation_long():
-    from ...backend import dtypes
     return dtypes.int64
 
 

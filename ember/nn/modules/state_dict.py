@@ -4,6 +4,7 @@ from collections import OrderedDict, namedtuple
 
 from ..._tensor import Tensor
 from ...autograd import grad_mode
+from ..parameter import Parameter
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -77,7 +78,6 @@ def load_state_dict(module, state, strict=True, assign=False):
 
 
 def _assign(module, key, value, target):
-    from ..parameter import Parameter
     path, _, name = key.rpartition(".")
     owner = module.get_submodule(path)
     if name in owner._parameters:

@@ -15,6 +15,7 @@ import warnings
 from ... import _functions as _F
 from ..._creation import empty, full
 from ...autograd.grad_mode import is_grad_enabled, no_grad
+from .. import functional as F
 from ..functional import _attention
 from ..parameter import Parameter
 from .dropout import Dropout
@@ -39,7 +40,6 @@ def _gelu(x):
 
 
 def _get_activation_fn(activation):
-    from .. import functional as F
     if activation == "relu":
         return getattr(F, "relu", _relu)
     if activation == "gelu":
@@ -203,7 +203,6 @@ class TransformerEncoderLayer(Module):
             activation = _get_activation_fn(activation)
             self.activation_relu_or_gelu = 1 if name == "relu" else 2
         else:
-            from .. import functional as F
             if activation is getattr(F, "relu", None) or type(activation).__name__ == "ReLU":
                 self.activation_relu_or_gelu = 1
             elif activation is getattr(F, "gelu", None) or type(activation).__name__ == "GELU":

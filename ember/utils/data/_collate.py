@@ -4,9 +4,14 @@ from __future__ import annotations
 import collections.abc
 import copy
 import re
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import numpy as np
+
+from ..._creation import as_tensor, tensor
+from ..._functions import stack
+from ..._tensor import Tensor
+from ...backend import float64
 
 __all__ = ["default_collate", "default_convert"]
 
@@ -18,15 +23,6 @@ default_collate_err_msg_format = (
 )
 
 
-if TYPE_CHECKING:
-    from ..._tensor import Tensor
-
-
-def _tensor_cls() -> type[Tensor]:
-    from ..._tensor import Tensor
-    return Tensor
-
-
 def default_convert(data: Any) -> Any:
     """Convert NumPy arrays (and scalars) inside ``data`` to tensors, keeping the structure;
     used when automatic batching is off (``batch_size=None``).
@@ -35,8 +31,6 @@ def default_convert(data: Any) -> Any:
     >>> default_convert({"x": np.array([1.5, 2.5]), "label": 3, "name": "a"})
     {'x': tensor([1.5000, 2.5000], dtype=ember.float64), 'label': 3, 'name': 'a'}
     """
-    from ..._creation import as_tensor
-    Tensor = _tensor_cls()
     if isinstance(data, Tensor):
         return data
     if isinstance(data, (np.ndarray, np.generic)) and not isinstance(data, (np.str_, np.bytes_)):
@@ -82,10 +76,6 @@ def default_collate(batch: Sequence[Any]) -> Any:
     [tensor([[0., 0.],
             [1., 1.]]), tensor([1, 2])]
     """
-    from ..._creation import tensor, as_tensor
-    from ..._functions import stack
-    from ...backend import float64
-    Tensor = _tensor_cls()
     elem = batch[0]
     elem_type = type(elem)
     if isinstance(elem, Tensor):

@@ -14,6 +14,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ...backend.parallel import set_num_threads
+from ...random import manual_seed
 
 __all__ = ["get_worker_info", "WorkerInfo"]
 
@@ -186,7 +187,6 @@ def create_fetcher(kind_iterable, dataset, auto_collation, collate_fn, drop_last
 
 
 def _seed_everything(seed, worker_id, base_seed):
-    from ...random import manual_seed
     random.seed(seed)
     manual_seed(seed)
     np.random.seed(np.random.SeedSequence([worker_id, base_seed]).generate_state(4))

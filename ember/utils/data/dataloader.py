@@ -34,6 +34,7 @@ from ._collate import default_collate, default_convert
 from ._worker import ExceptionWrapper, _IterableDatasetStopIteration, _ResumeIteration
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+from ...random import rng
 
 if TYPE_CHECKING:
     from ...random import Generator
@@ -253,7 +254,6 @@ class DataLoader:
 
 class _BaseDataLoaderIter:
     def __init__(self, loader):
-        from ...random import rng
         self._dataset = loader.dataset
         self._kind_iterable = loader._dataset_kind_iterable
         self._auto_collation = loader._auto_collation

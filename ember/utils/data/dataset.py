@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from ..._tensor import Tensor
     from ...random import Generator
 
+from ..._creation import randperm
+
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
            "ChainDataset", "Subset", "random_split"]
 
@@ -251,7 +253,6 @@ def random_split(dataset: Any, lengths: Sequence[Union[int, float]],
     >>> sorted(list(train) + list(val))
     [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
     """
-    from ..._creation import randperm
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         subset_lengths = []
         for i, frac in enumerate(lengths):

@@ -10,13 +10,14 @@ but not the same permutations PyTorch gives for that seed.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional, Sequence, Sized, Union
+from typing import Any, Iterable, Iterator, Optional, Sequence, Sized, Union
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from ..._tensor import Tensor
-    from ...random import Generator
+from ..._creation import as_tensor, randint, randperm
+from ..._tensor import Tensor
+from ...backend import float64
+from ...random import Generator, rng
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "WeightedRandomSampler", "BatchSampler"]
@@ -64,7 +65,6 @@ class SequentialSampler(Sampler):
 
 
 def _fresh_generator() -> Generator:
-    from ...random import Generator, rng
     return Generator().manual_seed(int(rng(None).integers(0, 2 ** 63 - 1)))
 
 
@@ -105,7 +105,6 @@ class RandomSampler(Sampler):
         return self._num_samples
 
     def __iter__(self) -> Iterator[int]:
-        from ..._creation import randint, randperm
         n = len(self.data_source)
         generator = self.generator if self.generator is not None else _fresh_generator()
         if self.replacement:
@@ -136,7 +135,6 @@ class SubsetRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        from ..._creation import randperm
         for i in randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
@@ -163,8 +161,6 @@ class WeightedRandomSampler(Sampler):
         if not isinstance(replacement, bool):
             raise ValueError("replacement should be a boolean value, but got "
                              f"replacement={replacement}")
-        from ..._creation import as_tensor
-        from ...backend import float64
         weights = as_tensor(weights, dtype=float64)
         if len(weights.shape) != 1:
             raise ValueError("weights should be a 1d sequence but given "
@@ -175,7 +171,6 @@ class WeightedRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        from ...random import rng
         w = np.asarray(self.weights.numpy(), dtype=np.float64)
         if (w < 0).any() or not np.isfinite(w).all() or w.sum() <= 0:
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
