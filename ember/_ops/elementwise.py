@@ -407,8 +407,7 @@ class Neg(Primitive):
 
 
 # ---- unary math ---------------------------------------------------------------------------
-def _unary(name, fn, grad_fn, saves="input", float_only=True, backward_name=None,
-           array_grad=None):
+def _unary(name, fn, grad_fn, saves="input", float_only=True, array_grad=None):
     """Define a unary Primitive: ``fn`` on arrays, ``grad_fn(grad, x, out)`` on tensors.
 
     ``array_grad(grad, x, out)`` is the gradient on arrays (``backward_arrays``);
@@ -440,7 +439,7 @@ def _unary(name, fn, grad_fn, saves="input", float_only=True, backward_name=None
         "forward": staticmethod(forward), "backward": staticmethod(backward),
         "backward_arrays": staticmethod(backward_arrays) if on_arrays else None,
         "saves_output": saves == "output",
-        "_backward_name": backward_name or name + "Backward0", "__module__": __name__})
+        "_backward_name": name + "Backward0", "__module__": __name__})
 
 
 def _zero_grad(grad, x, out):
@@ -505,17 +504,6 @@ Tanh = _unary("Tanh", np.tanh, lambda g, x, o: TanhGrad.apply(g, o), saves="outp
 Floor = _unary("Floor", np.floor, _zero_grad, saves=None, float_only=False)
 Ceil = _unary("Ceil", np.ceil, _zero_grad, saves=None, float_only=False)
 Trunc = _unary("Trunc", np.trunc, _zero_grad, saves=None, float_only=False)
-def _relu_grad_array(g, o):
-    from .activation_ops import relu_grad_array  # it imports this module
-    return relu_grad_array(g, o)
-
-
-# max(0, d), zero first: on equal operands np.maximum returns the second, so relu(-0.0) is
-# -0.0 as in PyTorch (which keeps x unless x < 0)
-Relu = _unary("Relu", lambda d: np.maximum(0, d, dtype=d.dtype),
-              lambda g, x, o: g * (o > 0), saves="output", float_only=False,
-              backward_name="ReluBackward0",
-              array_grad=lambda g, x, o: _relu_grad_array(g, o))
 
 
 def _sigmoid(d):
