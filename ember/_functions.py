@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._tensor import Tensor
+from ._creation import tensor
+from ._tensor import Tensor, Size
 from ._typing import Any, Number, Sequence, dtype
 from ._registry import op, alias, unary, binary
 from ._ops import elementwise as E, reduction as R, shape as S, indexing as I, linalg as L
@@ -29,8 +30,9 @@ def _tensor_arg(x, name="other"):
 
 
 def _as_tensor_like(scalar, like):
-    from ._creation import tensor
-    return tensor(scalar)
+    """A scalar operand as a 0-d tensor of the op's dtype (a float64 tensor keeps a float
+    scalar in float64, as PyTorch's wrapped numbers do)."""
+    return tensor(scalar, dtype=dtypes.result_type(scalar, like))
 
 
 # ---- arithmetic ---------------------------------------------------------------------------
@@ -64,8 +66,6 @@ multiply = alias(mul, "multiply", inplace=True)
 def div(input: Tensor | Number, other: Tensor | Number, *, rounding_mode: str | None = None,
         out: Tensor | None = None) -> Tensor:
     if not isinstance(input, Tensor):
-        if rounding_mode is None:
-            return E.RDiv.apply(other, input)
         input = _as_tensor_like(input, other)
     if rounding_mode is None:
         return E.Div.apply(input, other)
@@ -237,7 +237,6 @@ def where(condition: Tensor, input: Tensor | Number | None = None,
     if input is None and other is None:
         return I.nonzero(condition, as_tuple=True)
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        from ._creation import tensor
         input = tensor(input)
     return E.Where.apply(condition, input, other)
 
@@ -463,8 +462,7 @@ def detach(input: Tensor) -> Tensor:
 
 
 @op(method=False)
-def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
-    from ._tensor import Size
+def broadcast_shapes(*shapes: Sequence[int]) -> Size:
     try:
         return Size(np.broadcast_shapes(*shapes))
     except ValueError:

@@ -8,14 +8,16 @@ from __future__ import annotations
 import numpy as np
 
 from . import _functions as F
+from ._creation import legacy_tensor_data, tensor, _filled, empty, full
 from ._tensor import Tensor
 from ._typing import Any, Number, Sequence, dtype
 from ._registry import DECLARED, method
 from ._ops import shape as S, indexing as I
 from ._ops.primitive import Primitive
-from ._ops.elementwise import Add as _AddOp, Sub as _SubOp, Mul as _MulOp
+from ._ops.elementwise import Add as _AddOp, Sub as _SubOp, Mul as _MulOp, _check_broadcast
 from .backend import dtypes
 from .device import check_device, device as _device_cls, device
+from .random import rng
 
 
 # ---- dtype conversion ---------------------------------------------------------------------
@@ -112,7 +114,6 @@ def cpu(self, memory_format: Any = None) -> Tensor:
 # ---- new_* constructors -------------------------------------------------------------------
 @method
 def new(self, *args: Any) -> Tensor:
-    from ._creation import legacy_tensor_data
     data = legacy_tensor_data(args, self.dtype)
     return Tensor._make(data.astype(self._data.dtype, copy=False))
 
@@ -120,7 +121,6 @@ def new(self, *args: Any) -> Tensor:
 @method
 def new_tensor(self, data: Any, dtype: dtype | None = None, device: device | str | None = None,
                requires_grad: bool = False) -> Tensor:
-    from ._creation import tensor
     if isinstance(data, Tensor):
         data = data._data
     return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
@@ -129,7 +129,6 @@ def new_tensor(self, data: Any, dtype: dtype | None = None, device: device | str
 def _new_filled(name, fill):
     def make(self, *size: int | Sequence[int], dtype: dtype | None = None,
              device: device | str | None = None, requires_grad: bool = False) -> Tensor:
-        from ._creation import _filled
         return _filled(fill, size, dtype or self.dtype, requires_grad, device)
     make.__name__ = make.__qualname__ = name
     return method(make)
@@ -142,14 +141,12 @@ _new_filled("new_ones", 1)
 @method
 def new_empty(self, *size: int | Sequence[int], dtype: dtype | None = None,
               device: device | str | None = None, requires_grad: bool = False) -> Tensor:
-    from ._creation import empty
     return empty(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
 
 @method
 def new_full(self, size: Sequence[int], fill_value: Number, *, dtype: dtype | None = None,
              device: device | str | None = None, requires_grad: bool = False) -> Tensor:
-    from ._creation import full
     return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
 
@@ -194,7 +191,6 @@ def copy_(self, src: Tensor, non_blocking: bool = False) -> Tensor:
     try:
         np.broadcast_to(src._data, self._data.shape)
     except ValueError:
-        from ._ops.elementwise import _check_broadcast
         _check_broadcast(self, src)  # PyTorch's message for the first mismatched dim
         # broadcastable together, but to a larger shape than self's
         dims = lambda shape: "[" + ", ".join(map(str, shape)) + "]"  # noqa: E731
@@ -212,19 +208,16 @@ def _random_fill(self, draw):
 
 @method
 def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
-    from .random import rng
     return _random_fill(self, lambda s: rng(generator).uniform(a, b, s))
 
 
 @method
 def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
-    from .random import rng
     return _random_fill(self, lambda s: rng(generator).normal(mean, std, s))
 
 
 @method
 def random_(self, from_: int = 0, to: int | None = None, *, generator: Any = None) -> Tensor:
-    from .random import rng
     if to is None:
         from_, to = 0, (from_ if from_ else 2 ** 24 if self._data.dtype.kind == "f" else
                         int(np.iinfo(self._data.dtype).max) + 1)
@@ -234,7 +227,6 @@ def random_(self, from_: int = 0, to: int | None = None, *, generator: Any = Non
 
 @method
 def bernoulli_(self, p: float | Tensor = 0.5, *, generator: Any = None) -> Tensor:
-    from .random import rng
     prob = p._data if isinstance(p, Tensor) else p
     vals = rng(generator).random(self._data.shape) < prob
     return self._inplace(Overwrite.apply, vals.astype(self._data.dtype))
@@ -242,7 +234,6 @@ def bernoulli_(self, p: float | Tensor = 0.5, *, generator: Any = None) -> Tenso
 
 @method
 def bernoulli(self, p: float | None = None, *, generator: Any = None) -> Tensor:
-    from .random import rng
     prob = self._data if p is None else p
     return Tensor._make((rng(generator).random(self._data.shape) < prob)
                         .astype(self._data.dtype))
@@ -284,9 +275,13 @@ def _reflected(fn):
     return reflected
 
 
+def _rtruediv(self, other):
+    """``other / self`` as PyTorch's Tensor computes it: ``self.reciprocal() * other``."""
+    return _Mul(F.reciprocal(self), other)
+
+
 def _scalar_as_tensor(fn):
     def reflected(self, other):
-        from ._creation import tensor
         return fn(tensor(other) if not isinstance(other, Tensor) else other, self)
     return reflected
 
@@ -352,7 +347,7 @@ def _ne(self, other):
 OPERATORS = {
     "__add__": _Add, "__radd__": _Add, "__sub__": _Sub,
     "__rsub__": _reflected(F.sub), "__mul__": _Mul, "__rmul__": _Mul,
-    "__truediv__": F.div, "__rtruediv__": _reflected(F.div),
+    "__truediv__": F.div, "__rtruediv__": _rtruediv,
     "__floordiv__": F.floor_divide, "__rfloordiv__": _scalar_as_tensor(F.floor_divide),
     "__mod__": F.remainder, "__rmod__": _scalar_as_tensor(F.remainder),
     "__pow__": F.pow, "__rpow__": _reflected(F.pow), "__matmul__": F.matmul,

@@ -77,7 +77,6 @@ def _all_primitives():
 # name, and ember runs different math for each (different inputs, or a kernel for one case).
 SHARED_NODE_NAMES = {
     "ConvolutionBackward0": {"ConvForward", "ConvInputGrad"},   # conv, transposed conv
-    "DivBackward0": {"Div", "RDiv"},                            # tensor / x, scalar / tensor
     "ExpandBackward0": {"Expand", "ExpandBack"},                # view; reduction grad as a copy
     "GatherBackward0": {"Gather", "TiledGather"},               # gather; pooling windows
     "IndexPutBackward0": {"IndexPut", "IndexGrad"},

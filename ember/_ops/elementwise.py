@@ -230,7 +230,7 @@ class Div(Primitive):
         ga = unbroadcast(grad / b, a._data.shape) if ctx.needs_input_grad[0] else None
         gb = None
         if ctx.needs_input_grad[1]:
-            gb = unbroadcast(-grad * a / (b * b), b._data.shape)
+            gb = unbroadcast(-grad * (a / b / b), b._data.shape)  # PyTorch's order
         return ga, gb, None
 
     @staticmethod
@@ -242,26 +242,8 @@ class Div(Primitive):
             return grad / ctx.scalar, None, None
         needs = ctx.needs_input_grad
         ga = sum_to(grad / b, a.shape) if needs[0] else None
-        gb = sum_to(-grad * a / (b * b), b.shape) if needs[1] else None
+        gb = sum_to(-grad * (a / b / b), b.shape) if needs[1] else None
         return ga, gb, None
-
-
-class RDiv(Primitive):
-    """``scalar / tensor``."""
-    _backward_name = "DivBackward0"
-    saves_output = True
-
-    @staticmethod
-    def forward(ctx, b, a):
-        ctx.save_for_backward(b)
-        x, y = _float_arrays(a, b)
-        with np.errstate(divide="ignore"):
-            return x / y
-
-    @staticmethod
-    def backward(ctx, grad):
-        b, out = ctx.saved_tensors
-        return -grad * out / b, None
 
 
 def _floor_divide(x, y):
@@ -457,7 +439,8 @@ Expm1 = _unary("Expm1", np.expm1, lambda g, x, o: g * (o + 1), saves="output", a
 Sqrt = _unary("Sqrt", np.sqrt, lambda g, x, o: g / (2 * o), saves="output", array_grad=True)
 Rsqrt = _unary("Rsqrt", lambda d: 1 / np.sqrt(d), lambda g, x, o: g * -0.5 * o * o * o,
                saves="output")
-Reciprocal = _unary("Reciprocal", lambda d: 1 / d, lambda g, x, o: -g * o * o, saves="output")
+Reciprocal = _unary("Reciprocal", lambda d: 1 / d, lambda g, x, o: -g * (o * o), saves="output",
+                    array_grad=True)
 Sin = _unary("Sin", np.sin, lambda g, x, o: g * x.cos())
 Cos = _unary("Cos", np.cos, lambda g, x, o: -g * x.sin())
 Tan = _unary("Tan", np.tan, lambda g, x, o: g * (1 + o * o), saves="output")
