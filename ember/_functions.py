@@ -466,7 +466,7 @@ def broadcast_shapes(*shapes: Sequence[int]) -> Size:
     try:
         return Size(np.broadcast_shapes(*shapes))
     except ValueError:
-        raise RuntimeError(f"shape mismatch: objects cannot be broadcast to a single shape") \
+        raise RuntimeError("shape mismatch: objects cannot be broadcast to a single shape") \
             from None
 
 

@@ -166,8 +166,9 @@ class Signature:
         return cls(params, sig.return_annotation)
 
     @classmethod
-    def parse(cls, text, real, where):
-        """From stub text ``(self, ...) -> T``, checked against the callable ``real``."""
+    def parse(cls, text, real=None, where=""):
+        """From stub text ``(self, ...) -> T``, checked against the callable ``real``
+        (parameter names, kinds and defaults) when given."""
         tree = ast.parse(f"def _{text}: ...").body[0]
         a = tree.args
         kinds = ([(x, inspect.Parameter.POSITIONAL_OR_KEYWORD) for x in a.args]
@@ -180,9 +181,9 @@ class Signature:
         parsed = [(x.arg, kind, ast.unparse(x.annotation) if x.annotation else None,
                    ast.unparse(defaults[x.arg]) if x.arg in defaults else None)
                   for x, kind in kinds]
-        actual = [(p.name, p.kind, None if p.default is p.empty else _literal(p.default))
-                  for p in inspect.signature(real).parameters.values()]
-        if [(n, k, d) for n, k, _, d in parsed] != actual:
+        if real is not None and [(n, k, d) for n, k, _, d in parsed] != [
+                (p.name, p.kind, None if p.default is p.empty else _literal(p.default))
+                for p in inspect.signature(real).parameters.values()]:
             raise StubError(f"{where} is now {inspect.signature(real)}: update its types in "
                             f"tools/gen_tensor_stub.py")
         if any(ann is None for _, _, ann, _ in parsed[1:]) or tree.returns is None:
@@ -247,17 +248,14 @@ class Names:
 
 # ---- the stub -------------------------------------------------------------------------------
 def _bound_names():
-    """{attribute: kind} for what ``_tensor_methods`` binds onto Tensor."""
-    bound = {}
+    """What ``_tensor_methods`` binds onto Tensor (the rest of its members are its own)."""
+    bound = set(_tensor_methods.OPERATORS) | set(_tensor_methods.INPLACE_OPERATORS)
+    bound |= set(_tensor_methods.PROPERTIES)
     for d in DECLARED.values():
         if d.method is not None:
-            bound[d.name] = "declared"
+            bound.add(d.name)
         if d.inplace:
-            bound[d.name + "_"] = "inplace"
-    for name in list(_tensor_methods.OPERATORS) + list(_tensor_methods.INPLACE_OPERATORS):
-        bound[name] = "operator"
-    for name in _tensor_methods.PROPERTIES:
-        bound[name] = "property"
+            bound.add(d.name + "_")
     return bound
 
 
@@ -303,18 +301,11 @@ def _operator_lines(names):
     if missing:
         raise StubError(f"add the operators {missing} to OPERATORS in tools/gen_tensor_stub.py")
     for name in bound:
-        line = _operator_signature(name).render(name, names)
+        line = Signature.parse(OPERATORS[name]).render(name, names)
         lines.append(line + ("  # type: ignore[override]" if name in OVERRIDES_OBJECT else ""))
     for name in _tensor_methods.PROPERTIES:
         lines += ["@property", f"def {name}(self) -> Tensor: ..."]
     return lines
-
-
-def _operator_signature(name):
-    tree = ast.parse(f"def _{OPERATORS[name]}: ...").body[0]
-    params = [(x.arg, inspect.Parameter.POSITIONAL_OR_KEYWORD, ast.unparse(x.annotation), None)
-              for x in tree.args.args[1:]]
-    return Signature(params, ast.unparse(tree.returns))
 
 
 def render():
