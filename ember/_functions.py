@@ -1,23 +1,24 @@
-"""The public functional API (``ember.add``, ``ember.exp``, ...): thin wrappers
-that pick the Primitive and check arguments. ``_tensor_methods`` binds the
-same functions as Tensor methods.
+"""The public functional API (``ember.add``, ``ember.exp``, ...): one declaration per public
+name (``_registry``) makes the function, the Tensor method and the in-place ``x.op_`` form.
+
+One-op functions are generated (``unary``/``binary``); the others pick the Primitive and
+parse arguments as PyTorch does. Functions defined with their ops in ``_ops/`` (shape,
+indexing, linear algebra) are declared here too. ``_tensor_methods`` binds the methods.
 
 >>> import ember
 >>> ember.add(ember.ones(2), 1, alpha=2)
 tensor([3., 3.])
 """
+from __future__ import annotations
+
 import numpy as np
 
 from ._creation import tensor
 from ._tensor import Tensor, Size
-from ._ops import elementwise as E, reduction as R, shape as S
-from ._ops.nn_ops import softmax, log_softmax  # noqa: F401
-from ._ops.shape import (view, reshape, flatten, unflatten, squeeze, unsqueeze, permute,  # noqa
-                         transpose, t, expand, sum_to_size, contiguous, cat, stack, flip, roll,
-                         repeat, tile, narrow, select, unbind, split, chunk)
-from ._ops.indexing import (gather, scatter, scatter_add, index_select, index_add,  # noqa: F401
-                            masked_select, take_along_dim, nonzero, sort, argsort, topk)
-from ._ops.linalg import mm, bmm, matmul, dot, mv, outer, addmm, einsum  # noqa: F401
+from ._typing import Any, Number, Sequence, dtype
+from ._registry import op, alias, unary, binary
+from ._ops import elementwise as E, reduction as R, shape as S, indexing as I, linalg as L
+from ._ops import activation_ops as A, nn_ops as N
 from .backend import dtypes
 
 
@@ -28,114 +29,118 @@ def _tensor_arg(x, name="other"):
     return x
 
 
+def _as_tensor_like(scalar, like):
+    """A scalar operand as a 0-d tensor of the op's dtype (a float64 tensor keeps a float
+    scalar in float64, as PyTorch's wrapped numbers do)."""
+    return tensor(scalar, dtype=dtypes.result_type(scalar, like))
+
+
 # ---- arithmetic ---------------------------------------------------------------------------
-def add(input, other, *, alpha=1, out=None):
+@op(inplace=True)
+def add(input: Tensor, other: Tensor | Number, *, alpha: Number = 1,
+        out: Tensor | None = None) -> Tensor:
     return E.Add.apply(input, other, alpha) if alpha != 1 else E.Add.apply(input, other)
 
 
-def sub(input, other, *, alpha=1, out=None):
+@op(inplace=True)
+def sub(input: Tensor, other: Tensor | Number, *, alpha: Number = 1,
+        out: Tensor | None = None) -> Tensor:
     return E.Sub.apply(input, other, alpha) if alpha != 1 else E.Sub.apply(input, other)
 
 
-subtract = sub
+subtract = alias(sub, "subtract", inplace=True)
 
 
-def mul(input, other, *, out=None):
+@op(inplace=True)
+def mul(input: Tensor | Number, other: Tensor | Number, *,
+        out: Tensor | None = None) -> Tensor:
     if not isinstance(input, Tensor):
         input, other = other, input
     return E.Mul.apply(input, other)
 
 
-multiply = mul
+multiply = alias(mul, "multiply", inplace=True)
 
 
-def div(input, other, *, rounding_mode=None, out=None):
+@op(inplace=True)
+def div(input: Tensor | Number, other: Tensor | Number, *, rounding_mode: str | None = None,
+        out: Tensor | None = None) -> Tensor:
     if not isinstance(input, Tensor):
-        if rounding_mode is None:
-            return E.RDiv.apply(other, input)
         input = _as_tensor_like(input, other)
     if rounding_mode is None:
         return E.Div.apply(input, other)
     return E.Div.apply(input, other, rounding_mode)
 
 
-divide = true_divide = div
+divide = alias(div, "divide", inplace=True)
+true_divide = alias(div, "true_divide", inplace=True)
 
 
-def floor_divide(input, other):
+@op(inplace=True)
+def floor_divide(input: Tensor, other: Tensor | Number) -> Tensor:
     return E.FloorDivide.apply(input, other)
 
 
-def remainder(input, other):
+@op(inplace=True)
+def remainder(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     if not isinstance(input, Tensor):
         input = _as_tensor_like(input, other)
     return E.Remainder.apply(input, other)
 
 
-def fmod(input, other):
+@op(inplace=True)
+def fmod(input: Tensor, other: Tensor | Number) -> Tensor:
     return input - (input / other).trunc() * other if input.is_floating_point() else \
         E.Sub.apply(input, div(input, other, rounding_mode="trunc") * other)
 
 
-def pow(input, exponent):
+@op(inplace=True)
+def pow(input: Tensor | Number, exponent: Tensor | Number) -> Tensor:
     if not isinstance(input, Tensor):
         return E.RPow.apply(exponent, input)
     return E.Pow.apply(input, exponent)
 
 
-def _as_tensor_like(scalar, like):
-    return tensor(scalar)
+neg = unary(E.Neg, "neg", inplace=True)
+negative = alias(neg, "negative")
+abs = unary(E.Abs, "abs", inplace=True)
+absolute = alias(abs, "absolute")
+sign = unary(E.Sign, "sign", inplace=True)
+exp = unary(E.Exp, "exp", inplace=True)
+exp2 = unary(E.Exp2, "exp2", inplace=True)
+log = unary(E.Log, "log", inplace=True)
+log2 = unary(E.Log2, "log2", inplace=True)
+log1p = unary(E.Log1p, "log1p", inplace=True)
+expm1 = unary(E.Expm1, "expm1", inplace=True)
+sqrt = unary(E.Sqrt, "sqrt", inplace=True)
+rsqrt = unary(E.Rsqrt, "rsqrt", inplace=True)
+reciprocal = unary(E.Reciprocal, "reciprocal", inplace=True)
+sin = unary(E.Sin, "sin", inplace=True)
+cos = unary(E.Cos, "cos", inplace=True)
+tan = unary(E.Tan, "tan", inplace=True)
+tanh = unary(E.Tanh, "tanh", inplace=True)
+sigmoid = unary(E.Sigmoid, "sigmoid", inplace=True)
+relu = unary(A.Relu, "relu", inplace=True)
+erf = unary(E.Erf, "erf", inplace=True)
+floor = unary(E.Floor, "floor", inplace=True)
+ceil = unary(E.Ceil, "ceil", inplace=True)
+trunc = unary(E.Trunc, "trunc", inplace=True)
+isnan = unary(E.IsNan, "isnan")
 
 
-def neg(input):
-    return E.Neg.apply(input)
-
-
-negative = neg
-
-
-def _unary(cls):
-    def fn(input):
-        return cls.apply(input)
-    fn.__name__ = cls.__name__.lower()
-    fn._op_apply = cls.apply  # what the Tensor method binds (see _tensor_methods._bind)
-    return fn
-
-
-abs = _unary(E.Abs)
-absolute = abs
-sign = _unary(E.Sign)
-exp = _unary(E.Exp)
-exp2 = _unary(E.Exp2)
-log = _unary(E.Log)
-log2 = _unary(E.Log2)
-log1p = _unary(E.Log1p)
-expm1 = _unary(E.Expm1)
-sqrt = _unary(E.Sqrt)
-rsqrt = _unary(E.Rsqrt)
-reciprocal = _unary(E.Reciprocal)
-sin = _unary(E.Sin)
-cos = _unary(E.Cos)
-tan = _unary(E.Tan)
-tanh = _unary(E.Tanh)
-sigmoid = _unary(E.Sigmoid)
-relu = _unary(E.Relu)
-erf = _unary(E.Erf)
-floor = _unary(E.Floor)
-ceil = _unary(E.Ceil)
-trunc = _unary(E.Trunc)
-isnan = _unary(E.IsNan)
-
-
-def square(input):
+@op(inplace=True)
+def square(input: Tensor) -> Tensor:
     return E.Mul.apply(input, input)
 
 
-def round(input, *, decimals=0):
+@op(inplace=True)
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     return E.Round.apply(input, decimals) if decimals else E.Round.apply(input)
 
 
-def clamp(input, min=None, max=None):
+@op(inplace=True)
+def clamp(input: Tensor, min: Tensor | Number | None = None,
+          max: Tensor | Number | None = None) -> Tensor:
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         if min is not None and not isinstance(min, Tensor):
             min = input.new_tensor(min)
@@ -145,120 +150,150 @@ def clamp(input, min=None, max=None):
     return E.Clamp.apply(input, min, max)
 
 
-clip = clamp
+clip = alias(clamp, "clip", inplace=True)
 
 
-def clamp_min(input, min):
+@op(inplace=True)
+def clamp_min(input: Tensor, min: Tensor | Number) -> Tensor:
     return clamp(input, min=min)
 
 
-def clamp_max(input, max):
+@op(inplace=True)
+def clamp_max(input: Tensor, max: Tensor | Number) -> Tensor:
     return clamp(input, max=max)
 
 
-def maximum(input, other):
+@op
+def maximum(input: Tensor, other: Tensor) -> Tensor:
     return E.Maximum.apply(input, _tensor_arg(other, "maximum"))
 
 
-def minimum(input, other):
+@op
+def minimum(input: Tensor, other: Tensor) -> Tensor:
     return E.Minimum.apply(input, _tensor_arg(other, "minimum"))
 
 
-def lerp(input, end, weight):
+@op(inplace=True)
+def lerp(input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
     return E.Lerp.apply(input, end, weight)
 
 
-def addcmul(input, tensor1, tensor2, *, value=1):
+@op(inplace=True)
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
     return E.Addcmul.apply(input, tensor1, tensor2, value)
 
 
-def addcdiv(input, tensor1, tensor2, *, value=1):
+@op(inplace=True)
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
     return E.Addcdiv.apply(input, tensor1, tensor2, value)
 
 
 # ---- comparisons and logic ----------------------------------------------------------------
-def _binary(cls, name):
-    def fn(input, other):
-        return cls.apply(input, other)
-    fn.__name__ = name
-    return fn
+eq = binary(E.Eq, "eq", inplace=True)
+ne = binary(E.Ne, "ne", inplace=True)
+lt = binary(E.Lt, "lt", inplace=True)
+le = binary(E.Le, "le", inplace=True)
+gt = binary(E.Gt, "gt", inplace=True)
+ge = binary(E.Ge, "ge", inplace=True)
+greater = alias(gt, "greater")
+greater_equal = alias(ge, "greater_equal", method=False)
+less = alias(lt, "less")
+less_equal = alias(le, "less_equal", method=False)
+not_equal = alias(ne, "not_equal", method=False)
+logical_and = binary(E.LogicalAnd, "logical_and", inplace=True)
+logical_or = binary(E.LogicalOr, "logical_or", inplace=True)
+logical_xor = binary(E.LogicalXor, "logical_xor")
+logical_not = unary(E.LogicalNot, "logical_not", inplace=True)
+bitwise_and = binary(E.BitwiseAnd, "bitwise_and", method=False)
+bitwise_or = binary(E.BitwiseOr, "bitwise_or", method=False)
+bitwise_xor = binary(E.BitwiseXor, "bitwise_xor", method=False)
+bitwise_not = unary(E.BitwiseNot, "bitwise_not")
 
 
-eq = _binary(E.Eq, "eq")
-ne = _binary(E.Ne, "ne")
-lt = _binary(E.Lt, "lt")
-le = _binary(E.Le, "le")
-gt = _binary(E.Gt, "gt")
-ge = _binary(E.Ge, "ge")
-greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
-logical_and = _binary(E.LogicalAnd, "logical_and")
-logical_or = _binary(E.LogicalOr, "logical_or")
-logical_xor = _binary(E.LogicalXor, "logical_xor")
-logical_not = _unary(E.LogicalNot)
-bitwise_and = _binary(E.BitwiseAnd, "bitwise_and")
-bitwise_or = _binary(E.BitwiseOr, "bitwise_or")
-bitwise_xor = _binary(E.BitwiseXor, "bitwise_xor")
-bitwise_not = _unary(E.BitwiseNot)
-
-
-def equal(input, other):
+@op
+def equal(input: Tensor, other: Tensor) -> bool:
     return input.shape == other.shape and bool(np.array_equal(input._data, other._data))
 
 
-def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+@op
+def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:
     return bool(np.allclose(input._data, other._data, rtol, atol, equal_nan))
 
 
-def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+@op
+def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False) -> Tensor:
     return Tensor._make(np.isclose(input._data, other._data, rtol, atol, equal_nan))
 
 
-def where(condition, input=None, other=None):
+def _where_method(self: Tensor, condition: Tensor, other: Tensor | Number) -> Tensor:
+    return where(condition, self, other)
+
+
+@op(method=_where_method)  # x.where(condition, other): x is the input, not the condition
+def where(condition: Tensor, input: Tensor | Number | None = None,
+          other: Tensor | Number | None = None) -> Tensor | tuple[Tensor, ...]:
     if input is None and other is None:
-        return nonzero(condition, as_tuple=True)
+        return I.nonzero(condition, as_tuple=True)
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         input = tensor(input)
     return E.Where.apply(condition, input, other)
 
 
-def masked_fill(input, mask, value):
+@op(inplace=True)
+def masked_fill(input: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:
     return E.MaskedFill.apply(input, mask, value)
 
 
 # ---- reductions ---------------------------------------------------------------------------
-def sum(input, dim=None, keepdim=False, *, dtype=None):
+@op
+def sum(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
+        dtype: dtype | None = None) -> Tensor:
     return (R.SumAll if dim is None else R.Sum).apply(input, dim, keepdim, dtype)
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None):
+@op
+def mean(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
+         dtype: dtype | None = None) -> Tensor:
     return (R.MeanAll if dim is None else R.Mean).apply(input, dim, keepdim, dtype)
 
 
-def prod(input, dim=None, keepdim=False, *, dtype=None):
+@op
+def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
+         dtype: dtype | None = None) -> Tensor:
     return R.Prod.apply(input, dim, keepdim, dtype)
 
 
-def max(input, dim=None, keepdim=False, *, out=None):
+@op
+def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
+        out: Tensor | None = None) -> Tensor | tuple[Tensor, Tensor]:
     return R.max_min(input, dim, keepdim, largest=True)
 
 
-def min(input, dim=None, keepdim=False, *, out=None):
+@op
+def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
+        out: Tensor | None = None) -> Tensor | tuple[Tensor, Tensor]:
     return R.max_min(input, dim, keepdim, largest=False)
 
 
-def amax(input, dim=(), keepdim=False):
+@op
+def amax(input: Tensor, dim: int | Sequence[int] = (), keepdim: bool = False) -> Tensor:
     return R.Amax.apply(input, dim, keepdim, True)
 
 
-def amin(input, dim=(), keepdim=False):
+@op
+def amin(input: Tensor, dim: int | Sequence[int] = (), keepdim: bool = False) -> Tensor:
     return R.Amax.apply(input, dim, keepdim, False)
 
 
-def argmax(input, dim=None, keepdim=False):
+@op
+def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     return R.ArgExtreme.apply(input, dim, keepdim, True)
 
 
-def argmin(input, dim=None, keepdim=False):
+@op
+def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     return R.ArgExtreme.apply(input, dim, keepdim, False)
 
 
@@ -268,23 +303,32 @@ def _correction(unbiased, correction):
     return 1 if unbiased in (None, True) else 0
 
 
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+@op
+def var(input: Tensor, dim: int | Sequence[int] | bool | None = None,
+        unbiased: bool | None = None, keepdim: bool = False, *,
+        correction: Number | None = None) -> Tensor:
     if isinstance(dim, bool):  # var(x, False): the old positional 'unbiased'
         dim, unbiased = None, dim
     return R.Var.apply(input, dim, _correction(unbiased, correction), keepdim, False)
 
 
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+@op
+def std(input: Tensor, dim: int | Sequence[int] | bool | None = None,
+        unbiased: bool | None = None, keepdim: bool = False, *,
+        correction: Number | None = None) -> Tensor:
     if isinstance(dim, bool):
         dim, unbiased = None, dim
     return R.Var.apply(input, dim, _correction(unbiased, correction), keepdim, True)
 
 
-def logsumexp(input, dim, keepdim=False):
+@op
+def logsumexp(input: Tensor, dim: int | Sequence[int], keepdim: bool = False) -> Tensor:
     return R.LogSumExp.apply(input, dim, keepdim)
 
 
-def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+@op
+def norm(input: Tensor, p: float | str | None = "fro", dim: int | Sequence[int] | None = None,
+         keepdim: bool = False, dtype: dtype | None = None) -> Tensor:
     if p in ("fro", None):
         p = 2
     if p == "nuc":
@@ -292,74 +336,172 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     return R.Norm.apply(input, float(p), dim, keepdim)
 
 
-def all(input, dim=None, keepdim=False):
+@op
+def all(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     return R.AllAny.apply(input, dim, keepdim, True)
 
 
-def any(input, dim=None, keepdim=False):
+@op
+def any(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     return R.AllAny.apply(input, dim, keepdim, False)
 
 
-def cumsum(input, dim, *, dtype=None):
+@op
+def cumsum(input: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
     return R.Cumsum.apply(input, dim, dtype)
 
 
-def cumprod(input, dim, *, dtype=None):
+@op
+def cumprod(input: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
     return R.Cumprod.apply(input, dim, dtype)
 
 
-def tril(input, diagonal=0):
+softmax = op(N.softmax)
+log_softmax = op(N.log_softmax)
+
+# ---- shape --------------------------------------------------------------------------------
+view = op(S.view)
+reshape = op(S.reshape)
+flatten = op(S.flatten)
+unflatten = op(S.unflatten)
+squeeze = op(S.squeeze)
+unsqueeze = op(S.unsqueeze)
+permute = op(S.permute)
+transpose = op(S.transpose)
+alias(transpose, "swapaxes", function=False)
+t = op(S.t)
+expand = op(S.expand)
+sum_to_size = op(S.sum_to_size)
+contiguous = op(S.contiguous)
+cat = op(S.cat, method=False)
+stack = op(S.stack, method=False)
+flip = op(S.flip)
+roll = op(S.roll)
+repeat = op(S.repeat)
+tile = op(S.tile)
+narrow = op(S.narrow)
+select = op(S.select)
+unbind = op(S.unbind)
+split = op(S.split)
+chunk = op(S.chunk)
+
+
+@op(inplace=True)
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     return S.Tri.apply(input, diagonal, True)
 
 
-def triu(input, diagonal=0):
+@op(inplace=True)
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     return S.Tri.apply(input, diagonal, False)
 
 
-def clone(input, *, memory_format=None):
+@op
+def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
     return S.Clone.apply(input)
 
 
-def numel(input):
+# ---- indexing -----------------------------------------------------------------------------
+gather = op(I.gather)
+scatter = op(I.scatter, inplace=True)
+scatter_add = op(I.scatter_add, inplace=True)
+index_select = op(I.index_select)
+index_add = op(I.index_add, inplace=True)
+masked_select = op(I.masked_select)
+take_along_dim = op(I.take_along_dim)
+nonzero = op(I.nonzero)
+sort = op(I.sort)
+argsort = op(I.argsort)
+topk = op(I.topk)
+
+# ---- linear algebra -----------------------------------------------------------------------
+mm = op(L.mm)
+bmm = op(L.bmm)
+matmul = op(L.matmul)
+dot = op(L.dot)
+mv = op(L.mv)
+outer = op(L.outer)
+addmm = op(L.addmm)
+einsum = op(L.einsum, method=False)
+
+
+# ---- tensors and dtypes (Tensor has these methods itself, or none) --------------------------
+@op(method=False)
+def numel(input: Tensor) -> int:
     return input.numel()
 
 
-def is_tensor(obj):
+@op(method=False)
+def is_tensor(obj: Any) -> bool:
     return isinstance(obj, Tensor)
 
 
-def is_floating_point(input):
+@op(method=False)
+def is_floating_point(input: Tensor) -> bool:
     return input.is_floating_point()
 
 
-def promote_types(type1, type2):
+@op(method=False)
+def promote_types(type1: dtype, type2: dtype) -> dtype:
     return dtypes.promote_types(type1, type2)
 
 
-def result_type(tensor1, tensor2):
+@op(method=False)
+def result_type(tensor1: Tensor | Number, tensor2: Tensor | Number) -> dtype:
     return dtypes.result_type(tensor1, tensor2)
 
 
-def can_cast(from_, to):
+@op(method=False)
+def can_cast(from_: dtype, to: dtype) -> bool:
     return from_.category <= to.category
 
 
-def detach(input):
+@op(method=False)
+def detach(input: Tensor) -> Tensor:
     return input.detach()
 
 
-def broadcast_shapes(*shapes):
+@op(method=False)
+def broadcast_shapes(*shapes: Sequence[int]) -> Size:
     try:
         return Size(np.broadcast_shapes(*shapes))
     except ValueError:
-        raise RuntimeError(f"shape mismatch: objects cannot be broadcast to a single shape") \
+        raise RuntimeError("shape mismatch: objects cannot be broadcast to a single shape") \
             from None
 
 
-def broadcast_tensors(*tensors):
+@op(method=False)
+def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
     shape = broadcast_shapes(*[t.shape for t in tensors])
     return tuple(t.expand(shape) for t in tensors)
 
 
-__all__ = [n for n in dir() if not n.startswith("_") and len(n) > 1 and
-           n not in ("np", "Tensor", "dtypes")] + ["t"]
+__all__ = [
+    # arithmetic and math
+    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
+    "floor_divide", "remainder", "fmod", "pow", "neg", "negative", "abs", "absolute", "sign",
+    "exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "reciprocal", "sin",
+    "cos", "tan", "tanh", "sigmoid", "relu", "erf", "floor", "ceil", "trunc", "isnan",
+    "square", "round", "clamp", "clip", "clamp_min", "clamp_max", "maximum", "minimum",
+    "lerp", "addcmul", "addcdiv",
+    # comparisons and logic
+    "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
+    "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "bitwise_not", "equal", "allclose", "isclose", "where",
+    "masked_fill",
+    # reductions
+    "sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std",
+    "logsumexp", "norm", "all", "any", "cumsum", "cumprod", "softmax", "log_softmax",
+    # shape
+    "view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "transpose",
+    "t", "expand", "sum_to_size", "contiguous", "cat", "stack", "flip", "roll", "repeat",
+    "tile", "narrow", "select", "unbind", "split", "chunk", "tril", "triu", "clone",
+    # indexing
+    "gather", "scatter", "scatter_add", "index_select", "index_add", "masked_select",
+    "take_along_dim", "nonzero", "sort", "argsort", "topk",
+    # linear algebra
+    "mm", "bmm", "matmul", "dot", "mv", "outer", "addmm", "einsum",
+    # tensors and dtypes
+    "numel", "is_tensor", "is_floating_point", "promote_types", "result_type", "can_cast",
+    "detach", "broadcast_shapes", "broadcast_tensors",
+]

@@ -1,18 +1,23 @@
-"""Binds the functional API onto ``Tensor`` as methods, operators and in-place
-variants (``x.add_(y)``, ``x += y``), plus dtype conversion and the ``new_*``
-constructors. Imported once by ``ember/__init__.py``.
+"""Binds every declared op (``_registry``) onto ``Tensor``: methods and in-place
+variants (``x.add_(y)``), plus the operators (``x + y``, ``x += y``). Declares the methods
+that have no ``ember.<name>`` function: dtype conversion, the ``new_*`` constructors and
+in-place fills. Imported once by ``ember/__init__.py``.
 """
+from __future__ import annotations
+
 import numpy as np
 
 from . import _functions as F
 from ._creation import legacy_tensor_data, tensor, _filled, empty, full
 from ._tensor import Tensor
+from ._typing import Any, Number, Sequence, dtype
+from ._registry import DECLARED, method
 from ._ops import shape as S, indexing as I
 from ._ops.primitive import Primitive
 from ._ops.elementwise import Add as _AddOp, Sub as _SubOp, Mul as _MulOp, _check_broadcast
 from .backend import dtypes
 from .backend.dtypes import LEGACY_TENSOR_TYPES as _LEGACY
-from .device import check_device, device as _device_cls
+from .device import check_device, device as _device_cls, device
 from .random import rng
 
 
@@ -48,7 +53,8 @@ def _parse_dtype(d):
     return dtypes.from_numpy_dtype(d)
 
 
-def to(self, *args, **kwargs):
+@method
+def to(self, *args: Any, **kwargs: Any) -> Tensor:
     """``to(dtype)``, ``to(device)``, ``to(other_tensor)``, ``to(device, dtype)``."""
     dtype, device = kwargs.get("dtype"), kwargs.get("device")
     copy = kwargs.get("copy", False)
@@ -68,42 +74,76 @@ def to(self, *args, **kwargs):
     return ToDtype.apply(self, dtype)
 
 
-def type_(self, dtype=None, non_blocking=False, **kwargs):
+@method(name="type")
+def type_(self, dtype: dtype | str | None = None, non_blocking: bool = False,
+          **kwargs: Any) -> Tensor | str:
     """No argument: the legacy type name ('torch.FloatTensor'); else convert."""
     if dtype is None:
         return "torch." + _LEGACY_NAME[self.dtype.name]
     return to(self, _parse_dtype(dtype))
 
 
-def _caster(dt):
-    def cast(self, memory_format=None):
+@method
+def type_as(self, other: Tensor) -> Tensor:
+    return to(self, other.dtype)
+
+
+def _caster(name, dt):
+    def cast(self, memory_format: Any = None) -> Tensor:
         return to(self, dt)
-    return cast
+    cast.__name__ = cast.__qualname__ = name
+    return method(cast)
+
+
+for _name, _dt in (("double", dtypes.float64), ("float", dtypes.float32),
+                   ("half", dtypes.float16), ("long", dtypes.int64), ("int", dtypes.int32),
+                   ("short", dtypes.int16), ("char", dtypes.int8), ("byte", dtypes.uint8),
+                   ("bool", dtypes.bool_)):
+    _caster(_name, _dt)
+del _name, _dt
+
+
+@method
+def cpu(self, memory_format: Any = None) -> Tensor:
+    return self
 
 
 # ---- new_* constructors -------------------------------------------------------------------
-def new(self, *args):
+@method
+def new(self, *args: Any) -> Tensor:
     data = legacy_tensor_data(args, self.dtype)
     return Tensor._make(data.astype(self._data.dtype, copy=False))
 
 
-def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+@method
+def new_tensor(self, data: Any, dtype: dtype | None = None, device: device | str | None = None,
+               requires_grad: bool = False) -> Tensor:
     if isinstance(data, Tensor):
         data = data._data
     return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
 
-def _new_filled(fill):
-    def make(self, *size, dtype=None, device=None, requires_grad=False):
+def _new_filled(name, fill):
+    def make(self, *size: int | Sequence[int], dtype: dtype | None = None,
+             device: device | str | None = None, requires_grad: bool = False) -> Tensor:
         return _filled(fill, size, dtype or self.dtype, requires_grad, device)
-    return make
+    make.__name__ = make.__qualname__ = name
+    return method(make)
 
 
-def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+_new_filled("new_zeros", 0)
+_new_filled("new_ones", 1)
+
+
+@method
+def new_empty(self, *size: int | Sequence[int], dtype: dtype | None = None,
+              device: device | str | None = None, requires_grad: bool = False) -> Tensor:
     return empty(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
 
-def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+@method
+def new_full(self, size: Sequence[int], fill_value: Number, *, dtype: dtype | None = None,
+             device: device | str | None = None, requires_grad: bool = False) -> Tensor:
     return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
 
@@ -127,18 +167,21 @@ class Overwrite(Primitive):
         return grad * 0, gv  # the old values get a zero gradient, as in PyTorch
 
 
-def fill_(self, value):
+@method
+def fill_(self, value: Tensor | Number) -> Tensor:
     if isinstance(value, Tensor) and value.dim() != 0:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                            f"{value.dim()} dimensions.")
     return self._inplace(Overwrite.apply, value)
 
 
-def zero_(self):
+@method
+def zero_(self) -> Tensor:
     return self._inplace(Overwrite.apply, 0)
 
 
-def copy_(self, src, non_blocking=False):
+@method
+def copy_(self, src: Tensor, non_blocking: bool = False) -> Tensor:
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
                         f"{type(src).__name__}")
@@ -160,15 +203,18 @@ def _random_fill(self, draw):
     return self._inplace(Overwrite.apply, draw(self._data.shape).astype(self._data.dtype))
 
 
-def uniform_(self, a=0.0, b=1.0, *, generator=None):
+@method
+def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
     return _random_fill(self, lambda s: rng(generator).uniform(a, b, s))
 
 
-def normal_(self, mean=0.0, std=1.0, *, generator=None):
+@method
+def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
     return _random_fill(self, lambda s: rng(generator).normal(mean, std, s))
 
 
-def random_(self, from_=0, to=None, *, generator=None):
+@method
+def random_(self, from_: int = 0, to: int | None = None, *, generator: Any = None) -> Tensor:
     if to is None:
         from_, to = 0, (from_ if from_ else 2 ** 24 if self._data.dtype.kind == "f" else
                         int(np.iinfo(self._data.dtype).max) + 1)
@@ -176,19 +222,22 @@ def random_(self, from_=0, to=None, *, generator=None):
     return self._inplace(Overwrite.apply, vals.astype(self._data.dtype))
 
 
-def bernoulli_(self, p=0.5, *, generator=None):
+@method
+def bernoulli_(self, p: float | Tensor = 0.5, *, generator: Any = None) -> Tensor:
     prob = p._data if isinstance(p, Tensor) else p
     vals = rng(generator).random(self._data.shape) < prob
     return self._inplace(Overwrite.apply, vals.astype(self._data.dtype))
 
 
-def bernoulli(self, p=None, *, generator=None):
+@method
+def bernoulli(self, p: float | None = None, *, generator: Any = None) -> Tensor:
     prob = self._data if p is None else p
     return Tensor._make((rng(generator).random(self._data.shape) < prob)
                         .astype(self._data.dtype))
 
 
-def resize_(self, *sizes, memory_format=None):
+@method
+def resize_(self, *sizes: int | Sequence[int], memory_format: Any = None) -> Tensor:
     """Change the shape in place, keeping the leading elements (no autograd)."""
     if self._requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
@@ -202,46 +251,50 @@ def resize_(self, *sizes, memory_format=None):
     return self
 
 
-def resize_as_(self, other, memory_format=None):
+@method
+def resize_as_(self, other: Tensor, memory_format: Any = None) -> Tensor:
     return resize_(self, other.shape)
 
 
-def _inplace_of(fn):
-    def method(self, *args, **kwargs):
+def _inplace_of(fn, name):
+    """``x.<op>_(...)``: ``fn`` (the out-of-place method) run on x, written into x."""
+    def inplace(self, *args, **kwargs):
         if kwargs:
             return self._inplace(lambda s, *a: fn(s, *a, **kwargs), *args)
         return self._inplace(fn, *args)
-    method.__name__ = fn.__name__ + "_"
-    return method
+    inplace.__name__ = inplace.__qualname__ = name
+    return inplace
 
 
 def _reflected(fn):
-    def method(self, other):
+    def reflected(self, other):
         return fn(other, self)
-    return method
+    return reflected
+
+
+def _rtruediv(self, other):
+    """``other / self`` as PyTorch's Tensor computes it: ``self.reciprocal() * other``."""
+    return _Mul(F.reciprocal(self), other)
 
 
 def _scalar_as_tensor(fn):
-    def method(self, other):
+    def reflected(self, other):
         return fn(tensor(other) if not isinstance(other, Tensor) else other, self)
-    return method
+    return reflected
 
 
-def unsqueeze_(self, dim):
+@method
+def unsqueeze_(self, dim: int) -> Tensor:
     new = F.unsqueeze(self, dim)
     self._data = new._data
     return self
 
 
-def squeeze_(self, dim=None):
+@method
+def squeeze_(self, dim: int | Sequence[int] | None = None) -> Tensor:
     new = F.squeeze(self, dim)
     self._data = new._data
     return self
-
-
-# Operators are the ops' apply functions themselves (self is the first argument): no
-# wrapper frame and none of the keyword handling of ember.add/sub/mul on the hot path.
-_add, _sub, _mul = _Add, _Sub, _Mul
 
 
 def _invert(self):
@@ -249,6 +302,21 @@ def _invert(self):
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
                         "tensors")
     return F.logical_not(self) if self.dtype is dtypes.bool_ else F.bitwise_not(self)
+
+
+@method
+def view_as(self, other: Tensor) -> Tensor:
+    return F.view(self, other.shape)
+
+
+@method
+def reshape_as(self, other: Tensor) -> Tensor:
+    return F.reshape(self, other.shape)
+
+
+@method
+def expand_as(self, other: Tensor) -> Tensor:
+    return F.expand(self, other.shape)
 
 
 def _T(self):
@@ -271,67 +339,12 @@ def _ne(self, other):
     return F.ne(self, other)
 
 
-_METHODS = {
-    # arithmetic and math
-    "add": F.add, "sub": F.sub, "subtract": F.sub, "mul": F.mul, "multiply": F.mul,
-    "div": F.div, "divide": F.div, "true_divide": F.div, "floor_divide": F.floor_divide,
-    "remainder": F.remainder, "fmod": F.fmod, "pow": F.pow, "neg": F.neg, "negative": F.neg,
-    "abs": F.abs, "absolute": F.abs, "sign": F.sign, "exp": F.exp, "exp2": F.exp2, "log": F.log,
-    "log2": F.log2, "log1p": F.log1p, "expm1": F.expm1, "sqrt": F.sqrt, "rsqrt": F.rsqrt,
-    "reciprocal": F.reciprocal, "sin": F.sin, "cos": F.cos, "tan": F.tan, "tanh": F.tanh,
-    "sigmoid": F.sigmoid, "relu": F.relu, "erf": F.erf, "floor": F.floor, "ceil": F.ceil,
-    "round": F.round, "trunc": F.trunc, "clamp": F.clamp, "clip": F.clamp,
-    "clamp_min": F.clamp_min, "clamp_max": F.clamp_max, "maximum": F.maximum,
-    "minimum": F.minimum, "lerp": F.lerp, "addcmul": F.addcmul, "addcdiv": F.addcdiv,
-    "square": F.square, "isnan": F.isnan,
-    # comparison and logic
-    "eq": F.eq, "ne": F.ne, "lt": F.lt, "le": F.le, "gt": F.gt, "ge": F.ge,
-    "greater": F.gt, "less": F.lt, "logical_and": F.logical_and, "logical_or": F.logical_or,
-    "logical_xor": F.logical_xor, "logical_not": F.logical_not, "bitwise_not": F.bitwise_not,
-    "where": lambda self, condition, other: F.where(condition, self, other),
-    "masked_fill": F.masked_fill, "equal": F.equal, "allclose": F.allclose,
-    "isclose": F.isclose,
-    # reductions
-    "sum": F.sum, "mean": F.mean, "prod": F.prod, "max": F.max, "min": F.min, "amax": F.amax,
-    "amin": F.amin, "argmax": F.argmax, "argmin": F.argmin, "var": F.var, "std": F.std,
-    "logsumexp": F.logsumexp, "norm": F.norm, "all": F.all, "any": F.any, "cumsum": F.cumsum,
-    "cumprod": F.cumprod, "softmax": F.softmax, "log_softmax": F.log_softmax,
-    # shape
-    "view": F.view, "reshape": F.reshape, "flatten": F.flatten, "unflatten": F.unflatten,
-    "squeeze": F.squeeze, "unsqueeze": F.unsqueeze, "permute": F.permute,
-    "transpose": F.transpose, "swapaxes": F.transpose, "t": F.t, "expand": F.expand,
-    "sum_to_size": F.sum_to_size, "contiguous": F.contiguous, "flip": F.flip, "roll": F.roll,
-    "repeat": F.repeat, "tile": F.tile, "narrow": F.narrow, "select": F.select,
-    "unbind": F.unbind, "split": F.split, "chunk": F.chunk, "tril": F.tril, "triu": F.triu,
-    "clone": F.clone,
-    "view_as": lambda self, other: F.view(self, other.shape),
-    "reshape_as": lambda self, other: F.reshape(self, other.shape),
-    "expand_as": lambda self, other: F.expand(self, other.shape),
-    # indexing
-    "gather": F.gather, "scatter": F.scatter, "scatter_add": F.scatter_add,
-    "index_select": F.index_select, "index_add": F.index_add,
-    "masked_select": F.masked_select, "take_along_dim": F.take_along_dim,
-    "nonzero": F.nonzero, "sort": F.sort, "argsort": F.argsort, "topk": F.topk,
-    # linear algebra
-    "mm": F.mm, "bmm": F.bmm, "matmul": F.matmul, "dot": F.dot, "mv": F.mv, "outer": F.outer,
-    "addmm": F.addmm,
-    # conversion and construction
-    "to": to, "type": type_, "type_as": lambda self, other: to(self, other.dtype),
-    "double": _caster(dtypes.float64), "float": _caster(dtypes.float32),
-    "half": _caster(dtypes.float16), "long": _caster(dtypes.int64),
-    "int": _caster(dtypes.int32), "short": _caster(dtypes.int16),
-    "char": _caster(dtypes.int8), "byte": _caster(dtypes.uint8), "bool": _caster(dtypes.bool_),
-    "cpu": lambda self, memory_format=None: self,
-    "new": new, "new_tensor": new_tensor, "new_zeros": _new_filled(0),
-    "new_ones": _new_filled(1), "new_empty": new_empty, "new_full": new_full,
-    # in-place specials
-    "fill_": fill_, "zero_": zero_, "copy_": copy_, "uniform_": uniform_, "normal_": normal_,
-    "random_": random_, "bernoulli_": bernoulli_, "bernoulli": bernoulli, "resize_": resize_,
-    "resize_as_": resize_as_, "unsqueeze_": unsqueeze_, "squeeze_": squeeze_,
-    # operators
-    "__add__": _add, "__radd__": _add, "__sub__": _sub,
-    "__rsub__": _reflected(F.sub), "__mul__": _mul, "__rmul__": _mul,
-    "__truediv__": F.div, "__rtruediv__": _reflected(F.div),
+# Python's operators. The hot ones are the ops' apply functions themselves (self is the
+# first argument): no wrapper frame and none of the keyword handling of ember.add/sub/mul.
+OPERATORS = {
+    "__add__": _Add, "__radd__": _Add, "__sub__": _Sub,
+    "__rsub__": _reflected(F.sub), "__mul__": _Mul, "__rmul__": _Mul,
+    "__truediv__": F.div, "__rtruediv__": _rtruediv,
     "__floordiv__": F.floor_divide, "__rfloordiv__": _scalar_as_tensor(F.floor_divide),
     "__mod__": F.remainder, "__rmod__": _scalar_as_tensor(F.remainder),
     "__pow__": F.pow, "__rpow__": _reflected(F.pow), "__matmul__": F.matmul,
@@ -343,35 +356,33 @@ _METHODS = {
     "__rxor__": F.bitwise_xor,
     "__getitem__": I.getitem, "__setitem__": I.setitem,
 }
-
-# x.op_(...) for every op whose result has the input's shape
-_INPLACE = ["add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "neg",
-            "abs", "sign", "exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt",
-            "reciprocal", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "erf", "floor", "ceil",
-            "round", "trunc", "clamp", "clip", "clamp_min", "clamp_max", "lerp", "addcmul",
-            "addcdiv", "masked_fill", "scatter", "scatter_add", "index_add", "tril", "triu",
-            "square", "eq", "ne", "lt", "le", "gt", "ge", "logical_not", "logical_and",
-            "logical_or", "subtract", "multiply", "true_divide", "divide"]
-_OPERATORS_INPLACE = {"__iadd__": "add", "__isub__": "sub", "__imul__": "mul",
-                      "__itruediv__": "div", "__ifloordiv__": "floor_divide",
-                      "__imod__": "remainder", "__ipow__": "pow",
-                      "__iand__": "bitwise_and", "__ior__": "bitwise_or",
-                      "__ixor__": "bitwise_xor"}
+PROPERTIES = {"T": _T, "mT": S.mT, "H": _T, "mH": S.mT}  # real tensors: H is T
+INPLACE_OPERATORS = {"__iadd__": F.add, "__isub__": F.sub, "__imul__": F.mul,
+                      "__itruediv__": F.div, "__ifloordiv__": F.floor_divide,
+                      "__imod__": F.remainder, "__ipow__": F.pow,
+                      "__iand__": F.bitwise_and, "__ior__": F.bitwise_or,
+                      "__ixor__": F.bitwise_xor}
 
 
 def _bind():
-    for name, fn in _METHODS.items():
-        # A one-op function (ember.tanh) binds as its op's apply: one call per x.tanh()
-        setattr(Tensor, name, getattr(fn, "_op_apply", fn))
-    for name in _INPLACE:
-        setattr(Tensor, name + "_", _inplace_of(_METHODS[name]))
-    for dunder, name in _OPERATORS_INPLACE.items():
-        fn = _METHODS.get(name) or getattr(F, name)
-        setattr(Tensor, dunder, _inplace_of(fn))
-    Tensor.T = property(_T)
-    Tensor.mT = property(S.mT)
-    Tensor.H = property(_T)
-    Tensor.mH = property(S.mT)
+    own = set(vars(Tensor))  # what the class defines itself is never replaced
+
+    def bind(name, fn):
+        if name in own:
+            raise RuntimeError(f"a declaration would replace Tensor.{name}")
+        setattr(Tensor, name, fn)
+
+    for d in DECLARED.values():
+        if d.method is not None:
+            bind(d.name, d.method)  # a one-op function's is its op's apply: x.tanh() is one call
+        if d.inplace:
+            bind(d.name + "_", _inplace_of(d.method, d.name + "_"))
+    for dunder, fn in OPERATORS.items():
+        bind(dunder, fn)
+    for dunder, fn in INPLACE_OPERATORS.items():
+        bind(dunder, _inplace_of(fn, dunder))
+    for name, fn in PROPERTIES.items():
+        bind(name, property(fn))
 
 
 _bind()

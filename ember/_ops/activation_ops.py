@@ -287,10 +287,6 @@ class Mish(Primitive):
         return grad * (t + x * s * (1 - t * t))
 
 
-def relu(x):
-    return Relu.apply(x)
-
-
 def hardtanh(x, min_val=-1.0, max_val=1.0):
     return Hardtanh.apply(x, min_val, max_val)
 
@@ -319,4 +315,4 @@ def mish(x):
     return Mish.apply(x)
 
 
-__all__ = ["relu", "hardtanh", "leaky_relu", "elu", "gelu", "silu", "softplus", "mish"]
+__all__ = ["hardtanh", "leaky_relu", "elu", "gelu", "silu", "softplus", "mish"]

@@ -9,7 +9,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..backend import dtypes
-from .activation_ops import erf_array as _erf, relu_grad_array, sigmoid_array as _sigmoid
+from .activation_ops import erf_array as _erf, sigmoid_array as _sigmoid
 from .primitive import Primitive, unbroadcast, sum_to
 
 _LN2 = math.log(2.0)
@@ -231,7 +231,7 @@ class Div(Primitive):
         ga = unbroadcast(grad / b, a._data.shape) if ctx.needs_input_grad[0] else None
         gb = None
         if ctx.needs_input_grad[1]:
-            gb = unbroadcast(-grad * a / (b * b), b._data.shape)
+            gb = unbroadcast(-grad * (a / b / b), b._data.shape)  # PyTorch's order
         return ga, gb, None
 
     @staticmethod
@@ -243,26 +243,8 @@ class Div(Primitive):
             return grad / ctx.scalar, None, None
         needs = ctx.needs_input_grad
         ga = sum_to(grad / b, a.shape) if needs[0] else None
-        gb = sum_to(-grad * a / (b * b), b.shape) if needs[1] else None
+        gb = sum_to(-grad * (a / b / b), b.shape) if needs[1] else None
         return ga, gb, None
-
-
-class RDiv(Primitive):
-    """``scalar / tensor``."""
-    _backward_name = "DivBackward0"
-    saves_output = True
-
-    @staticmethod
-    def forward(ctx, b, a):
-        ctx.save_for_backward(b)
-        x, y = _float_arrays(a, b)
-        with np.errstate(divide="ignore"):
-            return x / y
-
-    @staticmethod
-    def backward(ctx, grad):
-        b, out = ctx.saved_tensors
-        return -grad * out / b, None
 
 
 def _floor_divide(x, y):
@@ -408,8 +390,7 @@ class Neg(Primitive):
 
 
 # ---- unary math ---------------------------------------------------------------------------
-def _unary(name, fn, grad_fn, saves="input", float_only=True, backward_name=None,
-           array_grad=None):
+def _unary(name, fn, grad_fn, saves="input", float_only=True, array_grad=None):
     """Define a unary Primitive: ``fn`` on arrays, ``grad_fn(grad, x, out)`` on tensors.
 
     ``array_grad(grad, x, out)`` is the gradient on arrays (``backward_arrays``);
@@ -441,7 +422,7 @@ def _unary(name, fn, grad_fn, saves="input", float_only=True, backward_name=None
         "forward": staticmethod(forward), "backward": staticmethod(backward),
         "backward_arrays": staticmethod(backward_arrays) if on_arrays else None,
         "saves_output": saves == "output",
-        "_backward_name": backward_name or name + "Backward0", "__module__": __name__})
+        "_backward_name": name + "Backward0", "__module__": __name__})
 
 
 def _zero_grad(grad, x, out):
@@ -459,7 +440,8 @@ Expm1 = _unary("Expm1", np.expm1, lambda g, x, o: g * (o + 1), saves="output", a
 Sqrt = _unary("Sqrt", np.sqrt, lambda g, x, o: g / (2 * o), saves="output", array_grad=True)
 Rsqrt = _unary("Rsqrt", lambda d: 1 / np.sqrt(d), lambda g, x, o: g * -0.5 * o * o * o,
                saves="output")
-Reciprocal = _unary("Reciprocal", lambda d: 1 / d, lambda g, x, o: -g * o * o, saves="output")
+Reciprocal = _unary("Reciprocal", lambda d: 1 / d, lambda g, x, o: -g * (o * o), saves="output",
+                    array_grad=True)
 Sin = _unary("Sin", np.sin, lambda g, x, o: g * x.cos())
 Cos = _unary("Cos", np.cos, lambda g, x, o: -g * x.sin())
 Tan = _unary("Tan", np.tan, lambda g, x, o: g * (1 + o * o), saves="output")
@@ -506,12 +488,7 @@ Tanh = _unary("Tanh", np.tanh, lambda g, x, o: TanhGrad.apply(g, o), saves="outp
 Floor = _unary("Floor", np.floor, _zero_grad, saves=None, float_only=False)
 Ceil = _unary("Ceil", np.ceil, _zero_grad, saves=None, float_only=False)
 Trunc = _unary("Trunc", np.trunc, _zero_grad, saves=None, float_only=False)
-# max(0, d), zero first: on equal operands np.maximum returns the second, so relu(-0.0) is
-# -0.0 as in PyTorch (which keeps x unless x < 0)
-Relu = _unary("Relu", lambda d: np.maximum(0, d, dtype=d.dtype),
-              lambda g, x, o: g * (o > 0), saves="output", float_only=False,
-              backward_name="ReluBackward0",
-              array_grad=lambda g, x, o: relu_grad_array(g, o))
+
 
 
 Sigmoid = _unary("Sigmoid", _sigmoid, lambda g, x, o: SigmoidGrad.apply(g, o), saves="output",

@@ -5,12 +5,15 @@ take_along_dim, nonzero, sort, topk.
 Gradients of gathers are scatters with ``np.add.at``, so repeated indices
 accumulate (``x[[0, 0]].sum()`` gives 2 at index 0).
 """
+from __future__ import annotations
+
 import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import _state as _grad_state
 from .primitive import Primitive, unbroadcast
 from .. import return_types
+from .._typing import Number
 
 
 # ---- turning a Python index into a NumPy one ----------------------------------------------
@@ -401,7 +404,7 @@ class Gather(Primitive):
         return ScatterAdd.apply(zeros, ctx.dim, index, grad), None, None
 
 
-def gather(x, dim, index, sparse_grad=False):
+def gather(x: Tensor, dim: int, index: Tensor, sparse_grad: bool = False) -> Tensor:
     dim = _check_gather(x, dim, index, "gather")
     return Gather.apply(x, dim, index)
 
@@ -457,7 +460,8 @@ class ScatterAdd(Primitive):
         return grad, None, None, gs
 
 
-def scatter(x, dim, index, src=None, value=None, reduce=None):
+def scatter(x: Tensor, dim: int, index: Tensor, src: Tensor | Number | None = None,
+            value: Number | None = None, reduce: str | None = None) -> Tensor:
     if src is None:
         src = value
     dim = _check_gather(x, dim, index, "scatter", src)
@@ -472,7 +476,7 @@ def scatter(x, dim, index, src=None, value=None, reduce=None):
     return Scatter.apply(x, dim, index, src)
 
 
-def scatter_add(x, dim, index, src):
+def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     dim = _check_gather(x, dim, index, "scatter_add", src)
     return ScatterAdd.apply(x, dim, index, src)
 
@@ -505,7 +509,7 @@ def _check_index_vector(x, dim, index, name):
     return _wrap_dim(dim, x._data.ndim)
 
 
-def index_select(x, dim, index):
+def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     dim = _check_index_vector(x, dim, index, "index_select")
     return IndexSelect.apply(x, dim, index.reshape(-1) if index.dim() == 0 else index)
 
@@ -539,7 +543,8 @@ class IndexAdd(Primitive):
         return grad, None, None, gs, None
 
 
-def index_add(x, dim, index, source, *, alpha=1):
+def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *,
+              alpha: Number = 1) -> Tensor:
     dim = _check_index_vector(x, dim, index, "index_add")
     if source.dtype is not x.dtype:
         raise RuntimeError(f"index_add_(): self ({x.dtype.scalar_name}) and source "
@@ -556,7 +561,7 @@ def index_add(x, dim, index, source, *, alpha=1):
     return IndexAdd.apply(x, dim, index, source, alpha)
 
 
-def masked_select(x, mask):
+def masked_select(x: Tensor, mask: Tensor) -> Tensor:
     if mask._data.dtype != np.bool_:
         raise RuntimeError(f"masked_select: expected BoolTensor for mask")
     shape = np.broadcast_shapes(x._data.shape, mask._data.shape)
@@ -565,7 +570,7 @@ def masked_select(x, mask):
     return AdvancedIndex.apply(xb, (mb,))
 
 
-def take_along_dim(x, indices, dim=None):
+def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
     """PyTorch's composition: a gather on the flattened tensor (no wrapping: out-of-range
     indices raise) or, along ``dim``, on both broadcast together with the indices taken
     modulo the dim's size (so negative and too-large ones wrap)."""
@@ -616,7 +621,7 @@ class Nonzero(Primitive):
         return np.argwhere(x._data).astype(np.int64)
 
 
-def nonzero(x, *, as_tuple=False):
+def nonzero(x: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
     if as_tuple:
         if x._data.ndim == 0:
             return (Tensor._make(np.nonzero(x._data.reshape(1))[0].astype(np.int64)),)
@@ -644,7 +649,8 @@ class SortLike(Primitive):
         return ScatterAdd.apply(zeros, ctx.dim, Tensor._make(ctx.indices), grad), None, None
 
 
-def sort(x, dim=-1, descending=False, stable=False):
+def sort(x: Tensor, dim: int = -1, descending: bool = False,
+         stable: bool = False) -> tuple[Tensor, Tensor]:
     d = x._data
     if d.ndim == 0:
         return return_types.sort(SortLike.apply(x, 0, None), Tensor._make(np.zeros((), np.int64)))
@@ -663,11 +669,13 @@ def sort(x, dim=-1, descending=False, stable=False):
     return return_types.sort(SortLike.apply(x, dim, idx), Tensor._make(idx))
 
 
-def argsort(x, dim=-1, descending=False, stable=False):
+def argsort(x: Tensor, dim: int = -1, descending: bool = False,
+            stable: bool = False) -> Tensor:
     return sort(x, dim, descending, stable).indices
 
 
-def topk(x, k, dim=-1, largest=True, sorted=True):
+def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True,
+         sorted: bool = True) -> tuple[Tensor, Tensor]:
     d = x._data
     dim = _wrap_dim(dim, d.ndim) if d.ndim else 0
     size = d.shape[dim] if d.ndim else 1

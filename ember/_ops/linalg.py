@@ -1,11 +1,14 @@
 """Matrix products: mm, matmul (1-D, 2-D, batched, broadcasting), bmm, dot,
 mv, outer, addmm, einsum."""
+from __future__ import annotations
+
 import numpy as np
 
 from .._tensor import Tensor
 from .primitive import Primitive
 from ..autograd.grad_mode import _state as _grad_state
 from ..backend.gemm import matmul as _gemm, matmul_pair as _gemm_pair
+from .._typing import Number, Sequence
 
 
 def _dims(shape):
@@ -64,7 +67,7 @@ class Bmm(Matmul):
     _backward_name = "BmmBackward0"
 
 
-def mm(a, b):
+def mm(a: Tensor, b: Tensor) -> Tensor:
     if a._data.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if b._data.ndim != 2:
@@ -76,7 +79,7 @@ def mm(a, b):
     return Mm.apply(a, b)
 
 
-def bmm(a, b):
+def bmm(a: Tensor, b: Tensor) -> Tensor:
     if a._data.ndim != 3:
         raise RuntimeError(f"batch1 must be a 3D tensor")
     if b._data.ndim != 3:
@@ -89,7 +92,7 @@ def bmm(a, b):
     return Bmm.apply(a, b)
 
 
-def matmul(a, b):
+def matmul(a: Tensor, b: Tensor) -> Tensor:
     sa, sb = a._data.shape, b._data.shape
     if not sa or not sb:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
@@ -129,7 +132,7 @@ def matmul(a, b):
     return Matmul.apply(a, b)
 
 
-def dot(a, b):
+def dot(a: Tensor, b: Tensor) -> Tensor:
     if a._data.ndim != 1 or b._data.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {a._data.ndim}D and {b._data.ndim}D "
                            "tensors")
@@ -141,20 +144,21 @@ def dot(a, b):
     return Matmul.apply(a, b)
 
 
-def mv(a, v):
+def mv(a: Tensor, v: Tensor) -> Tensor:
     if a._data.ndim != 2 or v._data.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a._data.ndim}, "
                            f"{v._data.ndim}")
     return matmul(a, v)
 
 
-def outer(a, b):
+def outer(a: Tensor, b: Tensor) -> Tensor:
     if a._data.ndim != 1 or b._data.ndim != 1:
         raise RuntimeError("outer: expected 1D tensors")
     return a.reshape(-1, 1) * b.reshape(1, -1)
 
 
-def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Number = 1,
+          alpha: Number = 1) -> Tensor:
     if input.dtype is not mat2.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got "
                            f"{input.dtype.scalar_name} and {mat2.dtype.scalar_name}")
@@ -339,7 +343,7 @@ def _normalize_spec(spec, operands):
     return spec
 
 
-def einsum(spec, *operands):
+def einsum(spec: str, *operands: Tensor | Sequence[Tensor]) -> Tensor:
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     spec = _normalize_spec(spec, operands)

@@ -1,9 +1,17 @@
 """softmax and log_softmax along a dim, each one numerically stable node."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .._tensor import _wrap_dim
 from ..backend import dtypes
 from .primitive import Primitive
+from .._typing import dtype
+
+if TYPE_CHECKING:  # annotations only
+    from .._tensor import Tensor
 
 
 def _prepare(x, dim, dtype):
@@ -62,11 +70,13 @@ class LogSoftmax(Primitive):
         return grad - out.exp() * grad.sum(ctx.dim, keepdim=True), None, None
 
 
-def softmax(x, dim=None, dtype=None, _stacklevel=3):
+def softmax(x: Tensor, dim: int | None = None, dtype: dtype | None = None,
+            _stacklevel: int = 3) -> Tensor:
     return Softmax.apply(x, dim, dtype)
 
 
-def log_softmax(x, dim=None, dtype=None, _stacklevel=3):
+def log_softmax(x: Tensor, dim: int | None = None, dtype: dtype | None = None,
+                _stacklevel: int = 3) -> Tensor:
     return LogSoftmax.apply(x, dim, dtype)
 
 

@@ -1,5 +1,7 @@
 """Shape ops. Views (``is_view = True``) return NumPy views of their input and
 so share memory and the version counter; the rest copy."""
+from __future__ import annotations
+
 import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
@@ -7,6 +9,7 @@ from ..autograd.function import _expandable
 from ..backend.dtypes import SCALAR_NAMES, dtype as _dtype, result_type
 from .indexing import BasicIndex, SelectIndex
 from .primitive import Primitive, unbroadcast, sum_to
+from .._typing import Any, Sequence
 
 
 def infer_shape(shape, numel):
@@ -119,7 +122,7 @@ class ViewDtype(Primitive):
         return d.view(np_dtype)
 
 
-def view(x, *shape):
+def view(x: Tensor, *shape: int | Sequence[int]) -> Tensor:
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
         if isinstance(shape[0], _dtype):
             return ViewDtype.apply(x, shape[0].np)
@@ -127,7 +130,7 @@ def view(x, *shape):
     return View.apply(x, shape)
 
 
-def reshape(x, *shape):
+def reshape(x: Tensor, *shape: int | Sequence[int]) -> Tensor:
     shape = infer_shape(parse_sizes(shape), x._data.size)
     if shape == x._data.shape:
         return View.apply(x, shape)
@@ -136,7 +139,7 @@ def reshape(x, *shape):
     return ReshapeCopy.apply(x, shape)
 
 
-def flatten(x, start_dim=0, end_dim=-1):
+def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     n = x._data.ndim
     if n == 0:
         return reshape(x, 1)
@@ -147,7 +150,7 @@ def flatten(x, start_dim=0, end_dim=-1):
     return reshape(x, shape[:s] + (int(np.prod(shape[s:e + 1])),) + shape[e + 1:])
 
 
-def unflatten(x, dim, sizes):
+def unflatten(x: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     n = x._data.ndim
     dim = _wrap_dim(dim, n)
     shape = x._data.shape
@@ -165,7 +168,7 @@ def unflatten(x, dim, sizes):
     return view(x, shape[:dim] + sizes + shape[dim + 1:])
 
 
-def squeeze(x, dim=None):
+def squeeze(x: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     shape = x._data.shape
     if dim is None:
         new = tuple(s for s in shape if s != 1)
@@ -177,7 +180,7 @@ def squeeze(x, dim=None):
     return Squeeze.apply(x, new)
 
 
-def unsqueeze(x, dim):
+def unsqueeze(x: Tensor, dim: int) -> Tensor:
     shape = x._data.shape
     dim = _wrap_dim(dim, len(shape) + 1)
     return Unsqueeze.apply(x, shape[:dim] + (1,) + shape[dim:])
@@ -205,7 +208,7 @@ class T(Permute):
     _backward_name = "TBackward0"
 
 
-def permute(x, *dims):
+def permute(x: Tensor, *dims: int | Sequence[int]) -> Tensor:
     dims = parse_sizes(dims)
     n = x._data.ndim
     if len(dims) != n:
@@ -219,7 +222,7 @@ def permute(x, *dims):
     return Permute.apply(x, dims)
 
 
-def transpose(x, dim0, dim1):
+def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     n = x._data.ndim
     if n == 0:
         return View.apply(x, ())
@@ -229,7 +232,7 @@ def transpose(x, dim0, dim1):
     return Transpose.apply(x, tuple(perm))
 
 
-def t(x):
+def t(x: Tensor) -> Tensor:
     n = x._data.ndim
     if n > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {n}D")
@@ -257,7 +260,7 @@ class Expand(Primitive):
         return grad.sum_to_size(ctx.in_shape), None
 
 
-def expand(x, *sizes):
+def expand(x: Tensor, *sizes: int | Sequence[int]) -> Tensor:
     sizes = parse_sizes(sizes)
     shape = x._data.shape
     if len(sizes) < len(shape):
@@ -301,7 +304,7 @@ class SumToSize(Primitive):
         return grad.expand(ctx.in_shape), None
 
 
-def sum_to_size(x, *size):
+def sum_to_size(x: Tensor, *size: int | Sequence[int]) -> Tensor:
     size = parse_sizes(size)
     if tuple(size) == x._data.shape:
         return x
@@ -323,7 +326,7 @@ class Clone(Primitive):
         return grad
 
 
-def contiguous(x, memory_format=None):
+def contiguous(x: Tensor, memory_format: Any = None) -> Tensor:
     return x if x._data.flags.c_contiguous else Clone.apply(x)
 
 
@@ -363,7 +366,7 @@ def _tensor_list(tensors, name):
     return list(tensors)
 
 
-def cat(tensors, dim=0):
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     tensors = _tensor_list(tensors, "cat")
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
@@ -396,7 +399,7 @@ def cat(tensors, dim=0):
     return Cat.apply(dim, *nonempty)
 
 
-def stack(tensors, dim=0):
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     tensors = _tensor_list(tensors, "stack")
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
@@ -423,7 +426,7 @@ class Flip(Primitive):
         return Flip.apply(grad, ctx.dims), None
 
 
-def flip(x, *dims):
+def flip(x: Tensor, *dims: int | Sequence[int]) -> Tensor:
     dims = parse_sizes(dims)
     n = x._data.ndim
     return Flip.apply(x, tuple(_wrap_dim(d, n) for d in dims))
@@ -443,7 +446,8 @@ class Roll(Primitive):
         return Roll.apply(grad, neg, ctx.dims), None, None
 
 
-def roll(x, shifts, dims=None):
+def roll(x: Tensor, shifts: int | Sequence[int],
+         dims: int | Sequence[int] | None = None) -> Tensor:
     if isinstance(shifts, list):
         shifts = tuple(shifts)
     if isinstance(dims, list):
@@ -476,7 +480,7 @@ class Repeat(Primitive):
         return g.reshape(in_shape), None
 
 
-def repeat(x, *reps):
+def repeat(x: Tensor, *reps: int | Sequence[int]) -> Tensor:
     reps = parse_sizes(reps)
     if len(reps) < x._data.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
@@ -484,7 +488,7 @@ def repeat(x, *reps):
     return Repeat.apply(x, tuple(reps))
 
 
-def tile(x, *reps):
+def tile(x: Tensor, *reps: int | Sequence[int]) -> Tensor:
     reps = parse_sizes(reps)
     reps = (1,) * (x._data.ndim - len(reps)) + tuple(reps)
     return Repeat.apply(x, reps)
@@ -506,7 +510,7 @@ class Tri(Primitive):
         return Tri.apply(grad, ctx.diagonal, ctx.lower), None, None
 
 
-def narrow(x, dim, start, length):
+def narrow(x: Tensor, dim: int, start: int | Tensor, length: int) -> Tensor:
     n = x._data.ndim
     dim = _wrap_dim(dim, n)
     size = x._data.shape[dim]
@@ -521,7 +525,7 @@ def narrow(x, dim, start, length):
     return BasicIndex.apply(x, idx)
 
 
-def select(x, dim, index):
+def select(x: Tensor, dim: int, index: int) -> Tensor:
     n = x._data.ndim
     if n == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
@@ -534,12 +538,13 @@ def select(x, dim, index):
     return SelectIndex.apply(x, idx)
 
 
-def unbind(x, dim=0):
+def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     dim = _wrap_dim(dim, x._data.ndim)
     return tuple(select(x, dim, i) for i in range(x._data.shape[dim]))
 
 
-def split(x, split_size_or_sections, dim=0):
+def split(x: Tensor, split_size_or_sections: int | Sequence[int],
+          dim: int = 0) -> tuple[Tensor, ...]:
     dim = _wrap_dim(dim, x._data.ndim)
     size = x._data.shape[dim]
     if isinstance(split_size_or_sections, int):
@@ -561,7 +566,7 @@ def split(x, split_size_or_sections, dim=0):
     return tuple(out)
 
 
-def chunk(x, chunks, dim=0):
+def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     dim = _wrap_dim(dim, x._data.ndim)

@@ -63,6 +63,8 @@ CASES = {
     "Log2": [(lambda a: ember.log2(a * a + 0.5), [(3, 4)])],
     "Log1p": [(lambda a: ember.log1p(a * a), [(3, 4)])],
     "Sqrt": [(lambda a: (a * a + 0.5).sqrt(), [(3, 4)])],
+    "Reciprocal": [(lambda a: (a * a + 0.5).reciprocal(), [(3, 4)]),
+                   (lambda a: 2.5 / (a * a + 0.5), [(3, 4)])],   # scalar / tensor
 }
 FLAT = [(name, fn, shapes) for name, cases in CASES.items() for fn, shapes in cases]
 IDS = [f"{name}-{i}" for i, (name, _, _) in enumerate(FLAT)]

@@ -14,7 +14,7 @@ def _maybe_inplace(x, inplace, op, *args):
 
 def relu(input, inplace=False):
     """``max(input, 0)`` element-wise."""
-    return input.relu_() if inplace else _act.relu(input)
+    return input.relu_() if inplace else _fn.relu(input)
 
 
 def relu_(input):
