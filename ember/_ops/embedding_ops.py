@@ -1,6 +1,6 @@
 """Embedding lookup as one node: ``weight[indices]``; its backward accumulates rows
 (repeated indices add up), skips ``padding_idx`` and can scale by inverse frequency."""
-import numpy as np
+from ..backend import get_array_module
 
 from .primitive import Primitive
 from .._tensor import Tensor
@@ -11,7 +11,7 @@ def _check_indices(indices, num):
         raise TypeError(f"embedding(): argument 'indices' (position 1) must be Tensor, not "
                         f"{type(indices).__name__}")
     d = indices._data
-    if d.dtype not in (np.int64, np.int32):
+    if d.dtype.kind != "i" or d.dtype.itemsize not in (8, 4):  # int64 or int32
         from ..backend.dtypes import _BY_NUMPY
         from .reduction import _legacy_name
         name = _legacy_name(_BY_NUMPY[d.dtype])
@@ -39,7 +39,6 @@ class Embedding(Primitive):
 
     @staticmethod
     def backward(ctx, grad):
-        from .. import _creation
         dim = grad.shape[-1]
         idx = ctx.indices.reshape(-1).long()
         g = grad.reshape(-1, dim)
@@ -47,22 +46,23 @@ class Embedding(Primitive):
         if ctx.padding_idx is not None and ctx.padding_idx >= 0:
             keep = idx != ctx.padding_idx
         if ctx.scale:
-            counts = np.bincount(idx._data, minlength=ctx.num)[idx._data]
+            counts = get_array_module(idx._data).bincount(idx._data, minlength=ctx.num)[idx._data]
             factor = Tensor._make((1.0 / counts).astype(grad._data.dtype)).unsqueeze(1)
             g = g * factor
         if keep is not None:
             g = g * keep.unsqueeze(1)
-        out = _creation.zeros(ctx.num, dim, dtype=grad.dtype)
+        out = grad.new_zeros(ctx.num, dim)
         return out.index_add(0, idx, g), None, None, None
 
 
 def embedding_renorm_(weight, indices, max_norm, norm_type):
     """Rescale (in place, no autograd) the rows of ``weight`` that ``indices`` reference
     so that their ``norm_type``-norm is at most ``max_norm``."""
-    idx = np.unique(_check_indices(indices, weight._data.shape[0]))
+    xp = get_array_module(weight._data)
+    idx = xp.unique(_check_indices(indices, weight._data.shape[0]))
     rows = weight._data[idx]
-    norms = np.linalg.norm(rows.astype(np.float64), ord=norm_type, axis=1) \
-        if norm_type != 2 else np.sqrt((rows.astype(np.float64) ** 2).sum(axis=1))
+    norms = xp.linalg.norm(rows.astype(xp.float64), ord=norm_type, axis=1) \
+        if norm_type != 2 else xp.sqrt((rows.astype(xp.float64) ** 2).sum(axis=1))
     over = norms > max_norm
     scale = (max_norm / (norms + 1e-7)).astype(rows.dtype)
     rows[over] = rows[over] * scale[over, None]

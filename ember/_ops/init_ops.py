@@ -72,8 +72,12 @@ def orthogonal_array(rows, cols, generator=None):
 
 
 def _fill(tensor, array):
+    """Copy the host array ``array`` into ``tensor`` (through its array module)."""
     from .._tensor import Tensor
-    return tensor.copy_(Tensor._make(array.reshape(tensor._data.shape).astype(tensor._data.dtype)))
+    from ..backend import get_array_module
+    d = tensor._data
+    values = get_array_module(d).asarray(array.reshape(d.shape).astype(d.dtype))
+    return tensor.copy_(Tensor._make(values))
 
 
 def trunc_normal_fill_(tensor, mean, std, a, b, generator=None):

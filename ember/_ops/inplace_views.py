@@ -6,7 +6,7 @@ node for exactly that: the old base gets the gradient outside the region, the
 result gets the gradient inside it. The view's own grad_fn is then re-derived
 from the new base by replaying its view ops (``Tensor._view_fn``).
 """
-import numpy as np
+from ..backend import get_array_module
 
 from ..autograd.function import gradient_edge, _refresh_view_grad_fn
 from ..autograd.graph import Node, _sequence
@@ -27,7 +27,7 @@ class CopySlices(Node):
         grad = grads[0]
         if grad is None:
             return (None, None)
-        outside = np.ones(grad._data.shape, grad._data.dtype)
+        outside = get_array_module(grad._data).ones(grad._data.shape, grad._data.dtype)
         self._view_fn(Tensor._make(outside))._data[...] = 0
         return (grad * Tensor._make(outside), self._view_fn(grad))
 

@@ -1,5 +1,5 @@
 """softmax and log_softmax along a dim, each one numerically stable node."""
-import numpy as np
+from ..backend import get_array_module
 
 from .._tensor import _wrap_dim
 from ..backend import dtypes
@@ -27,10 +27,11 @@ class Softmax(Primitive):
     def forward(ctx, x, dim, dtype=None):
         d, dim = _prepare(x, dim, dtype)
         ctx.dim = dim
+        xp = get_array_module(d)
         if d.ndim == 0:
-            return np.ones_like(d)
-        with np.errstate(invalid="ignore"):  # a slice of all -inf gives nan, like PyTorch
-            e = np.exp(d - d.max(axis=dim, keepdims=True))
+            return xp.ones_like(d)
+        with xp.errstate(invalid="ignore"):  # a slice of all -inf gives nan, like PyTorch
+            e = xp.exp(d - d.max(axis=dim, keepdims=True))
             return e / e.sum(axis=dim, keepdims=True)
 
     @staticmethod
@@ -49,11 +50,12 @@ class LogSoftmax(Primitive):
     def forward(ctx, x, dim, dtype=None):
         d, dim = _prepare(x, dim, dtype)
         ctx.dim = dim
+        xp = get_array_module(d)
         if d.ndim == 0:
-            return np.zeros_like(d)
-        with np.errstate(invalid="ignore"):
+            return xp.zeros_like(d)
+        with xp.errstate(invalid="ignore"):
             shifted = d - d.max(axis=dim, keepdims=True)
-            return shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+            return shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
 
     @staticmethod
     def backward(ctx, grad):

@@ -11,7 +11,7 @@ tensor([ 6., 12.])
 """
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: F401
                         is_grad_enabled, is_inference_mode_enabled)
-import numpy as _np
+from ..backend import get_array_module as _get_array_module
 
 from .function import Function, FunctionCtx, gradient_edge, once_differentiable  # noqa: F401
 from .anomaly import (detect_anomaly, set_detect_anomaly, is_anomaly_enabled,  # noqa: F401
@@ -38,7 +38,7 @@ def _ones_for(out):
     if data.dtype.kind != "f":
         raise RuntimeError("grad can be implicitly created only for real scalar outputs but "
                            f"got {out.dtype!r}")
-    return _tensor_cls._make(_np.ones(data.shape, data.dtype))
+    return _tensor_cls._make(_get_array_module(data).ones(data.shape, data.dtype))
 
 
 def _make_grads(outputs, grads):

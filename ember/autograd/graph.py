@@ -167,8 +167,8 @@ def _first_grad(data, like, owned):
 
 
 def _zeros(like):
-    import numpy as np
-    return np.zeros(like.shape, like.dtype)
+    from ..backend import get_array_module
+    return get_array_module(like).zeros(like.shape, like.dtype)
 
 
 def accumulator_of(tensor):
