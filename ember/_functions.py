@@ -6,7 +6,7 @@ same functions as Tensor methods.
 >>> ember.add(ember.ones(2), 1, alpha=2)
 tensor([3., 3.])
 """
-import numpy as np
+from .backend import get_array_module, broadcast_shapes as _broadcast_shapes
 
 from ._tensor import Tensor
 from ._ops import elementwise as E, reduction as R, shape as S
@@ -83,8 +83,10 @@ def pow(input, exponent):
 
 
 def _as_tensor_like(scalar, like):
-    from ._creation import tensor
-    return tensor(scalar)
+    """``scalar`` as a tensor of its own dtype, in the array module of ``like`` (a tensor)."""
+    from ._creation import tensor, beside
+    t = tensor(scalar)
+    return beside(t, like) if isinstance(like, Tensor) else t
 
 
 def neg(input):
@@ -202,23 +204,25 @@ bitwise_not = _unary(E.BitwiseNot)
 
 
 def equal(input, other):
-    return input.shape == other.shape and bool(np.array_equal(input._data, other._data))
+    a, b = input._data, other._data
+    return input.shape == other.shape and bool(get_array_module(a, b).array_equal(a, b))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    return bool(np.allclose(input._data, other._data, rtol, atol, equal_nan))
+    a, b = input._data, other._data
+    return bool(get_array_module(a, b).allclose(a, b, rtol, atol, equal_nan))
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    return Tensor._make(np.isclose(input._data, other._data, rtol, atol, equal_nan))
+    a, b = input._data, other._data
+    return Tensor._make(get_array_module(a, b).isclose(a, b, rtol, atol, equal_nan))
 
 
 def where(condition, input=None, other=None):
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        from ._creation import tensor
-        input = tensor(input)
+        input = _as_tensor_like(input, condition)
     return E.Where.apply(condition, input, other)
 
 
@@ -352,7 +356,7 @@ def detach(input):
 def broadcast_shapes(*shapes):
     from ._tensor import Size
     try:
-        return Size(np.broadcast_shapes(*shapes))
+        return Size(_broadcast_shapes(*shapes))
     except ValueError:
         raise RuntimeError(f"shape mismatch: objects cannot be broadcast to a single shape") \
             from None

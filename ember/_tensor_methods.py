@@ -4,6 +4,7 @@ constructors. Imported once by ``ember/__init__.py``.
 """
 import numpy as np
 
+from .backend import get_array_module, broadcast_shapes
 from . import _functions as F
 from ._tensor import Tensor
 from ._ops import shape as S, indexing as I
@@ -85,32 +86,33 @@ def _caster(dt):
 # ---- new_* constructors -------------------------------------------------------------------
 def new(self, *args):
     from ._creation import legacy_tensor_data
-    data = legacy_tensor_data(args, self.dtype)
+    data = legacy_tensor_data(args, self.dtype, like=self)
     return Tensor._make(data.astype(self._data.dtype, copy=False))
 
 
 def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
-    from ._creation import tensor
+    from ._creation import tensor, beside
     if isinstance(data, Tensor):
         data = data._data
-    return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return beside(tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad), self)
 
 
 def _new_filled(fill):
     def make(self, *size, dtype=None, device=None, requires_grad=False):
         from ._creation import _filled
-        return _filled(fill, size, dtype or self.dtype, requires_grad, device)
+        return _filled(fill, size, dtype or self.dtype, requires_grad, device, like=self)
     return make
 
 
 def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-    from ._creation import empty
-    return empty(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    from ._creation import _empty
+    return _empty(size, dtype or self.dtype, requires_grad, None, like=self)
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
-    from ._creation import full
-    return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    from ._creation import _filled
+    return _filled(fill_value, (size,), dtype or self.dtype, requires_grad, None, name="full",
+                   like=self)
 
 
 # ---- in-place helpers ---------------------------------------------------------------------
@@ -122,7 +124,8 @@ class Overwrite(Primitive):
     def forward(ctx, x, value):
         ctx.value_shape = value._data.shape if isinstance(value, Tensor) else None
         v = value._data if isinstance(value, Tensor) else value
-        return np.broadcast_to(np.asarray(v).astype(x._data.dtype, copy=False),
+        xp = get_array_module(x._data)
+        return xp.broadcast_to(xp.asarray(v).astype(x._data.dtype, copy=False),
                                x._data.shape).copy()
 
     @staticmethod
@@ -149,7 +152,7 @@ def copy_(self, src, non_blocking=False):
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
                         f"{type(src).__name__}")
     try:
-        np.broadcast_to(src._data, self._data.shape)
+        get_array_module(src._data).broadcast_to(src._data, self._data.shape)
     except ValueError:
         from ._ops.elementwise import _check_broadcast
         _check_broadcast(self, src)  # PyTorch's message for the first mismatched dim
@@ -157,14 +160,15 @@ def copy_(self, src, non_blocking=False):
         dims = lambda shape: "[" + ", ".join(map(str, shape)) + "]"  # noqa: E731
         raise RuntimeError(
             f"output with shape {dims(self._data.shape)} doesn't match the broadcast shape "
-            f"{dims(np.broadcast_shapes(self._data.shape, src._data.shape))}") from None
+            f"{dims(broadcast_shapes(self._data.shape, src._data.shape))}") from None
     return self._inplace(Overwrite.apply, src)
 
 
 def _random_fill(self, draw):
     if self._data.dtype.kind != "f":
         raise NotImplementedError("random fills are only for floating point tensors")
-    return self._inplace(Overwrite.apply, draw(self._data.shape).astype(self._data.dtype))
+    values = draw(self._data.shape).astype(self._data.dtype)  # drawn on the host
+    return self._inplace(Overwrite.apply, get_array_module(self._data).asarray(values))
 
 
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
@@ -182,21 +186,23 @@ def random_(self, from_=0, to=None, *, generator=None):
     if to is None:
         from_, to = 0, (from_ if from_ else 2 ** 24 if self._data.dtype.kind == "f" else
                         int(np.iinfo(self._data.dtype).max) + 1)
-    vals = rng(generator).integers(from_, to, self._data.shape)
-    return self._inplace(Overwrite.apply, vals.astype(self._data.dtype))
+    vals = rng(generator).integers(from_, to, self._data.shape).astype(self._data.dtype)
+    return self._inplace(Overwrite.apply, get_array_module(self._data).asarray(vals))
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
     from .random import rng
+    xp = get_array_module(self._data)
     prob = p._data if isinstance(p, Tensor) else p
-    vals = rng(generator).random(self._data.shape) < prob
+    vals = xp.asarray(rng(generator).random(self._data.shape)) < prob  # drawn on the host
     return self._inplace(Overwrite.apply, vals.astype(self._data.dtype))
 
 
 def bernoulli(self, p=None, *, generator=None):
     from .random import rng
+    xp = get_array_module(self._data)
     prob = self._data if p is None else p
-    return Tensor._make((rng(generator).random(self._data.shape) < prob)
+    return Tensor._make((xp.asarray(rng(generator).random(self._data.shape)) < prob)
                         .astype(self._data.dtype))
 
 
@@ -205,7 +211,7 @@ def resize_(self, *sizes, memory_format=None):
     if self._requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     sizes = S.parse_sizes(sizes)
-    new = np.zeros(sizes, self._data.dtype)
+    new = get_array_module(self._data).zeros(sizes, self._data.dtype)
     flat_old, flat_new = self._data.reshape(-1), new.reshape(-1)
     n = min(flat_old.size, flat_new.size)
     flat_new[:n] = flat_old[:n]
@@ -235,8 +241,8 @@ def _reflected(fn):
 
 def _scalar_as_tensor(fn):
     def method(self, other):
-        from ._creation import tensor
-        return fn(tensor(other) if not isinstance(other, Tensor) else other, self)
+        return fn(F._as_tensor_like(other, self) if not isinstance(other, Tensor) else other,
+                  self)
     return method
 
 

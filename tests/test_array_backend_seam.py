@@ -191,30 +191,6 @@ STRICT.ndarray = StrictArray
 STRICT.asnumpy = lambda a: numpy.array(numpy.ndarray.view(a, numpy.ndarray), copy=True)
 
 
-#: tests whose modules still call NumPy directly: strict xfails until those are converted
-_NOT_CONVERTED = {"Tensor", "Tensor_data", "arange", "arange_float", "as_tensor", "attention", "creation_like", "embedding", "embedding_extras", "empty", "eye", "full", "gather_scatter", "gradcheck", "indexing", "integer_ops", "interpolate", "linspace", "max_min_argmax", "model_default", "model_registered", "ones", "pad_dropout", "pool_pad_extras", "rand", "randint", "randn", "randperm", "setitem", "softmax_cross_entropy", "sort_topk", "tensor", "tensor_int", "zeros"}
-
-
-def _unless_converted(name):
-    """``name``'s marks: an xfail while it is in ``_NOT_CONVERTED``."""
-    if name in _NOT_CONVERTED:
-        return [pytest.mark.xfail(strict=True, reason="its modules are not converted yet")]
-    return []
-
-
-def _pending(name):
-    """Decorator form of ``_unless_converted``."""
-    def mark(fn):
-        for m in _unless_converted(name):
-            fn = m(fn)
-        return fn
-    return mark
-
-
-def _names(names):
-    return [pytest.param(n, marks=_unless_converted(n)) for n in sorted(names)]
-
-
 @pytest.fixture
 def strict():
     """StrictArray registered with ember's backend for one test."""
@@ -472,7 +448,7 @@ def _same(got, want, what):
     numpy.testing.assert_allclose(plain, want, rtol=1e-6, atol=1e-6, err_msg=what)
 
 
-@pytest.mark.parametrize("name", _names(CASES))
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_op_runs_on_the_registered_module(name, strict):
     inputs, fn = CASES[name]
     ember.manual_seed(0)
@@ -486,7 +462,6 @@ def test_op_runs_on_the_registered_module(name, strict):
         _same(g, w, f"gradient {k}")
 
 
-@_pending("double_backward")
 def test_double_backward_on_the_registered_module(strict):
     x = ember.from_numpy(_floats(3, 4).view(StrictArray)).requires_grad_()
     y = (x.tanh() * x.sigmoid()).sum()
@@ -507,7 +482,6 @@ class _SplitScale(ember.autograd.Function):
         return g2 * 2 + g3 * 3
 
 
-@_pending("user_function")
 def test_user_function_and_hooks_on_the_registered_module(strict):
     x = ember.from_numpy(_floats(3, 4).view(StrictArray)).requires_grad_()
     seen = []
@@ -532,7 +506,7 @@ CREATION = {
 }
 
 
-@pytest.mark.parametrize("name", _names(CREATION))
+@pytest.mark.parametrize("name", sorted(CREATION))
 def test_creation_uses_the_default_module(name, strict_default):
     t = CREATION[name]()
     assert type(t._data) is StrictArray
@@ -557,7 +531,6 @@ def _model():
                                ember.nn.ReLU(), ember.nn.Flatten(), ember.nn.Linear(8, 3))
 
 
-@_pending("model_default")
 def test_a_model_trains_on_the_default_module(strict_default):
     model = _model()
     assert all(type(p._data) is StrictArray for p in model.parameters())
@@ -567,7 +540,6 @@ def test_a_model_trains_on_the_default_module(strict_default):
     assert "tensor(" in repr(model(ember.randn(1, 1, 4, 4)))  # printing goes through to_host
 
 
-@_pending("model_registered")
 def test_a_model_moved_to_the_registered_module_trains(strict):
     model = _model()
     for t in list(model.parameters()) + list(model.buffers()):
@@ -577,7 +549,6 @@ def test_a_model_moved_to_the_registered_module_trains(strict):
     assert type(loss._data) is StrictArray and math.isfinite(loss.item())
 
 
-@_pending("gradcheck")
 def test_gradcheck_on_the_registered_module(strict):
     x = ember.from_numpy(RNG.standard_normal((2, 3)).view(StrictArray)).requires_grad_()
     assert ember.autograd.gradcheck(lambda t: (t.tanh() * t).sum(1), (x,))
