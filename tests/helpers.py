@@ -67,3 +67,24 @@ def check_second_grad(fn, *arrays, eps=1e-6, atol=1e-4, rtol=1e-3, seed=1):
         return total
 
     check_grad(first_grad_dot, *arrays, eps=eps, atol=atol, rtol=rtol, seed=seed)
+
+
+def run_in_thread(fn, join_s=10):
+    """Run ``fn()`` on a fresh thread and return its result, re-raising its exception: the
+    test thread's CPU affinity is never touched, and a deadlock fails the test after
+    ``join_s`` seconds instead of hanging it."""
+    import threading
+    box = {}
+
+    def target():
+        try:
+            box["value"] = fn()
+        except BaseException as e:  # handed back to the test
+            box["error"] = e
+    t = threading.Thread(target=target)
+    t.start()
+    t.join(join_s)
+    assert not t.is_alive(), "thread did not finish (deadlock?)"
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")

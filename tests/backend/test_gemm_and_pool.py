@@ -16,6 +16,7 @@ import pytest
 
 import ember
 from ember.backend import gemm, parallel
+from tests.helpers import run_in_thread
 
 try:
     from ember.backend import _pool as native
@@ -41,23 +42,6 @@ RNG = np.random.default_rng(1234)
 JOIN_S = 10  # generous: a thread still alive after this is deadlocked
 
 
-def _in_thread(fn):
-    """Run ``fn()`` on a fresh thread (so the test thread's affinity is never touched);
-    returns its result, re-raises its exception."""
-    box = {}
-
-    def target():
-        try:
-            box["value"] = fn()
-        except BaseException as e:  # handed back to the test
-            box["error"] = e
-    t = threading.Thread(target=target)
-    t.start()
-    t.join(JOIN_S)
-    assert not t.is_alive(), "thread did not finish (deadlock?)"
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
 
 
 # ---- Event -----------------------------------------------------------------------------------
@@ -192,7 +176,7 @@ def test_pin_then_unpin_restores_affinity():
         assert os.sched_getaffinity(0) == orig
         return orig
     main_before = os.sched_getaffinity(0)
-    assert _in_thread(body) == main_before
+    assert run_in_thread(body) == main_before
     assert os.sched_getaffinity(0) == main_before
 
 
@@ -213,7 +197,7 @@ def test_pin_to_disallowed_cpu_fails_and_changes_nothing():
         assert os.sched_getaffinity(0) == {keep}  # restored to the mask pin() found
         return True
     main_before = os.sched_getaffinity(0)
-    assert _in_thread(body)
+    assert run_in_thread(body)
     assert os.sched_getaffinity(0) == main_before
 
 
@@ -231,7 +215,7 @@ def test_event_wait_unpins_a_thread_before_it_sleeps():
         still = os.sched_getaffinity(0)
         native.unpin()
         return still, cpu
-    still, cpu = _in_thread(stays)
+    still, cpu = run_in_thread(stays)
     assert still == {cpu}
 
     # spins 100 us, then sleeps ~50 ms: woken with its original mask back

@@ -22,6 +22,7 @@ import pytest
 
 import ember
 from ember.backend import parallel
+from tests.helpers import run_in_thread
 
 try:
     from ember.backend import _pool as native
@@ -310,23 +311,6 @@ def pool(request, monkeypatch):
     ember.set_num_threads(saved)
 
 
-def _in_thread(fn):
-    """Run ``fn()`` on a fresh thread, so that a deadlock fails the test instead of hanging
-    it (and the test thread's affinity is never touched); re-raises what it raised."""
-    box = {}
-
-    def target():
-        try:
-            box["value"] = fn()
-        except BaseException as e:  # handed back to the test
-            box["error"] = e
-    t = threading.Thread(target=target)
-    t.start()
-    t.join(JOIN_S)
-    assert not t.is_alive(), "thread did not finish (deadlock?)"
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
 
 
 class PieceError(Exception):
@@ -360,7 +344,7 @@ def test_exception_in_a_worker_piece_reaches_the_caller(pool, make_error):
             return e, running[0]
         return None, running[0]
 
-    caught, still_running = _in_thread(pass_then_state)
+    caught, still_running = run_in_thread(pass_then_state)
     threads_after_error = threading.active_count()
     workers_after_error = list(parallel._state.workers)
     assert ran_on_worker, "no piece ran on the worker"
@@ -376,13 +360,13 @@ def test_exception_in_a_worker_piece_reaches_the_caller(pool, make_error):
         names.add(threading.current_thread().name)
         time.sleep(0.002)
         out[lo:hi] = np.sqrt(np.abs(x[lo:hi]))
-    _in_thread(lambda: parallel.parallel_for(x.size, square_root_piece, 1 << 30))
+    run_in_thread(lambda: parallel.parallel_for(x.size, square_root_piece, 1 << 30))
     assert np.array_equal(out, np.sqrt(np.abs(x)))
     assert any(n.startswith("ember-worker") for n in names)
     assert parallel._state.workers == workers_after_error  # the same worker objects
     assert threading.active_count() == threads_after_error
     relu_in = np.random.default_rng(3).standard_normal((1024, 1024)).astype(np.float32)
-    got = _in_thread(lambda: ember.nn.functional.relu(ember.tensor(relu_in)).numpy())
+    got = run_in_thread(lambda: ember.nn.functional.relu(ember.tensor(relu_in)).numpy())
     assert np.array_equal(got, np.maximum(np.float32(0), relu_in))
 
 
@@ -404,11 +388,11 @@ def test_exception_on_the_calling_thread_waits_for_the_worker(pool):
         with pytest.raises(PieceError, match="caller's piece"):
             parallel.parallel_for(2, piece, 1 << 30, pieces_per_thread=1)
         return list(finished)
-    assert len(_in_thread(run)) == 1
+    assert len(run_in_thread(run)) == 1
     names = set()
 
     def slow(lo, hi):
         names.add(threading.current_thread().name)
         time.sleep(0.004)
-    _in_thread(lambda: parallel.parallel_for(8, slow, 1 << 30))
+    run_in_thread(lambda: parallel.parallel_for(8, slow, 1 << 30))
     assert any(n.startswith("ember-worker") for n in names)
