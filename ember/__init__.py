@@ -14,7 +14,7 @@ from .backend.dtypes import (dtype, float16, float32, float64, int8, int16, int3
                              get_default_dtype, set_default_dtype)
 from .backend.dtypes import bool_ as bool  # noqa: A001  (PyTorch's spelling: ember.bool)
 from ._tensor import Tensor, Size
-from .device import device
+from .device import device, set_default_device, get_default_device
 from .backend.parallel import get_num_threads, set_num_threads  # intra-op threads
 from . import autograd
 from .autograd.anomaly import is_anomaly_enabled, is_anomaly_check_nan_enabled, set_detect_anomaly
@@ -44,3 +44,5 @@ from . import nn  # noqa: E402  (after the core: nn builds on it)
 from . import utils  # noqa: E402
 from . import optim  # noqa: E402
 from .serialization import save, load  # noqa: E402
+from . import accelerator, backends, cuda, amp  # noqa: E402  (device queries of a CPU build)
+from .amp import autocast  # noqa: E402

@@ -63,8 +63,9 @@ def to(self, *args: Any, **kwargs: Any) -> Tensor:
             dtype = a
         elif isinstance(a, Tensor):
             dtype = a.dtype
-        elif isinstance(a, (str, _device_cls)):
-            device = a
+        elif isinstance(a, (str, _device_cls)) or (isinstance(a, int)
+                                                    and not isinstance(a, bool)):
+            device = a  # an int is an accelerator index: check_device raises for it
         elif a is not None:
             raise TypeError(f"to() received an invalid combination of arguments - got "
                             f"({type(a).__name__})")
@@ -106,6 +107,27 @@ del _name, _dt
 @method
 def cpu(self, memory_format: Any = None) -> Tensor:
     return self
+
+
+@method
+def cuda(self, device: device | int | str | None = None, non_blocking: bool = False,
+         memory_format: Any = None) -> Tensor:
+    """Raises as a CPU-only PyTorch build does (``AssertionError: Torch not compiled with
+    CUDA enabled``); ``Module.cuda()`` raises the same."""
+    check_device("cuda")
+    return self  # not reached: check_device raises for 'cuda'
+
+
+@method
+def is_pinned(self, device: device | str | None = None) -> bool:
+    """False: there is no accelerator to pin host memory for."""
+    return False
+
+
+@method
+def pin_memory(self, device: device | str | None = None) -> Tensor:
+    """Raises as PyTorch does on a machine with no accelerator."""
+    raise RuntimeError("Cannot access accelerator device when none is available.")
 
 
 # ---- new_* constructors -------------------------------------------------------------------

@@ -1,23 +1,49 @@
-"""``ember.device``: where a tensor lives. Only 'cpu' exists until the GPU backend.
+"""``ember.device``: where a tensor lives, and the default device of creation functions.
+
+Only the CPU holds tensors until a GPU backend plugs in here: asking for CUDA
+fails the way a CPU-only PyTorch build does (``AssertionError: Torch not
+compiled with CUDA enabled``), other accelerators with a RuntimeError that names
+them.
 
 >>> import ember
 >>> ember.device("cpu")
 device(type='cpu')
+>>> ember.get_default_device()
+device(type='cpu')
 """
+import builtins
+
+# The device types PyTorch's parser knows, in its order (its error message lists them).
+_KNOWN_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip",
+                "ve", "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
+                "privateuseone")
+_NO_ACCELERATOR = "Cannot access accelerator device when none is available."
+_NO_CUDA = "Torch not compiled with CUDA enabled"
 
 
 class device:
+    """A device name and optional index: ``device("cpu")``, ``device("cuda:1")``,
+    ``device("cuda", 1)``. A bare integer means "accelerator number i", which a
+    CPU-only build does not have."""
     __slots__ = ("type", "index")
 
     def __init__(self, type, index=None):
         if isinstance(type, device):
             type, index = type.type, type.index
+        elif isinstance(type, int) and not isinstance(type, bool):
+            raise RuntimeError(_NO_ACCELERATOR)
+        elif not isinstance(type, str):
+            raise TypeError(f"device() received an invalid combination of arguments - got "
+                            f"({builtins.type(type).__name__}), but expected one of:\n"
+                            " * (torch.device device)\n * (str type, int index = -1)")
         if ":" in type:
             type, idx = type.split(":", 1)
+            if not idx.isdigit():
+                raise RuntimeError(f"Invalid device string: '{type}:{idx}'")
             index = int(idx)
-        if type not in ("cpu", "cuda", "meta"):
-            raise RuntimeError(f"Expected one of cpu, cuda, meta device type at start of device "
-                               f"string: {type}")
+        if type not in _KNOWN_TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(_KNOWN_TYPES)} device type at "
+                               f"start of device string: {type}")
         self.type, self.index = type, index
 
     def __repr__(self):
@@ -35,16 +61,51 @@ class device:
     def __hash__(self):
         return hash((self.type, self.index))
 
+    def __reduce__(self):
+        return device, (self.type, self.index)
+
 
 cpu = device("cpu")
+_default_device = None  # set_default_device's choice; None means the CPU
+
+
+def set_default_device(d):
+    """The device creation functions use when given none (``None`` resets to the CPU).
+
+    Like PyTorch, setting an unavailable device succeeds; creating a tensor then fails.
+
+    >>> import ember
+    >>> ember.set_default_device("cpu"); ember.zeros(1).device
+    device(type='cpu')
+    >>> ember.set_default_device(None)
+    """
+    global _default_device
+    _default_device = None if d is None else device(d)
+
+
+def get_default_device():
+    """The device a creation function uses when given none.
+
+    >>> import ember
+    >>> ember.get_default_device()
+    device(type='cpu')
+    """
+    return cpu if _default_device is None else _default_device
 
 
 def check_device(d):
-    """Accept None/'cpu'; other devices need a backend ember does not have yet."""
+    """The device a tensor may be put on: the CPU; anything else raises as a CPU-only
+    PyTorch build does. ``None`` means the default device."""
     if d is None:
-        return cpu
+        if _default_device is None:
+            return cpu
+        d = _default_device
+    elif isinstance(d, int) and not isinstance(d, bool):
+        raise RuntimeError(_NO_ACCELERATOR)
     d = device(d) if not isinstance(d, device) else d
-    if d.type != "cpu":
-        raise RuntimeError(f"ember has no '{d.type}' backend yet (only 'cpu'); "
-                           "Torch not compiled with CUDA enabled")
-    return cpu
+    if d.type == "cpu":
+        return cpu
+    if d.type == "cuda":
+        raise AssertionError(_NO_CUDA)
+    raise RuntimeError(f"ember has no '{d.type}' backend (only 'cpu'); tensors cannot be "
+                       f"placed on {d}")

@@ -19,14 +19,16 @@ ROOT = pathlib.Path(__file__).resolve().parents[1] / "ember"  # read, not import
 # module, or a package and everything in it ("ember" itself: only ember/__init__.py); the
 # longest entry that matches a module decides its layer.
 LAYERS = [
-    ("backend", ["ember.backend", "ember.device", "ember._typing"]),
+    ("backend", ["ember.backend", "ember.device", "ember._typing", "ember.accelerator",
+                 "ember.backends"]),
     ("tensor", ["ember._tensor", "ember._tensor_repr", "ember.random", "ember._creation",
                 "ember.return_types"]),
     ("autograd", ["ember.autograd"]),
     ("ops", ["ember._ops"]),
     ("functional API and methods", ["ember._registry", "ember._functions", "ember._tensor_methods"]),
     ("nn", ["ember.nn"]),
-    ("libraries", ["ember.optim", "ember.utils", "ember.serialization"]),
+    ("libraries", ["ember.optim", "ember.utils", "ember.serialization", "ember.amp",
+                   "ember.cuda"]),
     ("package", ["ember"]),  # ember/__init__.py: the public namespace, made of all the above
     ("examples", ["ember.examples"]),
 ]

@@ -617,13 +617,13 @@ class Module:
         return self
 
     def cuda(self: T, device: Optional[Union[int, str, device]] = None) -> T:
-        """Raises RuntimeError: ember has no CUDA backend (yet).
+        """Raises as a CPU-only PyTorch build does: ember has no CUDA backend (yet).
 
         >>> import ember
         >>> ember.nn.Linear(2, 2).cuda()
         Traceback (most recent call last):
             ...
-        RuntimeError: ember has no 'cuda' backend yet (only 'cpu'); ...
+        AssertionError: Torch not compiled with CUDA enabled
         """
         check_device("cuda")
         return self  # not reached: check_device raises for 'cuda'

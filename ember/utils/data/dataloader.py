@@ -26,6 +26,7 @@ import pickle
 import signal
 import sys
 import time
+import warnings
 import weakref
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, Union
 
@@ -80,8 +81,8 @@ class DataLoader:
     defaults to :func:`default_collate`. ``num_workers`` worker processes fetch batches in
     parallel, each seeded with ``base_seed + worker_id`` (``ember``, ``random`` and NumPy's
     legacy global stream); ``worker_init_fn(worker_id)`` runs first in each;
-    ``persistent_workers`` keeps them alive between epochs. ``pin_memory`` is accepted and
-    ignored (CPU only).
+    ``persistent_workers`` keeps them alive between epochs. ``pin_memory=True`` warns, as
+    PyTorch does on a machine with no accelerator, and pins nothing.
 
     >>> import ember
     >>> from ember.utils.data import DataLoader, TensorDataset
@@ -227,6 +228,9 @@ class DataLoader:
         return self.batch_sampler if self._auto_collation else self.sampler
 
     def _get_iterator(self) -> _BaseDataLoaderIter:
+        if self.pin_memory:
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
+                          "then device pinned memory won't be used.", stacklevel=3)
         if self.num_workers == 0:
             return _SingleProcessDataLoaderIter(self)
         return _MultiProcessingDataLoaderIter(self)
