@@ -487,3 +487,21 @@ def test_timeout_error():
     with pytest.raises(RuntimeError, match="DataLoader timed out after 0.1 seconds"):
         list(DataLoader(Slow(), num_workers=1, timeout=0.1))
     assert _wait_no_children(timeout=10) == []
+
+
+class _Ints(Dataset[int]):
+    def __getitem__(self, i):
+        return i
+
+    def __len__(self):
+        return 5
+
+
+def test_dataset_sampler_loader_are_generic():
+    # type annotations as PyTorch code writes them: Dataset[Tensor], Sampler[int], ...
+    from ember.utils.data import IterableDataset, Sampler
+    assert Dataset[ember.Tensor].__origin__ is Dataset
+    assert Sampler[int].__origin__ is Sampler and IterableDataset[int].__origin__
+    assert DataLoader[int].__origin__ is DataLoader
+    batches = DataLoader(_Ints(), batch_size=2, num_workers=1)
+    assert [b.tolist() for b in batches] == [[0, 1], [2, 3], [4]]

@@ -28,7 +28,7 @@ import sys
 import time
 import warnings
 import weakref
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Optional, TypeVar, Union
 
 from . import _worker
 from ._collate import default_collate, default_convert
@@ -73,7 +73,10 @@ class _InfiniteConstantSampler(Sampler):
             yield None
 
 
-class DataLoader:
+T_co = TypeVar("T_co", covariant=True)  # what the dataset yields: ``DataLoader[Tensor]``
+
+
+class DataLoader(Generic[T_co]):
     """Iterate over ``dataset`` in batches (PyTorch's DataLoader, same arguments).
 
     ``shuffle=True`` draws a new permutation each epoch from ``generator`` (ember's default

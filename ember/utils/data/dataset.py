@@ -12,7 +12,8 @@ import bisect
 import itertools
 import math
 import warnings
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional, Sequence, Sized, Union
+from typing import (TYPE_CHECKING, Any, Generic, Iterable, Iterator, Optional, Sequence, Sized,
+                    TypeVar, Union)
 
 if TYPE_CHECKING:
     from ..._tensor import Tensor
@@ -23,8 +24,10 @@ from ..._creation import randperm
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
            "ChainDataset", "Subset", "random_split"]
 
+T_co = TypeVar("T_co", covariant=True)  # what a dataset yields: ``Dataset[Tensor]``
 
-class Dataset:
+
+class Dataset(Generic[T_co]):
     """A map-style dataset: subclasses define ``__getitem__`` (and usually ``__len__``).
 
     ``a + b`` concatenates two datasets into a :class:`ConcatDataset`.
@@ -42,14 +45,14 @@ class Dataset:
     (5, [0, 1, 4, 0, 1])
     """
 
-    def __getitem__(self, index: Any) -> Any:
+    def __getitem__(self, index: Any) -> T_co:
         raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
 
-    def __add__(self, other: Dataset) -> ConcatDataset:
+    def __add__(self, other: Dataset[T_co]) -> ConcatDataset[T_co]:
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset):
+class IterableDataset(Dataset[T_co]):
     """A dataset that is a stream: subclasses define ``__iter__``.
 
     With ``num_workers > 0`` every worker process iterates its own copy; use
@@ -72,7 +75,7 @@ class IterableDataset(Dataset):
         return ChainDataset([self, other])
 
 
-class TensorDataset(Dataset):
+class TensorDataset(Dataset["tuple[Tensor, ...]"]):
     """Samples are ``tuple(t[i] for t in tensors)``; all tensors share their first dimension.
 
     >>> import ember
@@ -95,7 +98,7 @@ class TensorDataset(Dataset):
         return self.tensors[0].size(0)
 
 
-class StackDataset(Dataset):
+class StackDataset(Dataset[T_co]):
     """Zip datasets of equal length: ``StackDataset(a, b)[i] == (a[i], b[i])``;
     keyword form ``StackDataset(x=a, y=b)[i] == {'x': a[i], 'y': b[i]}``.
 
@@ -134,7 +137,7 @@ class StackDataset(Dataset):
         return self._length
 
 
-class ConcatDataset(Dataset):
+class ConcatDataset(Dataset[T_co]):
     """The concatenation of map-style datasets.
 
     >>> from ember.utils.data import ConcatDataset
@@ -178,7 +181,7 @@ class ConcatDataset(Dataset):
         return self.datasets[dataset_idx][sample_idx]
 
 
-class ChainDataset(IterableDataset):
+class ChainDataset(IterableDataset[T_co]):
     """The concatenation of iterable datasets, chained lazily.
 
     >>> from ember.utils.data import ChainDataset, IterableDataset
@@ -209,7 +212,7 @@ class ChainDataset(IterableDataset):
         return total
 
 
-class Subset(Dataset):
+class Subset(Dataset[T_co]):
     """The samples of ``dataset`` at ``indices``, in that order.
 
     >>> from ember.utils.data import Subset

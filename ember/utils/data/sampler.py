@@ -10,7 +10,7 @@ but not the same permutations PyTorch gives for that seed.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Optional, Sequence, Sized, Union
+from typing import Generic, Iterable, Iterator, Optional, Sequence, Sized, TypeVar, Union
 
 import numpy as np
 
@@ -22,8 +22,10 @@ from ...random import Generator, rng
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "WeightedRandomSampler", "BatchSampler"]
 
+T_co = TypeVar("T_co", covariant=True)  # what a sampler yields: ``Sampler[int]``
 
-class Sampler:
+
+class Sampler(Generic[T_co]):
     """Base class: subclasses define ``__iter__`` over indices (and usually ``__len__``).
 
     >>> from ember.utils.data import DataLoader, Sampler
@@ -42,11 +44,11 @@ class Sampler:
     def __init__(self, data_source: Optional[Sized] = None) -> None:
         pass
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[T_co]:
         raise NotImplementedError
 
 
-class SequentialSampler(Sampler):
+class SequentialSampler(Sampler[int]):
     """``0, 1, ..., len(data_source) - 1``.
 
     >>> from ember.utils.data import SequentialSampler
@@ -68,7 +70,7 @@ def _fresh_generator() -> Generator:
     return Generator().manual_seed(int(rng(None).integers(0, 2 ** 63 - 1)))
 
 
-class RandomSampler(Sampler):
+class RandomSampler(Sampler[int]):
     """A random permutation of the indices (or ``num_samples`` draws with ``replacement``).
 
     Without ``generator`` every ``iter()`` seeds a fresh generator from ember's default one,
@@ -120,7 +122,7 @@ class RandomSampler(Sampler):
         return self.num_samples
 
 
-class SubsetRandomSampler(Sampler):
+class SubsetRandomSampler(Sampler[int]):
     """The given indices in random order, without replacement.
 
     >>> import ember
@@ -142,7 +144,7 @@ class SubsetRandomSampler(Sampler):
         return len(self.indices)
 
 
-class WeightedRandomSampler(Sampler):
+class WeightedRandomSampler(Sampler[int]):
     """``num_samples`` indices drawn with probabilities proportional to ``weights``.
 
     >>> import ember
@@ -185,7 +187,7 @@ class WeightedRandomSampler(Sampler):
         return self.num_samples
 
 
-class BatchSampler(Sampler):
+class BatchSampler(Sampler["list[int]"]):
     """Group the indices of ``sampler`` into lists of ``batch_size`` (the last may be short
     unless ``drop_last``).
 
