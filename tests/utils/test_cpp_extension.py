@@ -635,3 +635,12 @@ def test_cpp_extension_helpers():
     assert ext.language == "c++" and set(paths) <= set(ext.include_dirs)
     with pytest.raises(ValueError, match="CUDA"):
         cpp_extension.include_paths(cuda=True)
+
+
+def test_extension_named_like_a_standard_module_does_not_replace_it(env):
+    import textwrap
+    m = load_inline("textwrap", "int answer() { return 42; }", functions="answer",
+                    extra_cflags=FAST)
+    assert m.answer() == 42
+    assert sys.modules["textwrap"] is textwrap
+    assert textwrap.dedent("  x") == "x"

@@ -288,7 +288,8 @@ def _import(name, path):
     pybind11 (3.x) caches modules by import name for the life of the interpreter, so a rebuilt
     extension loaded into a process that already holds an older build of the same name is
     imported under a unique dotted name ending in ``name`` (PyInit_<name> is what the loader
-    looks for); ``sys.modules[name]`` then points at the newest build.
+    looks for); ``sys.modules[name]`` then points at the newest build, unless ``name`` is
+    taken by a module that is not an extension.
     """
     with _loaded_lock:
         module = _loaded.get(path)
@@ -302,6 +303,12 @@ def _import(name, path):
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
             _loaded[path] = module
-            sys.modules[spec_name] = module
-        sys.modules[name] = module
+            if spec_name != name:
+                sys.modules[spec_name] = module
+        # Register the name (so pickle finds the extension's classes), but never over a
+        # module that is not one of these extensions: an extension named like a standard
+        # module ('math', 'json') must not replace it for the rest of the process.
+        current = sys.modules.get(name)
+        if current is None or any(current is m for m in _loaded.values()):
+            sys.modules[name] = module
         return module
