@@ -16,7 +16,8 @@ op on a view can be replayed onto the base's graph (``ember.autograd.views``).
 import copy
 import warnings
 
-import numpy as np
+from .backend import as_array as _as_array, broadcast_shapes as _broadcast_shapes, \
+    numpy_ndarray as _ndarray
 
 from ._tensor_repr import tensor_repr
 from .backend.dtypes import _BY_NUMPY
@@ -64,8 +65,8 @@ class Tensor:
     @classmethod
     def _make(cls, array, requires_grad=False):
         """Wrap an array without copying (the constructor every op uses)."""
-        if type(array) is not np.ndarray:
-            array = np.asarray(array)
+        if type(array) is not _ndarray:
+            array = _as_array(array)
         t = object.__new__(cls)
         t._data = array  # _init, inlined: every op result passes here
         t._requires_grad = requires_grad
@@ -114,7 +115,7 @@ class Tensor:
 
     def storage_offset(self):
         base = self._data
-        while base.base is not None and isinstance(base.base, np.ndarray):
+        while base.base is not None and isinstance(base.base, _ndarray):
             base = base.base
         return (self._data.__array_interface__["data"][0]
                 - base.__array_interface__["data"][0]) // self._data.itemsize
@@ -293,11 +294,11 @@ class Tensor:
         """Copy ``array`` into this tensor's memory and bump the version counter."""
         data = self._data
         if array is not data:
-            if array.shape != data.shape and np.broadcast_shapes(array.shape, data.shape) \
+            if array.shape != data.shape and _broadcast_shapes(array.shape, data.shape) \
                     != data.shape:
                 raise RuntimeError(
                     f"output with shape {list(data.shape)} doesn't match the broadcast shape "
-                    f"{list(np.broadcast_shapes(array.shape, data.shape))}")
+                    f"{list(_broadcast_shapes(array.shape, data.shape))}")
             if array.dtype != data.dtype:
                 _check_cast(array.dtype, data.dtype)
                 array = array.astype(data.dtype)

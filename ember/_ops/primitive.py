@@ -17,7 +17,7 @@ Class attributes an op may set: ``saves_output`` (output 0 is appended to
 ``differentiable = False`` (comparisons and other ops with no gradient).
 """
 
-import numpy as np
+from ..backend import as_array as _asarray, numpy_ndarray as _ndarray
 
 from ..autograd import grad_mode, anomaly as _anomaly
 from ..autograd.function import Function, BackwardFunction
@@ -31,8 +31,6 @@ _anomaly_state = _anomaly._state
 _ONE_OUTPUT = (None,)
 _new = object.__new__
 _make = Tensor._make
-_ndarray = np.ndarray
-_asarray = np.asarray
 
 
 class PrimitiveNode(BackwardFunction):

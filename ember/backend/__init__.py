@@ -1,8 +1,20 @@
 """The array backend: which array module (``xp``) holds tensor data.
 
-Only NumPy exists today. Everything above this package asks
-``get_array_module(array)`` (Chainer's pattern) instead of importing numpy, so
-a CuPy backend can be slotted in later without touching the ops.
+The rule: code above the backend never names numpy for tensor data. It asks the
+backend which module owns its arrays, ``xp = get_array_module(x._data)``, or,
+for arrays made from nothing (``zeros(3)``, ``randn``), the default module,
+``xp = default_array_module()``, and calls that module: ``xp.exp(d)``,
+``xp.zeros(shape, dtype)``. Array methods and operators (``d.sum()``,
+``a * b``, ``d[idx]``) need no module. NumPy is the only module today; another
+(CuPy) registers its array type with ``register_array_module`` and the ops run
+on its arrays unchanged.
+
+What may still name NumPy, because it is not tensor data: dtype objects and
+their metadata (``backend.dtypes``, ``np.iinfo``, scalar types), shape
+arithmetic (``broadcast_shapes``), user NumPy input (``tensor()``,
+``from_numpy``), host-side serialization and DataLoader collation of NumPy
+data, gradcheck's float64 Jacobians and printing (both on host copies made
+with ``to_host``).
 
 >>> from ember.backend import get_array_module
 >>> import numpy
@@ -16,8 +28,82 @@ from .dtypes import (dtype, float16, float32, float64, int8, int16, int32, int64
                      get_default_dtype, set_default_dtype, from_numpy_dtype, to_numpy_dtype,
                      result_type, promote_types, scalar_dtype)
 
-xp = numpy  # the default array module
+#: NumPy's array type. Per-op fast paths test ``type(a) is numpy_ndarray`` inline and hand
+#: anything else to ``as_array``; nothing else above the backend should need it.
+numpy_ndarray = _ndarray = numpy.ndarray
 
-def get_array_module(*arrays):
-    """The array module (numpy, later cupy) that owns ``arrays``."""
-    return numpy
+xp = numpy  # the default array module (read it through default_array_module())
+
+#: array type -> the module whose functions take and make such arrays
+_MODULES = {_ndarray: numpy}
+
+
+def get_array_module(array=None, *arrays):
+    """The array module (numpy, later cupy) that owns the arrays given: the module of the
+    first one that is an array of a registered type; the default module when none is
+    (Python scalars, None). Runs once per op: a NumPy array first takes one type check
+    (the first array is a parameter of its own: no tuple to build and loop over)."""
+    if type(array) is _ndarray:
+        return numpy
+    return _module_of((array,) + arrays)
+
+
+def _module_of(arrays):
+    for a in arrays:
+        t = type(a)
+        if t is _ndarray:
+            return numpy
+        module = _MODULES.get(t)
+        if module is not None:
+            return module
+        if isinstance(a, _ndarray):  # NumPy subclasses ember did not register (memmap, ...)
+            return numpy
+    return xp
+
+
+def default_array_module():
+    """The module new arrays come from when no array is at hand (``zeros(3)``, ``randn``)."""
+    return xp
+
+
+def set_default_array_module(module):
+    """Make ``module`` the default array module; returns the previous one."""
+    global xp
+    previous, xp = xp, module
+    return previous
+
+
+def register_array_module(array_type, module):
+    """Arrays of ``array_type`` belong to ``module`` (``cupy.ndarray`` -> ``cupy``)."""
+    _MODULES[array_type] = module
+
+
+def unregister_array_module(array_type):
+    """Forget ``array_type`` (NumPy's own stays)."""
+    if array_type is not _ndarray:
+        _MODULES.pop(array_type, None)
+
+
+def as_array(obj):
+    """``obj`` as an array: arrays of a registered module as they are; NumPy scalars (what
+    NumPy's full reductions return) and unregistered NumPy subclasses through NumPy;
+    anything else (lists, Python numbers) through the default module."""
+    if type(obj) in _MODULES:
+        return obj
+    if isinstance(obj, (_ndarray, numpy.generic)):
+        return numpy.asarray(obj)
+    return xp.asarray(obj)
+
+
+def to_host(array):
+    """A NumPy array with ``array``'s values, for host-side work (printing, gradcheck's
+    Jacobians): ``array`` itself when it is one, else a copy (the module's ``asnumpy``)."""
+    if type(array) is _ndarray:
+        return array
+    to_numpy = getattr(get_array_module(array), "asnumpy", None)
+    return numpy.asarray(array) if to_numpy is None else to_numpy(array)
+
+
+def broadcast_shapes(*shapes):
+    """The broadcast of shapes (tuples, no arrays); ValueError when they do not broadcast."""
+    return numpy.broadcast_shapes(*shapes)
