@@ -16,3 +16,5 @@ from ._pooling import *  # noqa: F401,F403
 from ._normalization import *  # noqa: F401,F403
 from ._vision import *  # noqa: F401,F403  interpolate
 from ._attention import *  # noqa: F401,F403  scaled_dot_product_attention
+from ._fold import *  # noqa: F401,F403  fold, unfold
+from ._grid import *  # noqa: F401,F403  grid_sample, affine_grid

@@ -1,8 +1,9 @@
-"""conv1d, conv2d, conv_transpose1d, conv_transpose2d (PyTorch's argument checks and wording)."""
+"""conv1d/2d/3d, conv_transpose1d/2d/3d (PyTorch's argument checks and wording)."""
 from ..._ops.conv import ConvForward, ConvInputGrad, _Geom
 from ...backend.dtypes import SCALAR_NAMES as _TYPE
 
-__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"]
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+           "conv_transpose3d"]
 
 
 def _tuple(value, nd, name):
@@ -126,6 +127,17 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _convnd(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D convolution (cross-correlation) of (N, C, D, H, W) or (C, D, H, W) input with weight
+    (O, C/groups, kd, kh, kw); padding may be an int, a triple, 'valid' or 'same'.
+
+    >>> import ember
+    >>> ember.nn.functional.conv3d(ember.ones(1, 1, 3, 3, 3), ember.ones(1, 1, 2, 2, 2)).shape
+    ember.Size([1, 1, 2, 2, 2])
+    """
+    return _convnd(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
 def _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation,
                       nd, name):
     input, batched = _check_common(input, weight, bias, nd, name)
@@ -138,7 +150,7 @@ def _conv_transposend(input, weight, bias, stride, padding, output_padding, grou
         raise RuntimeError("negative output_padding is not supported")
     for op, s, d in zip(output_padding, stride, dilation):
         if op >= s and op >= d:
-            names = ("height", "width") if nd == 2 else ("width",)
+            names = ("depth", "height", "width")[3 - nd:]
             raise RuntimeError(
                 "output padding must be smaller than either stride or dilation, but got "
                 + " ".join(f"output_padding_{n}: {v}" for n, v in zip(names, output_padding))
@@ -179,3 +191,16 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     """2-D transposed convolution ("deconvolution"); weight (C_in, C_out/groups, kh, kw)."""
     return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups,
                              dilation, 2, "conv_transpose2d")
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """3-D transposed convolution; weight (C_in, C_out/groups, kd, kh, kw).
+
+    >>> import ember
+    >>> w = ember.ones(1, 1, 2, 2, 2)
+    >>> ember.nn.functional.conv_transpose3d(ember.ones(1, 1, 2, 2, 2), w, stride=2).shape
+    ember.Size([1, 1, 4, 4, 4])
+    """
+    return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups,
+                             dilation, 3, "conv_transpose3d")

@@ -1,4 +1,4 @@
-"""batch_norm, layer_norm, group_norm (PyTorch's semantics, checks and wording).
+"""batch_norm, instance_norm, layer_norm, group_norm (PyTorch's semantics, checks, wording).
 
 Written with differentiable ember ops, so every gradient (and the gradient of a
 gradient) comes from autograd; running statistics are updated in place outside
@@ -6,7 +6,7 @@ the graph.
 """
 from ...autograd import grad_mode
 
-__all__ = ["batch_norm", "layer_norm", "group_norm"]
+__all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm"]
 
 
 def _sizes(shape):
@@ -55,6 +55,57 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if running_mean is None or running_var is None:
             which = "running_mean" if running_mean is None else "running_var"
             raise RuntimeError(f"{which} must be defined in evaluation mode")
+        out = (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).rsqrt()
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    """Normalize each (sample, channel) of (N, C, *S) over its spatial positions, then a
+    per-channel affine. With ``use_input_stats`` the running statistics (if given) move by
+    ``momentum`` towards the batch average of the instance mean and unbiased variance;
+    without it they are used instead of the instance statistics.
+
+    >>> import ember
+    >>> ember.nn.functional.instance_norm(ember.tensor([[[1., 3.]]]))
+    tensor([[[-1.0000,  1.0000]]])
+    """
+    if use_input_stats:
+        spatial = 1
+        for n in input.shape[2:]:
+            spatial *= n
+        if spatial == 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input "
+                             f"size {input.shape}")
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("running_mean and running_var must either both be None or neither be "
+                         "None")
+    n, c = input.shape[:2]
+    # PyTorch checks the per-channel tensors repeated over the batch (as (1, N*C) batch norm)
+    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
+                    ("running_var", running_var)):
+        if t is not None and t.numel() * n != n * c:
+            raise RuntimeError(f"{name} should contain {n * c} elements not {t.numel() * n}")
+    shape = (1, c) + (1,) * (input.dim() - 2)
+    if use_input_stats:
+        dims = tuple(range(2, input.dim()))
+        out, mean, var = _normalize(input, dims, eps)
+        if running_mean is not None:
+            count = input.numel() // max(n * c, 1)
+            with grad_mode.no_grad():
+                batch_mean = mean.detach().reshape(n, c).mean(0)
+                unbiased = var.detach().reshape(n, c).mean(0) * (count / (count - 1))
+                running_mean.mul_(1 - momentum).add_(batch_mean.to(running_mean.dtype)
+                                                     * momentum)
+                running_var.mul_(1 - momentum).add_(unbiased.to(running_var.dtype) * momentum)
+    else:
+        if running_mean is None:
+            raise RuntimeError("Expected running_mean and running_var to be defined when "
+                               "use_input_stats is false")
         out = (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).rsqrt()
     if weight is not None:
         out = out * weight.reshape(shape)

@@ -1,14 +1,16 @@
-"""Max, average and adaptive pooling (1-D and 2-D) with PyTorch's checks and wording."""
+"""Max, average and adaptive pooling (1-D, 2-D and 3-D) with PyTorch's checks and wording."""
 from ..._ops.pooling import max_pool, adaptive_max_pool, avg_pool, adaptive_avg_matrices
 from ..._ops.pooling import pool_out_size
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices",
            "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
            "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices",
-           "adaptive_max_pool2d_with_indices"]
+           "adaptive_max_pool2d_with_indices", "max_pool3d", "max_pool3d_with_indices",
+           "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
+           "adaptive_max_pool3d_with_indices"]
 
 
-def _tuple(value, nd, name, allow_none=False):
+def _tuple(value, nd, name, allow_none=False, either="either "):
     if value is None and allow_none:
         return None
     if isinstance(value, int):
@@ -17,7 +19,7 @@ def _tuple(value, nd, name, allow_none=False):
     if len(value) == 1:
         return value * nd
     if len(value) != nd:
-        raise RuntimeError(f"{name} must either be a single int, or a tuple of "
+        raise RuntimeError(f"{name} must {either}be a single int, or a tuple of "
                            f"{('one', 'two', 'three')[nd - 1]} ints")
     return value
 
@@ -64,14 +66,21 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, nd, name
             raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional "
                                f"0 dim batch size for input, but got:{_sizes(input.shape)}")
         if dim not in (nd + 1, nd + 2):
-            raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+            raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected "
+                               f"for input")
+        if nd == 3:
+            _empty_3d(input, "max_pool3d_with_indices_out_cpu_template()")
         raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch "
                            f"size for input, but got:{_sizes(input.shape)}")
-    ksize = _tuple(kernel_size, nd, "max_pool2d: kernel_size")
+    pre = "max_pool3d" if nd == 3 else "max_pool2d"
+    ksize = _tuple(kernel_size, nd, f"{pre}: kernel_size")
     stride = ksize if stride is None or stride == [] or stride == () else \
-        _tuple(stride, nd, "max_pool2d: stride")
-    padding = _tuple(padding, nd, "max_pool2d: padding")
-    dilation = _tuple(dilation, nd, "max_pool2d: dilation")
+        _tuple(stride, nd, f"{pre}: stride")
+    padding = _tuple(padding, nd, f"{pre}: padding")
+    dilation = _tuple(dilation, nd, f"{pre}: dilation")
+    if nd == 3 and any(d <= 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero, but got dilationT: {} "
+                           "dilationH: {} dilationW: {}".format(*dilation))
     _check_geometry(input, ksize, stride, padding, dilation, ceil_mode, name)
     x, batched = _batched(input, nd)
     out, idx = max_pool(x, ksize, stride, padding, dilation, ceil_mode, need_indices)
@@ -79,6 +88,13 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, nd, name
         out = out.squeeze(0)
         idx = None if idx is None else idx.squeeze(0)
     return out, idx
+
+
+def _empty_3d(input, name):
+    """PyTorch's error for a 3-D pooling input with an empty non-batch dim."""
+    raise RuntimeError(f"{name}: Expected input's non-batch dimensions to have positive length, "
+                       f"but input has a shape of {_sizes(input.shape)} and non-batch dimension "
+                       f"0 has length zero!")
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
@@ -117,13 +133,24 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
             raise RuntimeError(f"Expected 2 to 3 dimensions, but got {dim}-dimensional tensor "
                                f"for argument #1 'self' (while checking arguments for "
                                f"avg_pool1d)")
-        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
-    ksize = _tuple(kernel_size, nd, "avg_pool2d: kernel_size")
+        raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for "
+                           f"input")
+    pre, either = ("avg_pool3d", "") if nd == 3 else ("avg_pool2d", "either ")
+    ksize = _tuple(kernel_size, nd, f"{pre}: kernel_size", either=either)
     stride = ksize if stride is None or stride == [] or stride == () else \
-        _tuple(stride, nd, "avg_pool2d: stride")
-    padding = _tuple(padding, nd, "avg_pool2d: padding")
+        _tuple(stride, nd, f"{pre}: stride", either=either)
+    padding = _tuple(padding, nd, f"{pre}: padding", either=either)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
+    if nd == 3:
+        if any(s == 0 for s in stride):
+            raise RuntimeError("stride should not be zero")
+        if any(n == 0 for n in input.shape[dim - 4:]):
+            _empty_3d(input, "avg_pool3d()")
+        spatial = tuple(input.shape[-3:])
+        if any(n < k for n, k in zip(spatial, ksize)):
+            raise RuntimeError("input image (T: {} H: {} W: {}) smaller than kernel size "
+                               "(kT: {} kH: {} kW: {})".format(*spatial, *ksize))
     _check_geometry(input, ksize, stride, padding, (1,) * nd, ceil_mode, name)
     x, batched = _batched(input, nd)
     out = avg_pool(x, ksize, stride, padding, ceil_mode, count_include_pad, divisor_override)
@@ -144,6 +171,37 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                      divisor_override, 2, "avg_pool2d")
 
 
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    """3-D max pooling returning (values, indices flattened per channel as (t * H + h) * W + w)."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, 3, "max_pool3d")
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """3-D max pooling over (N, C, D, H, W) or (C, D, H, W); stride defaults to kernel_size.
+
+    >>> import ember
+    >>> ember.nn.functional.max_pool3d(ember.arange(8.).reshape(1, 1, 2, 2, 2), 2).flatten()
+    tensor([7.])
+    """
+    out = _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, 3, "max_pool3d",
+                    return_indices)
+    return out if return_indices else out[0]
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """3-D average pooling over (N, C, D, H, W) or (C, D, H, W).
+
+    >>> import ember
+    >>> ember.nn.functional.avg_pool3d(ember.arange(8.).reshape(1, 1, 2, 2, 2), 2).flatten()
+    tensor([3.5000])
+    """
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, 3, "avg_pool3d")
+
+
 def _adaptive_out(input, output_size, nd, name):
     dim = input.dim()
     if dim not in (nd + 1, nd + 2):
@@ -151,13 +209,21 @@ def _adaptive_out(input, output_size, nd, name):
             raise RuntimeError(f"Expected 2 to 3 dimensions, but got {dim}-dimensional tensor "
                                f"for argument #1 'self' (while checking arguments for {name})")
         sep = ": " if "max" in name else " "
-        raise RuntimeError(f"{name}(): Expected 3D or 4D tensor, but got{sep}"
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got{sep}"
                            f"{_sizes(input.shape)}")
     if isinstance(output_size, int):
         output_size = (output_size,) * nd
     output_size = tuple(output_size)
     if len(output_size) != nd:
+        if nd == 3 and "max" in name:
+            raise RuntimeError(f"{name}(): internal error: output_size.size() must be 3")
         raise RuntimeError(f"{name}: output_size must be {nd}")
+    if nd == 3:
+        for i in range(dim - 3, dim):
+            if input.shape[i] == 0:
+                raise RuntimeError(f"{name}(): Expected input to have non-zero size for "
+                                   f"non-batch dimensions, but input has sizes "
+                                   f"{_sizes(input.shape)} with dimension {i} being empty")
     spatial = input.shape[-nd:]
     return tuple(s if o is None else int(o) for o, s in zip(output_size, spatial))
 
@@ -167,7 +233,12 @@ def _adaptive_avg(input, output_size, nd, name):
     mats = adaptive_avg_matrices(input.shape[-nd:], out, input.dtype.np)
     if nd == 1:
         return input @ mats[0].mT
-    return mats[0] @ input @ mats[1].mT
+    if nd == 2:
+        return mats[0] @ input @ mats[1].mT
+    # depth: (Do, D) applied to the input seen as (..., D, H*W)
+    lead = tuple(input.shape[:-3])
+    planes = (mats[1] @ input @ mats[2].mT).reshape(lead + (input.shape[-3], -1))
+    return (mats[0] @ planes).reshape(lead + out)
 
 
 def adaptive_avg_pool1d(input, output_size):
@@ -208,4 +279,30 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     """2-D adaptive max pooling; with ``return_indices`` also the argmax."""
     out = _adaptive_max(input, output_size, 2, "adaptive_max_pool2d")
+    return out if return_indices else out[0]
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """3-D adaptive average pooling; ``output_size`` an int or triple (None keeps the size).
+
+    >>> import ember
+    >>> ember.nn.functional.adaptive_avg_pool3d(ember.ones(1, 2, 3, 4, 5), 1).shape
+    ember.Size([1, 2, 1, 1, 1])
+    """
+    return _adaptive_avg(input, output_size, 3, "adaptive_avg_pool3d")
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    """3-D adaptive max pooling returning (values, indices)."""
+    return _adaptive_max(input, output_size, 3, "adaptive_max_pool3d")
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """3-D adaptive max pooling; with ``return_indices`` also the argmax.
+
+    >>> import ember
+    >>> ember.nn.functional.adaptive_max_pool3d(ember.arange(8.).reshape(1, 2, 2, 2), 1)
+    tensor([[[[7.]]]])
+    """
+    out = _adaptive_max(input, output_size, 3, "adaptive_max_pool3d")
     return out if return_indices else out[0]

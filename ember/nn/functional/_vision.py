@@ -1,12 +1,16 @@
-"""F.interpolate: 'nearest', 'linear' (3-D) and 'bilinear' (4-D) with size= or scale_factor=."""
+"""F.interpolate (nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area) with
+size= or scale_factor=, and F.pixel_shuffle / F.pixel_unshuffle."""
 import math
 
 import numpy as np
 
 from ... import _creation
 from ..._ops.interpolate import nearest_index, linear_matrix
+from ..._ops.vision_ops import cubic_matrix, nearest_exact_index
+from ._pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
-__all__ = ["interpolate", "upsample"]
+__all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
+           "pixel_unshuffle"]
 
 _NEEDS = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}
 _AXES = {1: "W", 2: "HW", 3: "DHW"}
@@ -15,10 +19,24 @@ _INT64_MAX = 2 ** 63 - 1
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
-    """Resize (N, C, *S) input to ``size`` or by ``scale_factor`` with mode 'nearest' (3-D, 4-D
-    or 5-D input), 'linear' (3-D) or 'bilinear' (4-D; ``align_corners`` False or True)."""
+    """Resize (N, C, *S) input to ``size`` or by ``scale_factor``.
+
+    Modes: 'nearest', 'nearest-exact' and 'area' (3-D, 4-D or 5-D input), 'linear' (3-D),
+    'bilinear' and 'bicubic' (4-D), 'trilinear' (5-D); ``align_corners`` (False or True)
+    only with the last four.
+
+    >>> import ember
+    >>> x = ember.arange(4.).reshape(1, 1, 2, 2)
+    >>> ember.nn.functional.interpolate(x, scale_factor=2, mode="bicubic").shape
+    ember.Size([1, 1, 4, 4])
+    """
     dim = input.dim()
     nd = dim - 2
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and dim == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
+                         "modes and requires a 4-D tensor as input")
+    if antialias:
+        raise NotImplementedError("interpolate(antialias=True) is not implemented in ember")
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating "
@@ -57,23 +75,41 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             scales = (None,) * nd
     else:
         raise ValueError("either size or scale_factor should be defined")
-    if mode == "nearest":
+    if mode == "area" and out is None:  # PyTorch computes area's sizes in Python
+        out = [math.floor(float(n) * s) for n, s in zip(input.shape[2:], scales)]
+        scales = (None,) * nd
+    if mode in ("nearest", "nearest-exact", "area"):
         if dim not in (3, 4, 5):
             raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
                                       f"(got {dim}D) for the modes: nearest | linear | bilinear "
                                       f"| bicubic | trilinear | lanczos | area | nearest-exact "
                                       f"(got {mode})")
-        out = _output_size(input, out, scales, f"upsample_nearest{nd}d")
-        return _allocating(input, out, lambda: _nearest(input, out, scales))
-    if mode in ("linear", "bilinear"):
+        if mode == "area":
+            pool = (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[nd - 1]
+            return pool(input, out)
+        exact = mode == "nearest-exact"
+        op = f"_upsample_nearest_exact{nd}d" if exact else f"upsample_nearest{nd}d"
+        out = _output_size(input, out, scales, op)
+        return _allocating(input, out, lambda: _nearest(input, out, scales, exact))
+    if mode in _NEEDS:
         need = _NEEDS[mode]
         if dim != need:
-            got = f"Got {dim}D input, but {mode} mode needs {need}D input"
-            raise NotImplementedError(got)
+            if dim not in (3, 4, 5):
+                raise NotImplementedError(
+                    f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {dim}D) for "
+                    f"the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | "
+                    f"area | nearest-exact (got {mode})")
+            raise NotImplementedError(f"Got {dim}D input, but {mode} mode needs {need}D input")
         out = _output_size(input, out, scales, f"upsample_{mode}{nd}d")
-        return _allocating(input, out, lambda: _linear(input, out, scales, align_corners))
-    raise NotImplementedError(f"Input Error: interpolate mode '{mode}' is not implemented in "
-                              f"ember (nearest, linear and bilinear are)")
+        cubic = mode == "bicubic"
+        return _allocating(input, out, lambda: _separable(input, out, scales, align_corners,
+                                                           cubic))
+    if dim not in (3, 4, 5) or mode != "lanczos":
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
+                                  f"(got {dim}D) for the modes: nearest | linear | bilinear | "
+                                  f"bicubic | trilinear | lanczos | area | nearest-exact "
+                                  f"(got {mode})")
+    raise NotImplementedError("interpolate(mode='lanczos') is not implemented in ember")
 
 
 def _output_size(input, out, scales, op_name):
@@ -113,22 +149,115 @@ def _allocating(input, out, compute):
     return _creation.allocate(compute, shape, np.dtype(input.dtype.np))
 
 
-def _nearest(input, out, scales):
+def _nearest(input, out, scales, exact=False):
     x = input
     for i, (n, o, s) in enumerate(zip(input.shape[2:], out, scales)):
-        if n != o:
+        if exact:
+            x = x.index_select(2 + i, nearest_exact_index(input, n, o, s))
+        elif n != o:
             x = x.index_select(2 + i, nearest_index(n, o, s))
     return x if x is not input else input.clone()
 
 
-def _linear(input, out, scales, align_corners):
-    mats = [linear_matrix(n, o, s, align_corners, input.dtype.np)
-            for n, o, s in zip(input.shape[2:], out, scales)]
+def _separable(input, out, scales, align_corners, cubic):
+    """Interpolation by one (out, in) matrix per spatial dim: linear or bicubic weights."""
+    if cubic:
+        mats = [cubic_matrix(input, n, o, s, align_corners)
+                for n, o, s in zip(input.shape[2:], out, scales)]
+    else:
+        mats = [linear_matrix(n, o, s, align_corners, input.dtype.np)
+                for n, o, s in zip(input.shape[2:], out, scales)]
     if input.dim() == 3:
         return input @ mats[0].mT
-    return mats[0] @ input @ mats[1].mT
+    if input.dim() == 4:
+        return mats[0] @ input @ mats[1].mT
+    # depth: (Do, D) applied to the input seen as (N, C, D, Ho * Wo)
+    lead = tuple(input.shape[:2])
+    planes = (mats[1] @ input @ mats[2].mT).reshape(lead + (input.shape[2], -1))
+    return (mats[0] @ planes).reshape(lead + tuple(out))
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
-    """Deprecated alias of ``interpolate``."""
+    """Deprecated alias of ``interpolate``.
+
+    >>> import ember
+    >>> ember.nn.functional.upsample(ember.ones(1, 1, 2), scale_factor=2).shape
+    ember.Size([1, 1, 4])
+    """
     return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(input, size, scale_factor, mode='nearest')``.
+
+    >>> import ember
+    >>> ember.nn.functional.upsample_nearest(ember.ones(1, 1, 2, 2), scale_factor=2).shape
+    ember.Size([1, 1, 4, 4])
+    """
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(input, size, scale_factor, mode='bilinear',
+    align_corners=True)``.
+
+    >>> import ember
+    >>> ember.nn.functional.upsample_bilinear(ember.ones(1, 1, 2, 2), size=3).shape
+    ember.Size([1, 1, 3, 3])
+    """
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def _factor(value, fn, name):
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{fn}(): argument '{name}' (position 2) must be int, not "
+                        f"{type(value).__name__}")
+    if value <= 0:
+        raise RuntimeError(f"{fn} expects a positive {name}, but got {value}")
+    return value
+
+
+def pixel_shuffle(input, upscale_factor):
+    """Rearrange (*, C * r^2, H, W) into (*, C, H * r, W * r) (r = ``upscale_factor``).
+
+    >>> import ember
+    >>> ember.nn.functional.pixel_shuffle(ember.arange(4.).reshape(4, 1, 1), 2)
+    tensor([[[0., 1.],
+             [2., 3.]]])
+    """
+    r = _factor(upscale_factor, "pixel_shuffle", "upscale_factor")
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got "
+                           f"input with {input.dim()} dimension(s)")
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
+                           f"is not divisible by {r * r}")
+    k = len(lead)
+    x = input.reshape(*lead, c // (r * r), r, r, h, w)
+    x = x.permute(*range(k), k, k + 3, k + 1, k + 4, k + 2)  # C, H, r, W, r
+    return x.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """Rearrange (*, C, H * r, W * r) into (*, C * r^2, H, W) (the inverse of pixel_shuffle).
+
+    >>> import ember
+    >>> ember.nn.functional.pixel_unshuffle(ember.arange(4.).reshape(1, 2, 2), 2).flatten()
+    tensor([0., 1., 2., 3.])
+    """
+    r = _factor(downscale_factor, "pixel_unshuffle", "downscale_factor")
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {input.dim()} dimension(s)")
+    *lead, c, h, w = input.shape
+    for name, size, d in (("height", h, -2), ("width", w, -1)):
+        if size % r:
+            raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by "
+                               f"downscale_factor, but input.size({d})={size} is not divisible "
+                               f"by {r}")
+    k = len(lead)
+    x = input.reshape(*lead, c, h // r, r, w // r, r)
+    x = x.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)  # C, r, r, H, W
+    return x.reshape(*lead, c * r * r, h // r, w // r)

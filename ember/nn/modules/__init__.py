@@ -12,3 +12,8 @@ from .pooling import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403  MultiheadAttention, TransformerEncoderLayer
+from .padding import *  # noqa: F401,F403  ZeroPad2d, ReflectionPad1d, ...
+from .pixelshuffle import *  # noqa: F401,F403  PixelShuffle, PixelUnshuffle
+from .upsampling import *  # noqa: F401,F403  Upsample, UpsamplingNearest2d, ...
+from .instancenorm import *  # noqa: F401,F403  InstanceNorm1d/2d/3d
+from .fold import *  # noqa: F401,F403  Fold, Unfold

@@ -1,4 +1,4 @@
-"""Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d with PyTorch's parameters, init and repr."""
+"""Conv1d/2d/3d, ConvTranspose1d/2d/3d with PyTorch's parameters, init and repr."""
 import math
 
 from ... import _creation
@@ -7,7 +7,8 @@ from ..parameter import Parameter
 from .. import functional as F
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+           "ConvTranspose3d"]
 
 
 def _ntuple(value, n):
@@ -117,7 +118,7 @@ class _Conv(_ConvNd):
                          False, 0, groups, bias, padding_mode, device, dtype)
 
     def _conv_forward(self, input, weight, bias):
-        fn = F.conv1d if self._nd == 1 else F.conv2d
+        fn = (F.conv1d, F.conv2d, F.conv3d)[self._nd - 1]
         if self.padding_mode != "zeros":
             return fn(F.pad(input, self._reversed_padding_repeated_twice,
                             mode=self.padding_mode), weight, bias, self.stride, 0,
@@ -136,6 +137,16 @@ class Conv1d(_Conv):
 class Conv2d(_Conv):
     """2-D convolution over (N, C_in, H, W) input: weight (C_out, C_in/groups, kh, kw)."""
     _nd = 2
+
+
+class Conv3d(_Conv):
+    """3-D convolution over (N, C_in, D, H, W) input: weight (C_out, C_in/groups, kd, kh, kw).
+
+    >>> import ember
+    >>> ember.nn.Conv3d(2, 4, 3, padding=1)(ember.ones(1, 2, 4, 4, 4)).shape
+    ember.Size([1, 4, 4, 4, 4])
+    """
+    _nd = 3
 
 
 class _ConvTranspose(_ConvNd):
@@ -168,7 +179,7 @@ class _ConvTranspose(_ConvNd):
 
     def forward(self, input, output_size=None):
         op = self._output_padding(input, output_size)
-        fn = F.conv_transpose1d if self._nd == 1 else F.conv_transpose2d
+        fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[self._nd - 1]
         return fn(input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
                   self.dilation)
 
@@ -181,3 +192,13 @@ class ConvTranspose1d(_ConvTranspose):
 class ConvTranspose2d(_ConvTranspose):
     """2-D transposed convolution: weight (C_in, C_out/groups, kh, kw)."""
     _nd = 2
+
+
+class ConvTranspose3d(_ConvTranspose):
+    """3-D transposed convolution: weight (C_in, C_out/groups, kd, kh, kw).
+
+    >>> import ember
+    >>> ember.nn.ConvTranspose3d(2, 1, 2, stride=2)(ember.ones(1, 2, 2, 2, 2)).shape
+    ember.Size([1, 1, 4, 4, 4])
+    """
+    _nd = 3

@@ -1,9 +1,10 @@
-"""Max, average and adaptive pooling layers (PyTorch's arguments and repr)."""
+"""Max, average and adaptive pooling layers, 1-D to 3-D (PyTorch's arguments and repr)."""
 from .. import functional as F
 from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
+           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "MaxPool3d", "AvgPool3d",
+           "AdaptiveAvgPool3d", "AdaptiveMaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -35,6 +36,19 @@ class MaxPool2d(_MaxPoolNd):
 
     def forward(self, input):
         return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class MaxPool3d(_MaxPoolNd):
+    """3-D max pooling over (N, C, D, H, W) input; stride defaults to kernel_size.
+
+    >>> import ember
+    >>> ember.nn.MaxPool3d(2)(ember.ones(1, 1, 4, 4, 4)).shape
+    ember.Size([1, 1, 2, 2, 2])
+    """
+
+    def forward(self, input):
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
@@ -82,6 +96,33 @@ class AvgPool2d(Module):
 
     def forward(self, input):
         return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+
+class AvgPool3d(Module):
+    """3-D average pooling over (N, C, D, H, W) input.
+
+    >>> import ember
+    >>> ember.nn.AvgPool3d(2, stride=1)(ember.ones(1, 1, 3, 3, 3)).shape
+    ember.Size([1, 1, 2, 2, 2])
+    """
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True, divisor_override=None):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if (stride is not None) else kernel_size
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
+
+    def extra_repr(self):
+        return "kernel_size={}, stride={}, padding={}".format(self.kernel_size, self.stride,
+                                                               self.padding)
+
+    def forward(self, input):
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
 
 
@@ -136,3 +177,34 @@ class AdaptiveMaxPool2d(_AdaptivePool):
 
     def forward(self, input):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveAvgPool3d(_AdaptivePool):
+    """3-D adaptive average pooling to ``output_size`` (int or triple; None keeps a size).
+
+    >>> import ember
+    >>> ember.nn.AdaptiveAvgPool3d((1, 2, None))(ember.ones(1, 3, 4, 4, 5)).shape
+    ember.Size([1, 3, 1, 2, 5])
+    """
+
+    def __init__(self, output_size):
+        super().__init__(output_size)
+
+    def forward(self, input):
+        return F.adaptive_avg_pool3d(input, self.output_size)
+
+
+class AdaptiveMaxPool3d(_AdaptivePool):
+    """3-D adaptive max pooling (``return_indices`` also gives the argmax).
+
+    >>> import ember
+    >>> ember.nn.AdaptiveMaxPool3d(1)(ember.ones(1, 3, 4, 4, 5)).shape
+    ember.Size([1, 3, 1, 1, 1])
+    """
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__(output_size)
+        self.return_indices = return_indices
+
+    def forward(self, input):
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)

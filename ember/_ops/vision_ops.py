@@ -1,0 +1,155 @@
+"""Kernels of the vision layers that are not compositions of other ops.
+
+* interpolation tables: bicubic weights (PyTorch's cubic convolution, A = -0.75, clamped
+  border taps) and 'nearest-exact' source indices, one small table per spatial dim, applied
+  by the caller with matmul / index_select (so they are differentiable through those ops);
+* ``Im2Col`` / ``Col2Im``: ``F.unfold`` / ``F.fold`` on (N, C, *S) arrays. They are each
+  other's adjoints, so each one's gradient is the other and both are twice differentiable.
+  Both loop over the kernel offsets (never over pixels), copying one strided slab per offset.
+
+The tables are built on the host (they are geometry, not tensor data) and handed to the
+input's array module.
+"""
+import numpy as np
+
+from ..backend import get_array_module
+from .._tensor import Tensor
+from .primitive import Primitive
+
+_CUBIC_A = -0.75
+
+
+def _source_scale(in_size, out_size, scale_factor, align_corners):
+    """PyTorch's area_pixel_compute_scale."""
+    if align_corners:
+        return (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    if scale_factor is not None and scale_factor > 0:
+        return 1.0 / scale_factor
+    return in_size / out_size
+
+
+def cubic_matrix(like, in_size, out_size, scale_factor, align_corners):
+    """(out, in) bicubic interpolation matrix along one dim, in ``like``'s dtype and module.
+
+    The source coordinate is not clamped at 0 (unlike linear); each output row holds the
+    four cubic-convolution weights at floor(src) - 1 .. floor(src) + 2, indices clamped to
+    the input, so border taps add up on the edge element as PyTorch's kernel reads them."""
+    dtype = like._data.dtype
+    ft = np.float32 if dtype == np.float32 else np.float64
+    scale = ft(_source_scale(in_size, out_size, scale_factor, align_corners))
+    dst = np.arange(out_size, dtype=ft)
+    src = dst * scale if align_corners else (dst + ft(0.5)) * scale - ft(0.5)
+    base = np.floor(src)
+    t = (src - base).astype(ft)
+    a = ft(_CUBIC_A)
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    weights = (far(t + 1), near(t), near(1 - t), far(2 - t))
+    m = np.zeros((out_size, in_size), dtype=dtype)
+    rows = np.arange(out_size)
+    start = base.astype(np.int64) - 1
+    for k, w in enumerate(weights):
+        np.add.at(m, (rows, np.clip(start + k, 0, in_size - 1)), w.astype(dtype))
+    return Tensor._make(get_array_module(like._data).asarray(m))
+
+
+def nearest_exact_index(like, in_size, out_size, scale_factor):
+    """int64 source index of each output position for mode='nearest-exact'
+    (floor((dst + 0.5) * scale), clamped)."""
+    scale = np.float32(_source_scale(in_size, out_size, scale_factor, False))
+    dst = np.arange(out_size, dtype=np.float32)
+    src = np.floor((dst + np.float32(0.5)) * scale).astype(np.int64)
+    return Tensor._make(get_array_module(like._data).asarray(np.minimum(src, in_size - 1)))
+
+
+# ---- im2col / col2im -------------------------------------------------------------------------
+class FoldGeom:
+    """Geometry of one unfold/fold: per spatial dim kernel size, dilation, padding, stride,
+    the (unpadded) image size and the number of blocks."""
+    __slots__ = ("ksize", "dilation", "padding", "stride", "image", "blocks")
+
+    def __init__(self, ksize, dilation, padding, stride, image):
+        self.ksize, self.dilation = tuple(ksize), tuple(dilation)
+        self.padding, self.stride, self.image = tuple(padding), tuple(stride), tuple(image)
+        self.blocks = tuple((n + 2 * p - d * (k - 1) - 1) // s + 1 for n, k, d, p, s in
+                            zip(image, ksize, dilation, padding, stride))
+
+    def offsets(self):
+        """(kernel offset number, slices of the padded image read at that offset)."""
+        for j, kidx in enumerate(np.ndindex(*self.ksize)):
+            yield j, tuple(slice(k * d, k * d + s * (b - 1) + 1, s) for k, d, s, b in
+                           zip(kidx, self.dilation, self.stride, self.blocks))
+
+    def padded(self):
+        return tuple(n + 2 * p for n, p in zip(self.image, self.padding))
+
+    def crop(self):
+        return tuple(slice(p, p + n) for p, n in zip(self.padding, self.image))
+
+
+def im2col(x, geom):
+    """(N, C, *image) -> (N, C * prod(k), prod(blocks)) columns, channel-major as PyTorch."""
+    xp = get_array_module(x)
+    n, c = x.shape[:2]
+    kk = int(np.prod(geom.ksize))
+    lead = (slice(None), slice(None))
+    if any(geom.padding):
+        buf = xp.zeros((n, c) + geom.padded(), dtype=x.dtype)
+        buf[lead + geom.crop()] = x
+        x = buf
+    cols = xp.empty((n, c, kk) + geom.blocks, dtype=x.dtype)
+    for j, sl in geom.offsets():
+        cols[:, :, j] = x[lead + sl]
+    return cols.reshape(n, c * kk, -1)
+
+
+def col2im(cols, geom):
+    """Adjoint of ``im2col``: (N, C * prod(k), L) columns summed into (N, C, *image)."""
+    xp = get_array_module(cols)
+    n = cols.shape[0]
+    kk = int(np.prod(geom.ksize))
+    c = cols.shape[1] // kk
+    cols = cols.reshape((n, c, kk) + geom.blocks)
+    out = xp.zeros((n, c) + geom.padded(), dtype=cols.dtype)
+    lead = (slice(None), slice(None))
+    for j, sl in geom.offsets():
+        out[lead + sl] += cols[:, :, j]
+    if any(geom.padding):
+        out = xp.ascontiguousarray(out[lead + geom.crop()])
+    return out
+
+
+class Im2Col(Primitive):
+    """``F.unfold`` of a batched (N, C, *S) tensor; its gradient folds (``Col2Im``)."""
+    _backward_name = "Im2ColBackward0"
+
+    @staticmethod
+    def forward(ctx, x, geom):
+        ctx.geom = geom
+        return im2col(x._data, geom)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Col2Im.apply(grad, ctx.geom), None
+
+
+class Col2Im(Primitive):
+    """``F.fold`` of batched (N, C * prod(k), L) columns; its gradient unfolds (``Im2Col``)."""
+    _backward_name = "Col2ImBackward0"
+
+    @staticmethod
+    def forward(ctx, cols, geom):
+        ctx.geom = geom
+        return col2im(cols._data, geom)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Im2Col.apply(grad, ctx.geom), None
+
+
+__all__ = ["cubic_matrix", "nearest_exact_index", "FoldGeom", "Im2Col", "Col2Im"]
