@@ -105,7 +105,7 @@ def im2col(x, geom):
     cols = xp.empty((n, c, kk) + geom.blocks, dtype=x.dtype)
     for j, sl in geom.offsets():
         cols[:, :, j] = x[lead + sl]
-    return cols.reshape(n, c * kk, -1)
+    return cols.reshape(n, c * kk, int(np.prod(geom.blocks)))
 
 
 def col2im(cols, geom):

@@ -88,6 +88,12 @@ def pad(input, pad, mode="constant", value=None):
     if k not in (1, 2, 3) or ndim not in (k + 1, k + 2):
         raise NotImplementedError(f"Padding size {len(pad)} is not supported for {ndim}D input "
                                   f"tensor.\n{_NON_CONSTANT_HELP}")
+    if mode != "circular" and any(n == 0 for n in input.shape[ndim - k - 1 if ndim == k + 2
+                                                              else 0:]):
+        # reflect and replicate: only the batch dim of a batched input may be empty
+        raise RuntimeError(f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 "
+                           f"batch size and other non-zero dimensions for input, but got: "
+                           f"[{', '.join(map(str, input.shape))}]")
     return _pad_indexed(input, pairs, mode)
 
 

@@ -94,7 +94,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode in _NEEDS:
         need = _NEEDS[mode]
         if dim != need:
-            if dim not in (3, 4, 5):
+            if dim not in (3, 4, 5) or mode == "bicubic":
                 raise NotImplementedError(
                     f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {dim}D) for "
                     f"the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | "
