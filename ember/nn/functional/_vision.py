@@ -1,6 +1,7 @@
 """F.interpolate (nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area) with
 size= or scale_factor=, and F.pixel_shuffle / F.pixel_unshuffle."""
 import math
+import warnings
 
 import numpy as np
 
@@ -184,7 +185,13 @@ def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=
     >>> ember.nn.functional.upsample(ember.ones(1, 1, 2), scale_factor=2).shape
     ember.Size([1, 1, 4])
     """
+    _deprecated("upsample")
     return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def _deprecated(name):
+    warnings.warn(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` "
+                  f"instead.", stacklevel=3)
 
 
 def upsample_nearest(input, size=None, scale_factor=None):
@@ -194,6 +201,7 @@ def upsample_nearest(input, size=None, scale_factor=None):
     >>> ember.nn.functional.upsample_nearest(ember.ones(1, 1, 2, 2), scale_factor=2).shape
     ember.Size([1, 1, 4, 4])
     """
+    _deprecated("upsample_nearest")
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
@@ -205,6 +213,7 @@ def upsample_bilinear(input, size=None, scale_factor=None):
     >>> ember.nn.functional.upsample_bilinear(ember.ones(1, 1, 2, 2), size=3).shape
     ember.Size([1, 1, 3, 3])
     """
+    _deprecated("upsample_bilinear")
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 

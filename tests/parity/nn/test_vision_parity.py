@@ -416,3 +416,19 @@ def test_empty_batches_parity():
                lambda L: F(L).pad(L.zeros(0, 2, 3), (1, 1), mode="reflect"),
                lambda L: F(L).interpolate(L.zeros(1, 2, 5, 6), size=0, mode="area")):
         assert tuple(fn(ember).shape) == tuple(fn(torch).shape)
+
+
+@pytest.mark.parametrize("name,kw", [("upsample", dict(scale_factor=2, mode="bilinear")),
+                                     ("upsample_nearest", dict(scale_factor=2)),
+                                     ("upsample_bilinear", dict(size=(3, 5)))])
+def test_deprecated_upsample_aliases(name, kw):
+    x = rand(1, 2, 2, 3)
+
+    def run(L):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            y = getattr(F(L), name)(L.tensor(x), **kw)
+        return y.numpy(), [(w.category, str(w.message)) for w in caught]
+    (ye, we), (yt, wt) = run(ember), run(torch)
+    np.testing.assert_allclose(ye, yt, **TOL[np.float64])
+    assert we == wt
