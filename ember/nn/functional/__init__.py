@@ -16,3 +16,4 @@ from ._pooling import *  # noqa: F401,F403
 from ._normalization import *  # noqa: F401,F403
 from ._vision import *  # noqa: F401,F403  interpolate
 from ._attention import *  # noqa: F401,F403  scaled_dot_product_attention
+from ._distance import *  # noqa: F401,F403  cosine_similarity, pairwise_distance, pdist
