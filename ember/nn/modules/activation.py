@@ -3,6 +3,7 @@ from ... import _creation
 from ...autograd.grad_mode import no_grad
 from ..parameter import Parameter
 from .module import Module
+from .transformer import MultiheadAttention  # noqa: F401  (PyTorch defines it in activation)
 from .. import functional as F
 
 

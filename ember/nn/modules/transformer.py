@@ -20,17 +20,13 @@ from .. import init
 from ..functional import _attention
 from ..parameter import Parameter
 from .dropout import Dropout
-from .linear import Linear
+from .linear import Linear, NonDynamicallyQuantizableLinear
 from .normalization import LayerNorm
 from .container import ModuleList
 from .module import Module
 
 __all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
            "TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """The ``out_proj`` of MultiheadAttention: a Linear under PyTorch's name for it."""
 
 
 def _relu(x):
@@ -323,10 +319,16 @@ class TransformerEncoder(Module):
         return output
 
 
-def _seq_len(x, batch_first):
-    if x.dim() == 2:  # unbatched (S, E)
-        return x.size(0)
-    return x.size(1 if batch_first else 0)
+def _get_seq_len(src, batch_first):
+    """The sequence length of a (batched or unbatched) Transformer input."""
+    if src.dim() == 2:  # unbatched (S, E)
+        return src.size(0)
+    return src.size(1 if batch_first else 0)
+
+
+def _get_clones(module, N):
+    """A ModuleList of ``N`` deep copies of ``module``."""
+    return ModuleList([copy.deepcopy(module) for _ in range(N)])
 
 
 class TransformerDecoderLayer(Module):
@@ -406,13 +408,13 @@ class TransformerDecoder(Module):
 
     def __init__(self, decoder_layer, num_layers, norm=None):
         super().__init__()
-        self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
+        self.layers = _get_clones(decoder_layer, num_layers)
         self.num_layers = num_layers
         self.norm = norm
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False):
-        seq_len = _seq_len(tgt, self.layers[0].self_attn.batch_first)
+        seq_len = _get_seq_len(tgt, self.layers[0].self_attn.batch_first)
         tgt_is_causal = _detect_is_causal_mask(tgt_mask, tgt_is_causal, seq_len)
         output = tgt
         for mod in self.layers:
