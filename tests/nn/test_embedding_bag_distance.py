@@ -84,3 +84,14 @@ def test_pairwise_distance_and_pdist():
     np.testing.assert_allclose(F.pdist(ember.tensor(a)).numpy(), expected, rtol=1e-12)
     check_grad(lambda x: F.pdist(x, 1.5), a)
     assert tuple(F.pdist(ember.zeros(1, 3)).shape) == (0,)
+
+
+def test_cdist_values_and_gradients():
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((2, 4, 3)), rng.standard_normal((2, 5, 3))
+    expected = np.linalg.norm(a[:, :, None] - b[:, None], axis=-1)
+    np.testing.assert_allclose(ember.cdist(ember.tensor(a), ember.tensor(b)).numpy(), expected,
+                               rtol=1e-12)
+    check_grad(lambda x, y: ember.cdist(x, y, p=1.5), a, b)
+    with pytest.raises(RuntimeError, match="same number of columns"):
+        ember.cdist(ember.zeros(2, 3), ember.zeros(2, 4))

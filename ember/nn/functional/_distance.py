@@ -4,6 +4,11 @@ from ... import _creation, _functions as _fn
 
 __all__ = ["cosine_similarity", "pairwise_distance", "pdist"]
 
+_COMPUTE_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                  "donot_use_mm_for_euclid_dist")
+_LEGACY_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                 "uint8": "Byte", "bool": "Bool"}
+
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """``x1 . x2 / (max(||x1||, eps) * max(||x2||, eps))`` along ``dim`` of the broadcast
@@ -75,3 +80,33 @@ def pdist(input, p=2):
     rows_i = input.index_select(0, _creation.tensor(first))
     rows_j = input.index_select(0, _creation.tensor(second))
     return _fn.norm(rows_i - rows_j, p, 1)
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """``p``-norm distances between each row of ``x1`` (``(*, P, M)``) and each row of
+    ``x2`` (``(*, R, M)``): shape ``(*, P, R)``, batch dimensions broadcast (``torch.cdist``).
+    Every ``compute_mode`` computes the differences directly.
+
+    >>> import ember
+    >>> ember.cdist(ember.tensor([[0.0, 0.0]]), ember.tensor([[3.0, 4.0], [0.0, 1.0]]))
+    tensor([[5., 1.]])
+    """
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.dim() < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: "
+                               f"{x.dim()}D")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if not x.dtype.is_floating_point:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{_LEGACY_NAMES.get(x.dtype.name, x.dtype.name)}")
+    if x1.size(-1) != x2.size(-1):
+        raise RuntimeError("X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.size(-1)} X2: {x2.size(-1)}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    if compute_mode not in _COMPUTE_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)  # (*, P, R, M)
+    if p == 0:  # the count of differing coordinates: a zero (not a missing) gradient
+        return (diff != 0).to(diff.dtype).sum(-1) + (diff * 0).sum(-1)
+    return _fn.norm(diff, p, -1)

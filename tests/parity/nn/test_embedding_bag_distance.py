@@ -218,3 +218,25 @@ def test_distance_module_reprs_and_errors():
     for case in cases:
         t_err = error_of(lambda: case(torch))
         assert t_err is not None and error_of(lambda: case(ember)) == t_err
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("p", [2.0, 1.0, 3.0, 0.0, float("inf")])
+@pytest.mark.parametrize("shapes", [((4, 3), (5, 3)), ((2, 4, 3), (2, 5, 3)),
+                                    ((2, 1, 4, 3), (3, 30, 3))], ids=str)
+def test_cdist(shapes, p, dtype):
+    a, b = randn(shapes[0], dtype, seed=14), randn(shapes[1], dtype, seed=15)
+    compare(lambda lib, a, b: lib.cdist(a, b, p=p), a, b, rtol=1e-3 if p == 2.0 else None)
+
+
+def test_cdist_errors_match():
+    cases = [lambda lib: lib.cdist(lib.zeros(3), lib.zeros(3)),
+             lambda lib: lib.cdist(lib.zeros(2, 3), lib.zeros(2, 4)),
+             lambda lib: lib.cdist(lib.zeros(2, 3, dtype=lib.int64),
+                                   lib.zeros(2, 3, dtype=lib.int64)),
+             lambda lib: lib.cdist(lib.zeros(2, 3), lib.zeros(2, 3), p=-1),
+             lambda lib: lib.cdist(lib.zeros(2, 3), lib.zeros(2, 3), compute_mode="fast"),
+             lambda lib: lib.cdist(lib.zeros(2, 2, 3), lib.zeros(3, 2, 3))]
+    for case in cases:
+        t_err = error_of(lambda: case(torch))
+        assert t_err is not None and error_of(lambda: case(ember)) == t_err
