@@ -41,6 +41,7 @@ BoolTensor = _tensor_methods.LEGACY_TYPES["BoolTensor"]
 
 __version__ = "0.1.0"
 from . import nn  # noqa: E402  (after the core: nn builds on it)
+from .nn.functional._distance import cdist  # noqa: E402  (torch.cdist, composed in nn)
 from . import utils  # noqa: E402
 from . import optim  # noqa: E402
 from .serialization import save, load  # noqa: E402

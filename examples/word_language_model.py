@@ -135,15 +135,10 @@ class TransformerModel(nn.Module):
         nn.init.uniform_(self.decoder.weight, -0.1, 0.1)
 
     def forward(self, src):
-        mask = nn.Transformer.generate_square_subsequent_mask(len(src)) \
-            if hasattr(nn, "Transformer") else _causal_mask(len(src))
+        mask = nn.Transformer.generate_square_subsequent_mask(len(src))
         src = self.pos_encoder(self.encoder(src) * math.sqrt(self.ninp))
         output = self.transformer_encoder(src, mask.to(src.dtype), is_causal=True)
         return F.log_softmax(self.decoder(output), dim=-1)
-
-
-def _causal_mask(size):
-    return torch.triu(torch.full((size, size), float("-inf")), diagonal=1)
 
 
 def build_model(args, ntokens):

@@ -11,4 +11,5 @@ tensor([2., 2.])
 from .parameter import Parameter, Buffer
 from .modules import *  # noqa: F401,F403
 from .modules import Module, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
-from . import functional, init, utils  # noqa: F401
+from . import functional, init, utils, parallel  # noqa: F401
+from .parallel import DataParallel  # noqa: F401

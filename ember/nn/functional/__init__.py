@@ -18,3 +18,4 @@ from ._vision import *  # noqa: F401,F403  interpolate
 from ._attention import *  # noqa: F401,F403  scaled_dot_product_attention
 from ._fold import *  # noqa: F401,F403  fold, unfold
 from ._grid import *  # noqa: F401,F403  grid_sample, affine_grid
+from ._distance import *  # noqa: F401,F403  cosine_similarity, pairwise_distance, pdist

@@ -1,4 +1,6 @@
-"""``F.embedding``: look rows of ``weight`` up by index."""
+"""``F.embedding`` and ``F.embedding_bag``: look rows of ``weight`` up by index (and
+reduce them per bag)."""
+from ... import _creation, _functions as _fn
 from ...autograd.grad_mode import no_grad
 from ..._ops import embedding_ops as _emb
 
@@ -25,4 +27,148 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     return _emb.Embedding.apply(weight, input, padding_idx, scale_grad_by_freq)
 
 
-__all__ = ["embedding"]
+def _bag_checks(input, weight, offsets, mode, per_sample_weights, scale_grad_by_freq,
+                sparse):
+    if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is "
+                         f"not None, then it must have the same shape as the input "
+                         f"({input.shape})")
+    if weight.dim() != 2:
+        raise ValueError(
+            f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
+                             "is a mini-batch of fixed length sequences. However, found "
+                             f"offsets of type {type(offsets)}")
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(
+            f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
+    if sparse:
+        raise NotImplementedError("ember has no sparse tensors: use sparse=False")
+    if scale_grad_by_freq:
+        # PyTorch's CPU kernel scales each row's gradient by a count that is not always
+        # that row's frequency; ember does not imitate it.
+        raise NotImplementedError("ember does not implement scale_grad_by_freq for "
+                                  "embedding_bag")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(
+            "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+            f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+            "GitHub.")
+
+
+def _bag_bounds(input, offsets, include_last_offset):
+    """(start, end) of each bag in the flattened input."""
+    total = input.numel()
+    if input.dim() == 2:
+        width = input.size(1)
+        return [(start, start + width) for start in range(0, total, width)] if width else \
+            [(0, 0)] * input.size(0)
+    starts = [int(v) for v in offsets.tolist()]
+    if starts and starts[0] != 0:
+        raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the "
+                           "mini-batch has to start from position 0. However, got "
+                           f"{starts[0]}")
+    if starts and starts[-1] > total:
+        raise RuntimeError(f"offsets[-1] can not be greater than input's length {total} but "
+                           f"got offsets[-1] of {starts[-1]}")
+    if any(a > b for a, b in zip(starts, starts[1:])):
+        raise RuntimeError("offsets has to be a non-decreasing sequence")
+    if include_last_offset:
+        return list(zip(starts[:-1], starts[1:]))
+    return list(zip(starts, starts[1:] + [total]))
+
+
+def _bag_padding_idx(padding_idx, num):
+    if padding_idx is None:
+        return None
+    if not -num <= padding_idx < num:
+        raise RuntimeError(f"padding_idx must be within the number of embeddings, -{num} "
+                           f"through {num - 1}, but got {padding_idx}")
+    return padding_idx % num
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
+                  scale_grad_by_freq=False, mode="mean", sparse=False, per_sample_weights=None,
+                  include_last_offset=False, padding_idx=None):
+    """Sum, mean or max of the embedding rows of each bag, without the intermediate
+    ``(N, D)`` result surviving. Bags are the rows of a 2-D ``input``, or the slices of a
+    1-D ``input`` that start at ``offsets``; entries equal to ``padding_idx`` are left out
+    (an empty bag gives zeros); ``per_sample_weights`` scales each entry (mode ``'sum'``).
+
+    >>> import ember, ember.nn.functional as F
+    >>> w = ember.arange(8.0).reshape(4, 2)
+    >>> F.embedding_bag(ember.tensor([0, 1, 3]), w, ember.tensor([0, 2]), mode="sum")
+    tensor([[2., 4.],
+            [6., 7.]])
+    """
+    _bag_checks(input, weight, offsets, mode, per_sample_weights, scale_grad_by_freq, sparse)
+    num, dim = weight.shape
+    padding_idx = _bag_padding_idx(padding_idx, num)
+    flat = input.reshape(-1)
+    if input.dtype.name not in ("int64", "int32"):
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
+                           f"following scalar types: Long, Int; but got {input.type()} "
+                           "instead (while checking arguments for embedding_bag)")
+    values = [int(v) for v in flat.tolist()]
+    for position, value in enumerate(values):
+        if not 0 <= value < num:
+            raise RuntimeError(f"Index {position} of input takes value {value} which is not in "
+                               f"the valid range [0, {num})")
+    bounds = _bag_bounds(input, offsets, include_last_offset)
+    if max_norm is not None:
+        with no_grad():
+            _emb.embedding_renorm_(weight, flat.contiguous(), max_norm, norm_type)
+    # the entries that count: inside a bag and not padding
+    kept, bag_of = [], []
+    for bag, (start, end) in enumerate(bounds):
+        for position in range(start, end):
+            if values[position] != padding_idx:
+                kept.append(position)
+                bag_of.append(bag)
+    kept_index = _creation.tensor(kept, dtype=flat.dtype)
+    rows = _emb.Embedding.apply(weight, flat.index_select(0, kept_index),
+                                -1 if padding_idx is None else padding_idx, scale_grad_by_freq)
+    if mode == "max":
+        return _bag_max(rows, bag_of, len(bounds), weight)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.reshape(-1).index_select(0, kept_index).unsqueeze(1)
+    bag_index = _creation.tensor(bag_of, dtype=flat.dtype)
+    out = _creation.zeros(len(bounds), dim, dtype=weight.dtype).index_add(0, bag_index, rows)
+    if mode == "mean":
+        counts = [0] * len(bounds)
+        for bag in bag_of:
+            counts[bag] += 1
+        out = out / _creation.tensor([max(c, 1) for c in counts],
+                                     dtype=weight.dtype).unsqueeze(1)
+    return out
+
+
+def _bag_max(rows, bag_of, num_bags, weight):
+    """Per bag, the element-wise max of its rows (the gradient goes to the row holding it)."""
+    empty = _creation.zeros(weight.size(1), dtype=weight.dtype)
+    result, start = [], 0
+    for bag in range(num_bags):
+        end = start
+        while end < len(bag_of) and bag_of[end] == bag:
+            end += 1
+        result.append(rows[start:end].max(0)[0] if end > start else empty)
+        start = end
+    if not result:
+        return _creation.zeros(0, weight.size(1), dtype=weight.dtype)
+    return _fn.stack(result, 0)
+
+
+__all__ = ["embedding", "embedding_bag"]

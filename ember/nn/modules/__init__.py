@@ -5,7 +5,8 @@ from .linear import *  # noqa: F401,F403  Identity, Linear, Bilinear
 from .activation import *  # noqa: F401,F403
 from .flatten import *  # noqa: F401,F403  Flatten, Unflatten
 from .dropout import *  # noqa: F401,F403
-from .sparse import *  # noqa: F401,F403  Embedding
+from .sparse import *  # noqa: F401,F403  Embedding, EmbeddingBag
+from .distance import *  # noqa: F401,F403  CosineSimilarity, PairwiseDistance
 from .loss import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403

@@ -1,5 +1,9 @@
 """Activation layers: thin Modules over ``ember.nn.functional``."""
+from ... import _creation
+from ...autograd.grad_mode import no_grad
+from ..parameter import Parameter
 from .module import Module
+from .transformer import MultiheadAttention  # noqa: F401  (PyTorch defines it in activation)
 from .. import functional as F
 
 
@@ -173,5 +177,259 @@ class LogSoftmax(Softmax):
         return F.log_softmax(input, self.dim, _stacklevel=5)
 
 
+class _InplaceActivation(Module):
+    """An activation with only an ``inplace`` flag; subclasses name their function."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def extra_repr(self):
+        return _inplace_str(self.inplace)
+
+
+class SELU(_InplaceActivation):
+    """``scale * elu(x, alpha)`` with the self-normalizing constants.
+
+    >>> import ember, ember.nn as nn
+    >>> nn.SELU()(ember.tensor([1.0]))
+    tensor([1.0507])
+    """
+
+    def forward(self, input):
+        return F.selu(input, self.inplace)
+
+
+class Hardswish(_InplaceActivation):
+    """``x * relu6(x + 3) / 6``.
+
+    >>> import ember, ember.nn as nn
+    >>> nn.Hardswish()(ember.tensor([1.0]))
+    tensor([0.6667])
+    """
+
+    def forward(self, input):
+        return F.hardswish(input, self.inplace)
+
+    def extra_repr(self):
+        return ""
+
+
+class Hardsigmoid(_InplaceActivation):
+    """``relu6(x + 3) / 6``.
+
+    >>> import ember, ember.nn as nn
+    >>> nn.Hardsigmoid()(ember.tensor([0.0]))
+    tensor([0.5000])
+    """
+
+    def forward(self, input):
+        return F.hardsigmoid(input, self.inplace)
+
+    def extra_repr(self):
+        return ""
+
+
+class LogSigmoid(Module):
+    """``log(sigmoid(x))``, computed stably.
+
+    >>> import ember, ember.nn as nn
+    >>> nn.LogSigmoid()(ember.tensor([0.0]))
+    tensor([-0.6931])
+    """
+
+    def forward(self, input):
+        return F.logsigmoid(input)
+
+
+class Softmin(Module):
+    """Softmax of ``-x`` along ``dim``.
+
+    >>> import ember, ember.nn as nn
+    >>> nn.Softmin(dim=0)(ember.tensor([0.0, 0.0]))
+    tensor([0.5000, 0.5000])
+    """
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        if not hasattr(self, "dim"):
+            self.dim = None
+
+    def forward(self, input):
+        return F.softmin(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class CELU(Module):
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
+
+    >>> import ember, ember.nn as nn
+    >>> nn.CELU(alpha=2.0)(ember.tensor([3.0]))
+    tensor([3.])
+    """
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input):
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self):
+        inplace = ", inplace=True" if self.inplace else ""
+        return f"alpha={self.alpha}{inplace}"
+
+
+class Softsign(Module):
+    """``x / (1 + |x|)``.
+
+    >>> import ember, ember.nn as nn
+    >>> nn.Softsign()(ember.tensor([1.0]))
+    tensor([0.5000])
+    """
+
+    def forward(self, input):
+        return F.softsign(input)
+
+
+class Tanhshrink(Module):
+    """``x - tanh(x)``.
+
+    >>> import ember, ember.nn as nn
+    >>> nn.Tanhshrink()(ember.tensor([0.0]))
+    tensor([0.])
+    """
+
+    def forward(self, input):
+        return F.tanhshrink(input)
+
+
+class Threshold(Module):
+    """``x`` where it exceeds ``threshold``, else ``value``.
+
+    >>> import ember, ember.nn as nn
+    >>> nn.Threshold(0.5, 9.0)(ember.tensor([0.1, 1.0]))
+    tensor([9., 1.])
+    """
+
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self):
+        inplace = ", inplace=True" if self.inplace else ""
+        return f"threshold={self.threshold}, value={self.value}{inplace}"
+
+
+class GLU(Module):
+    """Gated linear unit along ``dim``: ``a * sigmoid(b)`` for the halves ``a, b``.
+
+    >>> import ember, ember.nn as nn
+    >>> nn.GLU()(ember.tensor([2.0, 0.0]))
+    tensor([1.])
+    """
+
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.glu(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class Hardshrink(Module):
+    """``x`` where ``|x| > lambd``, else 0.
+
+    >>> import ember, ember.nn as nn
+    >>> nn.Hardshrink()(ember.tensor([0.2, 1.0]))
+    tensor([0., 1.])
+    """
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return F.hardshrink(input, self.lambd)
+
+    def extra_repr(self):
+        return f"{self.lambd}"
+
+
+class Softshrink(Hardshrink):
+    """Shrink towards 0 by ``lambd``, 0 inside ``[-lambd, lambd]``.
+
+    >>> import ember, ember.nn as nn
+    >>> nn.Softshrink()(ember.tensor([0.2, 1.0]))
+    tensor([0.0000, 0.5000])
+    """
+
+    def forward(self, input):
+        return F.softshrink(input, self.lambd)
+
+
+class PReLU(Module):
+    """Leaky ReLU whose negative slope is learnt: one (``num_parameters=1``) or one per
+    channel, all starting at ``init``.
+
+    >>> import ember, ember.nn as nn
+    >>> nn.PReLU()(ember.tensor([-2.0, 1.0])).tolist()
+    [-0.5, 1.0]
+    """
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        self.num_parameters = num_parameters
+        super().__init__()
+        self.init = init
+        self.weight = Parameter(_creation.empty(num_parameters, dtype=dtype, device=device))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Every slope back to ``init``."""
+        with no_grad():
+            self.weight.fill_(self.init)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU: slopes drawn from U(lower, upper) in training, their mean in
+    evaluation.
+
+    >>> import ember, ember.nn as nn
+    >>> nn.RReLU(0.1, 0.3).eval()(ember.tensor([-1.0]))
+    tensor([-0.2000])
+    """
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        inplace = ", inplace=True" if self.inplace else ""
+        return f"lower={self.lower}, upper={self.upper}{inplace}"
+
+
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "ELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh",
-           "Hardtanh", "Softplus", "Softmax", "LogSoftmax"]
+           "Hardtanh", "Softplus", "Softmax", "LogSoftmax", "SELU", "Hardswish", "Hardsigmoid",
+           "LogSigmoid", "Softmin", "CELU", "Softsign", "Tanhshrink", "Threshold", "GLU",
+           "Hardshrink", "Softshrink", "PReLU", "RReLU"]

@@ -81,4 +81,14 @@ class Bilinear(Module):
                 f"out_features={self.out_features}, bias={self.bias is not None}")
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear under the name PyTorch gives MultiheadAttention's ``out_proj`` (so that
+    checkpoints and ``isinstance`` checks naming it keep working).
+
+    >>> import ember.nn as nn
+    >>> nn.modules.linear.NonDynamicallyQuantizableLinear(2, 3)
+    NonDynamicallyQuantizableLinear(in_features=2, out_features=3, bias=True)
+    """
+
+
 __all__ = ["Identity", "Linear", "Bilinear"]

@@ -17,6 +17,7 @@ from ... import _functions as _F
 from ..._creation import empty, zeros
 from ...autograd.grad_mode import no_grad
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -183,7 +184,10 @@ class RNNBase(Module):
 
     def get_expected_hidden_size(self, input, batch_sizes=None):
         """(num_layers * num_directions, batch, hidden or proj size)."""
-        mini_batch = input.size(0) if self.batch_first else input.size(1)
+        if batch_sizes is not None:
+            mini_batch = int(batch_sizes[0])
+        else:
+            mini_batch = input.size(0) if self.batch_first else input.size(1)
         num_directions = 2 if self.bidirectional else 1
         size = self.proj_size if self.proj_size > 0 else self.hidden_size
         return (self.num_layers * num_directions, mini_batch, size)
@@ -215,45 +219,75 @@ class RNNBase(Module):
         return s.format(**self.__dict__)
 
     # ---- the recurrence ----
-    def _run(self, input, states):
-        """input: (T, B, F) time-major; states: list (per layer*direction) of state objects.
+    def _run(self, input, states, batch_sizes=None):
+        """input: (T, B, F) time-major, or the (N, F) data of a packed batch whose step ``t``
+        holds ``batch_sizes[t]`` rows; states: list (per layer*direction) of state objects.
 
-        Returns output (T, B, D*H_out) and the list of final states.
+        Returns the output in the input's layout and the list of final states.
         """
         num_directions = 2 if self.bidirectional else 1
-        mode = self.mode
-        step = {"LSTM": _lstm_step, "GRU": _gru_step, "RNN_TANH": _rnn_tanh_step,
-                "RNN_RELU": _rnn_relu_step}[mode]
         finals = []
         layer_input = input
         for layer in range(self.num_layers):
             outs = []
             for direction in range(num_directions):
                 idx = layer * num_directions + direction
-                names = self._all_weights[idx]
-                w_ih, w_hh = getattr(self, names[0]), getattr(self, names[1])
-                b_ih = getattr(self, names[2]) if self.bias else None
-                b_hh = getattr(self, names[3]) if self.bias else None
-                extra = ()
-                if self.proj_size > 0:
-                    extra = (getattr(self, names[-1]),)
-                xs = _linear(layer_input, w_ih, b_ih).unbind(0)
-                if direction == 1:
-                    xs = xs[::-1]
-                state = states[idx]
-                hs = []
-                for xi in xs:
-                    state = step(xi, state, w_hh, b_hh, *extra)
-                    hs.append(state[0] if mode == "LSTM" else state)
-                if direction == 1:
-                    hs = hs[::-1]
-                outs.append(_F.stack(hs, 0))
+                hs, state = self._run_direction(layer_input, states[idx], idx, direction == 1,
+                                                batch_sizes)
+                outs.append(_F.stack(hs, 0) if batch_sizes is None else _F.cat(hs, 0))
                 finals.append(state)
             layer_output = outs[0] if num_directions == 1 else _F.cat(outs, -1)
             if layer < self.num_layers - 1:
                 layer_output = _dropout(layer_output, self.dropout, self.training)
             layer_input = layer_output
         return layer_input, finals
+
+    def _run_direction(self, layer_input, state, idx, reverse, batch_sizes):
+        """One layer in one direction: the outputs of each step (in time order) and the
+        final state. In a packed batch the running sequences are the first rows; a sequence
+        that ends leaves its state as its final one (as the reverse direction starts it)."""
+        mode = self.mode
+        step = {"LSTM": _lstm_step, "GRU": _gru_step, "RNN_TANH": _rnn_tanh_step,
+                "RNN_RELU": _rnn_relu_step}[mode]
+        names = self._all_weights[idx]
+        w_ih, w_hh = getattr(self, names[0]), getattr(self, names[1])
+        b_ih = getattr(self, names[2]) if self.bias else None
+        b_hh = getattr(self, names[3]) if self.bias else None
+        extra = (getattr(self, names[-1]),) if self.proj_size > 0 else ()
+        projected = _linear(layer_input, w_ih, b_ih)
+        xs = projected.unbind(0) if batch_sizes is None else projected.split(batch_sizes, 0)
+        if reverse:
+            xs = xs[::-1]
+        full_state, running, ended = state, None, []
+        if batch_sizes is not None:
+            running = batch_sizes[-1] if reverse else batch_sizes[0]
+            state = _state_rows(full_state, 0, running)
+        hs = []
+        for xi in xs:
+            if running is not None and xi.size(0) != running:
+                if xi.size(0) < running:  # sequences ending: keep their last state
+                    ended.append(_state_rows(state, xi.size(0), running))
+                    state = _state_rows(state, 0, xi.size(0))
+                else:  # reverse direction: sequences starting from their initial state
+                    state = _cat_states([state, _state_rows(full_state, running, xi.size(0))])
+                running = xi.size(0)
+            state = step(xi, state, w_hh, b_hh, *extra)
+            hs.append(state[0] if mode == "LSTM" else state)
+        if ended:
+            state = _cat_states([state] + ended[::-1])
+        return (hs[::-1] if reverse else hs), state
+
+
+def _state_rows(state, start, stop):
+    if isinstance(state, tuple):
+        return tuple(s[start:stop] for s in state)
+    return state[start:stop]
+
+
+def _cat_states(states):
+    if isinstance(states[0], tuple):
+        return tuple(_F.cat(parts, 0) for parts in zip(*states))
+    return _F.cat(states, 0)
 
 
 class RNN(RNNBase):
@@ -277,10 +311,45 @@ class RNN(RNNBase):
         super().__init__(mode, *args, **kwargs)
 
     def forward(self, input, hx=None):
+        if isinstance(input, PackedSequence):
+            return _packed_forward(self, input, hx)
         if input.dim() not in (2, 3):
             raise ValueError(
                 f"RNN: Expected input to be 2D or 3D, got {input.dim()}D tensor instead")
         return _single_state_forward(self, input, hx)
+
+
+def _packed_forward(self, packed, hx):
+    """RNN/LSTM/GRU over a PackedSequence: a PackedSequence out, and final states that are
+    each sequence's state at its own last step, in the caller's batch order."""
+    data, batch_sizes, sorted_indices, unsorted_indices = packed
+    batch_sizes = [int(b) for b in batch_sizes.tolist()]
+    num_directions = 2 if self.bidirectional else 1
+    lstm = self.mode == "LSTM"
+    if hx is None:
+        out_size = self.proj_size if self.proj_size > 0 else self.hidden_size
+        shape = (self.num_layers * num_directions, batch_sizes[0])
+        hx = zeros(*shape, out_size, dtype=data.dtype)
+        if lstm:
+            hx = (hx, zeros(*shape, self.hidden_size, dtype=data.dtype))
+    elif sorted_indices is not None:
+        hx = _permute_hidden(hx, sorted_indices)
+    self.check_forward_args(data, hx, batch_sizes)
+    states = list(zip(hx[0].unbind(0), hx[1].unbind(0))) if lstm else list(hx.unbind(0))
+    output, finals = self._run(data, states, batch_sizes)
+    if lstm:
+        hidden = (_F.stack([s[0] for s in finals], 0), _F.stack([s[1] for s in finals], 0))
+    else:
+        hidden = _F.stack(finals, 0)
+    if unsorted_indices is not None:
+        hidden = _permute_hidden(hidden, unsorted_indices)
+    return PackedSequence(output, packed.batch_sizes, sorted_indices, unsorted_indices), hidden
+
+
+def _permute_hidden(hx, permutation):
+    if isinstance(hx, tuple):
+        return tuple(h.index_select(1, permutation) for h in hx)
+    return hx.index_select(1, permutation)
 
 
 def _single_state_forward(self, input, hx):
@@ -321,7 +390,10 @@ class LSTM(RNNBase):
 
     def get_expected_cell_size(self, input, batch_sizes=None):
         """(num_layers * num_directions, batch, hidden_size)."""
-        mini_batch = input.size(0) if self.batch_first else input.size(1)
+        if batch_sizes is not None:
+            mini_batch = int(batch_sizes[0])
+        else:
+            mini_batch = input.size(0) if self.batch_first else input.size(1)
         num_directions = 2 if self.bidirectional else 1
         return (self.num_layers * num_directions, mini_batch, self.hidden_size)
 
@@ -333,6 +405,8 @@ class LSTM(RNNBase):
                                "Expected hidden[1] size {}, got {}")
 
     def forward(self, input, hx=None):
+        if isinstance(input, PackedSequence):
+            return _packed_forward(self, input, hx)
         num_directions = 2 if self.bidirectional else 1
         real_hidden_size = self.proj_size if self.proj_size > 0 else self.hidden_size
         if input.dim() not in (2, 3):
@@ -381,6 +455,8 @@ class GRU(RNNBase):
         super().__init__("GRU", *args, **kwargs)
 
     def forward(self, input, hx=None):
+        if isinstance(input, PackedSequence):
+            return _packed_forward(self, input, hx)
         if input.dim() not in (2, 3):
             raise ValueError(f"GRU: Expected input to be 2D or 3D, got {input.dim()}D instead")
         return _single_state_forward(self, input, hx)

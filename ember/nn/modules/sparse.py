@@ -1,4 +1,5 @@
-"""``Embedding``: a lookup table of ``num_embeddings`` vectors of size ``embedding_dim``."""
+"""``Embedding``: a lookup table of ``num_embeddings`` vectors of size ``embedding_dim``;
+``EmbeddingBag``: the same table, reduced per bag (sum, mean or max)."""
 from ... import _creation
 from ...autograd.grad_mode import no_grad
 from ..parameter import Parameter
@@ -78,4 +79,85 @@ class Embedding(Module):
                    scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
 
 
-__all__ = ["Embedding"]
+class EmbeddingBag(Module):
+    """Sums, means or maxes of bags of embeddings (``F.embedding_bag``); ``weight`` starts
+    N(0, 1) with a zero ``padding_idx`` row.
+
+    >>> import ember, ember.nn as nn
+    >>> bag = nn.EmbeddingBag(10, 3, mode="sum")
+    >>> bag(ember.tensor([1, 2, 4, 5]), ember.tensor([0, 2])).shape
+    ember.Size([2, 3])
+    """
+
+    def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, mode="mean", sparse=False, _weight=None,
+                 include_last_offset=False, padding_idx=None, device=None, dtype=None):
+        super().__init__()
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        if padding_idx is not None:
+            if padding_idx > 0:
+                assert padding_idx < self.num_embeddings, \
+                    "padding_idx must be within num_embeddings"
+            elif padding_idx < 0:
+                assert padding_idx >= -self.num_embeddings, \
+                    "padding_idx must be within num_embeddings"
+                padding_idx = self.num_embeddings + padding_idx
+        self.padding_idx = padding_idx
+        if _weight is None:
+            self.weight = Parameter(_creation.empty(num_embeddings, embedding_dim, dtype=dtype,
+                                                    device=device))
+            self.reset_parameters()
+        else:
+            assert list(_weight.shape) == [num_embeddings, embedding_dim], \
+                "Shape of weight does not match num_embeddings and embedding_dim"
+            self.weight = Parameter(_weight)
+        self.mode = mode
+        self.sparse = sparse
+        self.include_last_offset = include_last_offset
+
+    def reset_parameters(self):
+        """N(0, 1) weights, then a zero ``padding_idx`` row."""
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx].fill_(0)
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
+                               self.scale_grad_by_freq, self.mode, self.sparse,
+                               per_sample_weights, self.include_last_offset, self.padding_idx)
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm!r}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type!r}"
+        if self.scale_grad_by_freq is not False:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq!r}"
+        s += f", mode={self.mode!r}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx!r}"
+        return s
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0,
+                        scale_grad_by_freq=False, mode="mean", sparse=False,
+                        include_last_offset=False, padding_idx=None):
+        """An EmbeddingBag whose weight is ``embeddings`` (2-D); frozen unless
+        ``freeze=False``."""
+        assert embeddings.dim() == 2, "Embeddings parameter is expected to be 2-dimensional"
+        rows, cols = embeddings.shape
+        bag = cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings,
+                  max_norm=max_norm, norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq,
+                  mode=mode, sparse=sparse, include_last_offset=include_last_offset,
+                  padding_idx=padding_idx)
+        bag.weight.requires_grad = not freeze
+        return bag
+
+
+__all__ = ["Embedding", "EmbeddingBag"]

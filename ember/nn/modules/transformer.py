@@ -1,4 +1,4 @@
-"""MultiheadAttention, TransformerEncoderLayer and TransformerEncoder, as in PyTorch.
+"""MultiheadAttention, the Transformer encoder and decoder stacks and Transformer, as in PyTorch.
 
 Parameter names follow PyTorch (``in_proj_weight``, ``in_proj_bias``, ``out_proj.weight``,
 ``linear1``, ``norm1``, ...), so a PyTorch state_dict loads into these modules.
@@ -16,19 +16,17 @@ from ... import _functions as _F
 from ..._creation import empty, full
 from ...autograd.grad_mode import is_grad_enabled, no_grad
 from .. import functional as F
+from .. import init
 from ..functional import _attention
 from ..parameter import Parameter
 from .dropout import Dropout
-from .linear import Linear
+from .linear import Linear, NonDynamicallyQuantizableLinear
 from .normalization import LayerNorm
 from .container import ModuleList
 from .module import Module
 
-__all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder"]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """The ``out_proj`` of MultiheadAttention: a Linear under PyTorch's name for it."""
+__all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
+           "TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
 
 
 def _relu(x):
@@ -319,3 +317,178 @@ class TransformerEncoder(Module):
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+
+def _get_seq_len(src, batch_first):
+    """The sequence length of a (batched or unbatched) Transformer input."""
+    if src.dim() == 2:  # unbatched (S, E)
+        return src.size(0)
+    return src.size(1 if batch_first else 0)
+
+
+def _get_clones(module, N):
+    """A ModuleList of ``N`` deep copies of ``module``."""
+    return ModuleList([copy.deepcopy(module) for _ in range(N)])
+
+
+class TransformerDecoderLayer(Module):
+    """Self-attention, attention over the encoder's ``memory``, then a feed-forward block.
+
+    ``norm_first=False``: x = norm1(x + sa(x)); x = norm2(x + mha(x, mem)); x = norm3(x + ff(x)).
+    ``norm_first=True``: the same blocks applied to norm1/2/3(x), added to x.
+
+    >>> import ember, ember.nn as nn
+    >>> layer = nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, dropout=0.0)
+    >>> layer(ember.randn(4, 2, 8), ember.randn(5, 2, 8)).shape
+    ember.Size([4, 2, 8])
+    """
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
+                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True,
+                 device=None, dtype=None):
+        super().__init__()
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
+                                            batch_first=batch_first, bias=bias, dtype=dtype)
+        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
+                                                 batch_first=batch_first, bias=bias, dtype=dtype)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.dropout3 = Dropout(dropout)
+        self.activation = (_get_activation_fn(activation) if isinstance(activation, str)
+                           else activation)
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
+        x = tgt
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
+            x = x + self._mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask,
+                                    memory_is_causal)
+            x = x + self._ff_block(self.norm3(x))
+        else:
+            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
+            x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask,
+                                               memory_is_causal))
+            x = self.norm3(x + self._ff_block(x))
+        return x
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                           is_causal=is_causal, need_weights=False)[0]
+        return self.dropout1(x)
+
+    def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal=False):
+        x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask,
+                                key_padding_mask=key_padding_mask, is_causal=is_causal,
+                                need_weights=False)[0]
+        return self.dropout2(x)
+
+    def _ff_block(self, x):
+        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
+        return self.dropout3(x)
+
+
+class TransformerDecoder(Module):
+    """A stack of ``num_layers`` deep copies of ``decoder_layer``, then an optional norm.
+
+    ``tgt_is_causal=None`` detects a causal ``tgt_mask`` (the square subsequent mask).
+
+    >>> import ember, ember.nn as nn
+    >>> layer = nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, dropout=0.0)
+    >>> nn.TransformerDecoder(layer, 2)(ember.randn(4, 2, 8), ember.randn(5, 2, 8)).shape
+    ember.Size([4, 2, 8])
+    """
+
+    def __init__(self, decoder_layer, num_layers, norm=None):
+        super().__init__()
+        self.layers = _get_clones(decoder_layer, num_layers)
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False):
+        seq_len = _get_seq_len(tgt, self.layers[0].self_attn.batch_first)
+        tgt_is_causal = _detect_is_causal_mask(tgt_mask, tgt_is_causal, seq_len)
+        output = tgt
+        for mod in self.layers:
+            output = mod(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                         tgt_key_padding_mask=tgt_key_padding_mask,
+                         memory_key_padding_mask=memory_key_padding_mask,
+                         tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+        if self.norm is not None:
+            output = self.norm(output)
+        return output
+
+
+class Transformer(Module):
+    """Encoder-decoder Transformer (Vaswani et al.): ``encoder`` and ``decoder`` stacks, each
+    ending in a LayerNorm; every matrix parameter starts Xavier-uniform.
+
+    >>> import ember, ember.nn as nn
+    >>> model = nn.Transformer(8, 2, 1, 1, dim_feedforward=16, dropout=0.0, batch_first=True)
+    >>> model(ember.randn(2, 5, 8), ember.randn(2, 4, 8)).shape
+    ember.Size([2, 4, 8])
+    """
+
+    def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6,
+                 dim_feedforward=2048, dropout=0.1, activation="relu", custom_encoder=None,
+                 custom_decoder=None, layer_norm_eps=1e-5, batch_first=False, norm_first=False,
+                 bias=True, device=None, dtype=None):
+        super().__init__()
+        layer_args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                      batch_first, norm_first, bias)
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            self.encoder = TransformerEncoder(
+                TransformerEncoderLayer(*layer_args, dtype=dtype), num_encoder_layers,
+                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            self.decoder = TransformerDecoder(
+                TransformerDecoderLayer(*layer_args, dtype=dtype), num_decoder_layers,
+                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+        self._reset_parameters()
+        self.d_model = d_model
+        self.nhead = nhead
+        self.batch_first = batch_first
+
+    def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None,
+                src_key_padding_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
+                memory_is_causal=False):
+        if src.dim() == 3 and src.size(0 if self.batch_first else 1) != tgt.size(
+                0 if self.batch_first else 1):
+            raise RuntimeError("the batch number of src and tgt must be equal")
+        if src.size(-1) != self.d_model or tgt.size(-1) != self.d_model:
+            raise RuntimeError("the feature number of src and tgt must be equal to d_model")
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
+                              is_causal=src_is_causal)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask,
+                            memory_key_padding_mask=memory_key_padding_mask,
+                            tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz, device=None, dtype=None):
+        """A (sz, sz) float mask: -inf above the diagonal, 0 on and below it.
+
+        >>> import ember.nn as nn
+        >>> nn.Transformer.generate_square_subsequent_mask(2)
+        tensor([[0., -inf],
+                [0., 0.]])
+        """
+        return _generate_square_subsequent_mask(sz, dtype=dtype)
+
+    def _reset_parameters(self):
+        for p in self.parameters():
+            if p.dim() > 1:
+                init.xavier_uniform_(p)

@@ -4,3 +4,4 @@ from .convert_parameters import parameters_to_vector, vector_to_parameters
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_",
            "parameters_to_vector", "vector_to_parameters"]
+from . import rnn  # noqa: F401,E402  PackedSequence, pack_padded_sequence, pad_sequence, ...

@@ -1,0 +1,10 @@
+"""PyTorch's module path for the batch norm layers (``torch.nn.modules.batchnorm``); they
+live in ``normalization.py`` here.
+
+>>> from ember.nn.modules.batchnorm import _BatchNorm, BatchNorm1d
+>>> issubclass(BatchNorm1d, _BatchNorm)
+True
+"""
+from .normalization import _NormBase, _BatchNorm, BatchNorm1d, BatchNorm2d  # noqa: F401
+
+__all__ = ["BatchNorm1d", "BatchNorm2d"]
