@@ -136,10 +136,10 @@ class LBFGS(Optimizer):
     ...     loss = ((w - 1) ** 2).sum()
     ...     loss.backward()
     ...     return loss
-    >>> _ = opt.step(closure)
-    >>> w
-    Parameter containing:
-    tensor([1., 1.], requires_grad=True)
+    >>> opt.step(closure)
+    tensor(13., grad_fn=<SumBackward0>)
+    >>> w.detach().round(decimals=4)
+    tensor([1., 1.])
     """
 
     def __init__(self, params: ParamsT, lr: Union[float, Tensor] = 1, max_iter: int = 20,

@@ -26,7 +26,7 @@ class NAdam(Optimizer):
     >>> opt.step()
     >>> w
     Parameter containing:
-    tensor([ 0.9000, -1.9000], requires_grad=True)
+    tensor([ 0.8944, -1.8944], requires_grad=True)
     """
 
     def __init__(self, params: ParamsT, lr: Union[float, Tensor] = 2e-3,
