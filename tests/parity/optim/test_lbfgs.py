@@ -156,7 +156,8 @@ def test_state_dict_round_trip(kw):
 
 
 def test_defaults_and_repr_match():
-    for kw in [dict(), dict(max_iter=8), dict(max_iter=8, max_eval=3, line_search_fn="strong_wolfe")]:
+    for kw in [dict(), dict(max_iter=8),
+               dict(max_iter=8, max_eval=3, line_search_fn="strong_wolfe")]:
         t = torch.optim.LBFGS([torch.nn.Parameter(torch.zeros(2))], **kw)
         e = ember.optim.LBFGS([ember.nn.Parameter(ember.zeros(2))], **kw)
         assert e.defaults == t.defaults
