@@ -14,7 +14,8 @@ class ASGD(Optimizer):
     follows ``p`` (exactly until step ``t0``, then with weight ``mu = 1 / (t - t0)``);
     ``eta = lr / (1 + lambd lr t) ** alpha``. ``eta`` and ``mu`` are 0-dim state tensors.
 
-    ``foreach`` runs the same arithmetic; ``capturable=True`` fails the first step as
+    ``foreach=True`` follows PyTorch's multi-tensor rounding (the decay folded into the
+    gradient, ``eta`` from the step tensor); ``capturable=True`` fails the first step as
     PyTorch does on a CPU build; ``differentiable=True`` raises NotImplementedError.
 
     >>> import ember

@@ -224,3 +224,17 @@ def test_lbfgs_misuse():
         ember.optim.LBFGS([{"params": [x]}, {"params": [nn.Parameter(ember.zeros(1))]}])
     with pytest.raises(ValueError, match="Invalid learning rate: -1"):
         ember.optim.LBFGS([x], lr=-1)
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad"])
+def test_older_optimizers_refuse_differentiable(name):
+    with pytest.raises(NotImplementedError, match=f"{name}\\(differentiable=True\\)"):
+        getattr(ember.optim, name)([param()], lr=0.1, differentiable=True)
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "RMSprop"])
+def test_older_optimizers_capturable_fails_at_step(name):
+    p = param()
+    opt = getattr(ember.optim, name)([p], capturable=True)
+    with pytest.raises(AssertionError, match="must be on supported devices"):
+        quad_step(opt, p)

@@ -254,7 +254,8 @@ def test_errors_match(make):
     assert e == t
 
 
-@pytest.mark.parametrize("name", ["Adadelta", "Adamax", "NAdam", "RAdam", "ASGD", "Rprop"])
+@pytest.mark.parametrize("name", ["Adadelta", "Adamax", "NAdam", "RAdam", "ASGD", "Rprop",
+                                  "Adam", "AdamW", "RMSprop"])
 def test_capturable_fails_at_step_as_on_a_cpu_build(name):
     t, e = _errors(lambda lib, p: getattr(lib.optim, name)(p, capturable=True), at_step=True)
     assert e == t
