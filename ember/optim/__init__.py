@@ -14,6 +14,14 @@ from .sgd import SGD
 from .adam import Adam, AdamW
 from .rmsprop import RMSprop
 from .adagrad import Adagrad
+from .adadelta import Adadelta
+from .adamax import Adamax
+from .nadam import NAdam
+from .radam import RAdam
+from .asgd import ASGD
+from .rprop import Rprop
+from .lbfgs import LBFGS
 from . import lr_scheduler  # noqa: F401
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
+           "NAdam", "RAdam", "ASGD", "Rprop", "LBFGS", "lr_scheduler"]

@@ -1,13 +1,45 @@
-"""Helpers shared by the optimizers (state tensors, scalar steps)."""
+"""Helpers shared by the optimizers (state tensors, scalar steps, argument checks)."""
 from .._creation import tensor, zeros_like, full_like  # noqa: F401
 from .._functions import maximum  # noqa: F401
+from .._tensor import Tensor
 from ..backend.dtypes import get_default_dtype, float64, float32
+
+#: the devices PyTorch's ``capturable=True`` requires (CUDA graphs); ember has none of them
+_CAPTURABLE_DEVICES = ["cuda", "xpu", "hpu", "privateuseone", "xla"]
+
+
+def scalar_dtype():
+    """The dtype of per-parameter scalar state (``step``, NAdam's ``mu_product``...):
+    float64 when it is the default dtype, else float32, as in PyTorch."""
+    return float64 if get_default_dtype() == float64 else float32
 
 
 def new_step():
     """The per-parameter step counter: a 0-dim float tensor, as PyTorch stores it."""
-    dt = float64 if get_default_dtype() == float64 else float32
-    return tensor(0.0, dtype=dt)
+    return tensor(0.0, dtype=scalar_dtype())
+
+
+def new_scalar(value):
+    """A 0-dim state tensor of the scalar dtype holding ``value`` (a number or a tensor)."""
+    return tensor(to_number(value), dtype=scalar_dtype())
+
+
+def as_tensor(x):
+    """``x`` if it is a tensor, else a 0-dim tensor of the default dtype."""
+    return x if isinstance(x, Tensor) else tensor(x)
+
+
+def to_number(x):
+    """A tensor hyperparameter (``lr=torch.tensor(0.01)``) as a Python number; numbers pass."""
+    return x.item() if isinstance(x, Tensor) else x
+
+
+def to_scalar(x):
+    """A 1-element tensor hyperparameter as a 0-dim tensor (arithmetic with it then rounds
+    in its dtype, as PyTorch's does); numbers pass unchanged."""
+    if isinstance(x, Tensor) and x.dim() != 0:
+        return x.squeeze()
+    return x
 
 
 def check_positive(name, value, label=None):
@@ -16,6 +48,8 @@ def check_positive(name, value, label=None):
 
 
 def _lr_check(lr):
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
     if not 0.0 <= lr:
         raise ValueError(f"Invalid learning rate: {lr}")
 
@@ -23,3 +57,27 @@ def _lr_check(lr):
 def _eps_check(eps):
     if not 0.0 <= eps:
         raise ValueError(f"Invalid epsilon value: {eps}")
+
+
+def _betas_check(betas):
+    for i, beta in enumerate(betas[:2]):
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+
+
+def reject_differentiable(name, differentiable):
+    """``differentiable=True`` asks for a step autograd can differentiate through, which
+    ember's in-place updates under ``no_grad`` do not record: refuse it rather than
+    silently running a non-differentiable step."""
+    if differentiable:
+        raise NotImplementedError(f"{name}(differentiable=True) is not supported by ember: "
+                                  "its optimizer steps are not recorded by autograd")
+
+
+def check_capturable(group, params, what="params and state_steps", devices=None):
+    """``capturable=True`` needs parameters on a CUDA-graph device; on a CPU-only build
+    PyTorch fails the first step with this AssertionError, and so does ember."""
+    if group["capturable"] and params:
+        devices = _CAPTURABLE_DEVICES if devices is None else devices
+        raise AssertionError(f"If capturable=True, {what} must be on supported devices: "
+                             f"{devices}.")

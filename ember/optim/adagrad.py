@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .optimizer import LossClosure, Optimizer, ParamsT
-from ._common import _lr_check, _eps_check, new_step, full_like
+from ._common import _lr_check, _eps_check, new_step, full_like, reject_differentiable
 
 
 class Adagrad(Optimizer):
@@ -34,6 +34,7 @@ class Adagrad(Optimizer):
             raise ValueError("Invalid initial_accumulator_value value: "
                              f"{initial_accumulator_value}")
         _eps_check(eps)
+        reject_differentiable("Adagrad", differentiable)
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, fused=fused)

@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .optimizer import LossClosure, Optimizer, ParamsT
-from ._common import _lr_check, _eps_check, new_step, zeros_like, maximum
+from ._common import (_lr_check, _eps_check, new_step, zeros_like, maximum,
+                      reject_differentiable, check_capturable)
 
 
 class Adam(Optimizer):
@@ -37,6 +38,7 @@ class Adam(Optimizer):
             raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
         if not 0.0 <= weight_decay:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        reject_differentiable(type(self).__name__, differentiable)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         amsgrad=amsgrad, maximize=maximize, foreach=foreach,
                         capturable=capturable, differentiable=differentiable, fused=fused,
@@ -61,6 +63,7 @@ class Adam(Optimizer):
                 state["exp_avg_sq"] = zeros_like(p)
                 if amsgrad:
                     state["max_exp_avg_sq"] = zeros_like(p)
+            check_capturable(group, [p])
             grad = p.grad if not group["maximize"] else -p.grad
             exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
             step_t = state["step"]

@@ -199,18 +199,24 @@ class Optimizer:
                   update: Callable[[dict[str, Any]], None]) -> Any:
         """Common frame of ``step``: hooks, the closure, then ``update(group)`` per group
         under ``no_grad``."""
+        self._run_pre_hooks()
+        loss = self._closure_loss(closure)
+        with no_grad():
+            for group in self.param_groups:
+                update(group)
+        self._run_post_hooks()
+        return loss
+
+    def _run_pre_hooks(self) -> None:
         for hook in list(self._optimizer_step_pre_hooks.values()):
             result = hook(self, (), {})
             if result is not None:
                 raise RuntimeError("optimizer step pre hooks returning new arguments are not "
                                    "supported")
-        loss = self._closure_loss(closure)
-        with no_grad():
-            for group in self.param_groups:
-                update(group)
+
+    def _run_post_hooks(self) -> None:
         for hook in list(self._optimizer_step_post_hooks.values()):
             hook(self, (), {})
-        return loss
 
     def register_step_pre_hook(self, hook: OptimizerHook) -> RemovableHandle:
         """``hook(optimizer, args, kwargs)`` runs before each step; returns a handle.

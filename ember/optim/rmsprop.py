@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .optimizer import LossClosure, Optimizer, ParamsT
-from ._common import _lr_check, _eps_check, new_step, zeros_like
+from ._common import (_lr_check, _eps_check, new_step, zeros_like, reject_differentiable,
+                      check_capturable)
 
 
 class RMSprop(Optimizer):
@@ -34,6 +35,7 @@ class RMSprop(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if not 0.0 <= alpha:
             raise ValueError(f"Invalid alpha value: {alpha}")
+        reject_differentiable("RMSprop", differentiable)
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
                         weight_decay=weight_decay, capturable=capturable, foreach=foreach,
                         maximize=maximize, differentiable=differentiable)
@@ -57,6 +59,7 @@ class RMSprop(Optimizer):
                     state["momentum_buffer"] = zeros_like(p)
                 if centered:
                     state["grad_avg"] = zeros_like(p)
+            check_capturable(group, [p])
             grad = p.grad if not group["maximize"] else -p.grad
             square_avg = state["square_avg"]
             state["step"] += 1

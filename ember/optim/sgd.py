@@ -5,7 +5,7 @@ from typing import Any, Optional, Union
 
 from .._tensor import Tensor
 from .optimizer import LossClosure, Optimizer, ParamsT
-from ._common import _lr_check  # noqa: F401
+from ._common import _lr_check, reject_differentiable
 
 
 class SGD(Optimizer):
@@ -41,6 +41,7 @@ class SGD(Optimizer):
                         foreach=foreach, differentiable=differentiable, fused=fused)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        reject_differentiable("SGD", differentiable)
         super().__init__(params, defaults)
 
     def step(self, closure: Optional[LossClosure] = None) -> Any:

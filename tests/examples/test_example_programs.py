@@ -69,3 +69,34 @@ def test_vae_follows_torch(monkeypatch):
 
 def test_vae_main_runs():
     assert np.isfinite(load_example("vae", "ember").main(["--epochs", "1"]))
+
+
+def test_time_sequence_prediction_follows_torch():
+    """LSTM cells trained by L-BFGS: from the same initial weights, ember's float64 loss
+    curve is torch's (to 1e-8; they agree to about 1e-15 today)."""
+    argv = ["--steps", "3", "--max-iter", "5"]
+    runs = {}
+    for lib_name, lib in (("torch", torch), ("ember", ember)):
+        mod = load_example("time_sequence_prediction", lib_name)
+        args = mod.parse_args(argv)
+        runs[lib_name] = mod, args, mod.Sequence(args.hidden).double(), mod.make_data(args)
+    copy_state(runs["torch"][2], runs["ember"][2], ember)
+    losses, test_losses = {}, {}
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the small ops of an LSTM cell run faster on one thread
+    try:
+        for lib_name, (mod, args, model, (x, y, test_x, test_y)) in runs.items():
+            losses[lib_name] = mod.train(model, x, y, args.steps, args.lr, args.max_iter)
+            test_losses[lib_name] = mod.predict(model, test_x, test_y, args.future)[0]
+    finally:
+        torch.set_num_threads(threads)
+    assert len(losses["ember"]) == 3
+    np.testing.assert_allclose(losses["ember"], losses["torch"], rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(test_losses["ember"], test_losses["torch"], rtol=1e-8,
+                               atol=1e-10)
+    assert test_losses["ember"] < losses["ember"][0]  # it learns
+
+
+def test_time_sequence_prediction_main_runs():
+    mod = load_example("time_sequence_prediction", "ember")
+    assert np.isfinite(mod.main(["--steps", "2", "--max-iter", "3", "--future", "5"]))
