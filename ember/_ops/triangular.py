@@ -92,6 +92,34 @@ class TriangularSolve(Primitive):
         return grad_a, unbroadcast(grad_b, ctx.b_shape), None
 
 
+class CholeskyInverse(Primitive):
+    """``(L L^T)^-1`` from a lower Cholesky factor ``L``. Its gradient treats ``L`` as a
+    full matrix (PyTorch's ``cholesky_inverse`` does), not only its lower triangle."""
+    _backward_name = "CholeskyInverseBackward0"
+    saves_output = True
+
+    @staticmethod
+    def forward(ctx, factor):
+        ctx.save_for_backward(factor)
+        d = factor._data
+        xp = get_array_module(d)
+        eye = xp.eye(d.shape[-1], dtype=d.dtype)
+        inverse = xp.linalg.solve(_triangle(xp, d, False), xp.broadcast_to(eye, d.shape))
+        return xp.matmul(xp.swapaxes(inverse, -1, -2), inverse)
+
+    @staticmethod
+    def backward(ctx, grad):
+        factor, inverse = ctx.saved_tensors
+        # d(L L^T)^-1 = -P (dL L^T + L dL^T) P with P = (L L^T)^-1
+        m = inverse.matmul(grad).matmul(inverse)
+        return -(m + m.mT).matmul(factor)
+
+
+def cholesky_inverse(factor: Tensor) -> Tensor:
+    """``(L L^T)^-1`` of a (batch of) lower Cholesky factors."""
+    return CholeskyInverse.apply(factor)
+
+
 def cholesky(a: Tensor) -> Tensor:
     """Lower Cholesky factor of a (batch of) symmetric positive-definite matrices."""
     return Cholesky.apply(a)
@@ -102,4 +130,5 @@ def solve_triangular(a: Tensor, b: Tensor, *, upper: bool) -> Tensor:
     return TriangularSolve.apply(a, b, upper)
 
 
-__all__ = ["Cholesky", "TriangularSolve", "cholesky", "solve_triangular"]
+__all__ = ["Cholesky", "CholeskyInverse", "TriangularSolve", "cholesky", "cholesky_inverse",
+           "solve_triangular"]
