@@ -222,7 +222,9 @@ def _series_grad(xp, a, x, psi):
         dterm = dterm * ratio - term * ratio / ap
         term = term * ratio
         total, dtotal = total + term, dtotal + dterm
-        if bool((xp.abs(term) <= _GRAD_EPS * xp.abs(total)).all()):
+        # every dterm is negative: dtotal is no sum of cancelling terms
+        if bool(((xp.abs(term) <= _GRAD_EPS * xp.abs(total)) &
+                 (xp.abs(dterm) <= _GRAD_EPS * xp.abs(dtotal))).all()):
             break
     # P = x^a e^-x / Gamma(a) * total and the density is x^(a-1) e^-x / Gamma(a), so
     # -(dP/da) / density needs no exponentials
@@ -250,9 +252,15 @@ def _fraction_grad(xp, a, x, psi):
         d = 1.0 / den
         dd = -dden * d * d
         delta = d * c
-        dh = dh * delta + h * (dd * c + d * dc)
+        dh_next = dh * delta + h * (dd * c + d * dc)
         h = h * delta
-        if bool((xp.abs(delta - 1.0) <= _GRAD_EPS).all()):
+        # converged when the value and its derivative both stop moving (at integer a the
+        # fraction ends, an = 0, while the derivative's terms go on)
+        scale = xp.abs(h) * (xp.abs(xp.log(x) - psi) + 1.0) + xp.abs(dh_next)
+        settled = (xp.abs(delta - 1.0) <= _GRAD_EPS) & \
+            (xp.abs(dh_next - dh) <= _GRAD_EPS * scale)
+        dh = dh_next
+        if bool(settled.all()):
             break
     return x * (h * (xp.log(x) - psi) + dh)
 

@@ -16,7 +16,7 @@ import numpy as np  # dtype metadata only (finfo)
 
 from .._creation import tensor
 from .._tensor import Tensor
-from .._functions import broadcast_tensors, log, log1p, sigmoid, softmax
+from .._functions import broadcast_shapes, log, log1p, sigmoid, softmax
 from ..autograd.grad_mode import enable_grad
 from ..backend import dtypes
 
@@ -36,7 +36,10 @@ def broadcast_all(*values):
         like = next((v for v in values if isinstance(v, Tensor)), None)
         dtype = like.dtype if like is not None else dtypes.get_default_dtype()
         values = [v if isinstance(v, Tensor) else tensor(v, dtype=dtype) for v in values]
-    return broadcast_tensors(*values)
+    shape = broadcast_shapes(*[v.shape for v in values])
+    # a tensor already of the shape is returned itself (no view: it keeps requires_grad
+    # even under no_grad, as PyTorch's broadcast_tensors does)
+    return tuple(v if v.shape == shape else v.expand(shape) for v in values)
 
 
 def clamp_probs(probs):
