@@ -511,6 +511,7 @@ __all__ = [
 lgamma = unary(SP.Lgamma, "lgamma", inplace=True)
 digamma = unary(SP.Digamma, "digamma", inplace=True)
 erfinv = unary(SP.Erfinv, "erfinv", inplace=True)
+igamma = binary(SP.Igamma, "igamma", inplace=True)
 
 
 def _polygamma_method(self: Tensor, n: int) -> Tensor:
@@ -524,4 +525,4 @@ def polygamma(n: int, input: Tensor) -> Tensor:
     return SP.Polygamma.apply(int(n), input)
 
 
-__all__ += ["lgamma", "digamma", "erfinv", "polygamma"]
+__all__ += ["lgamma", "digamma", "erfinv", "igamma", "polygamma"]

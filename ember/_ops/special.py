@@ -14,7 +14,7 @@ import numpy as np  # dtype metadata only (finfo); array math goes through xp
 from ..backend import dtypes, get_array_module, to_host
 from .. import random as _random
 from .activation_ops import erf_array
-from .primitive import Primitive
+from .primitive import Primitive, unbroadcast
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 _LANCZOS_G = 7.0
@@ -205,41 +205,79 @@ class Erfinv(Primitive):
 
 
 # ---- the standard gamma sampler -------------------------------------------------------------
-_GRAD_EPS = 1e-16
+_GRAD_EPS = 1e-15  # a few ulps: the last terms only add rounding noise
 _GRAD_MAX_TERMS = 20000
 _LARGE_ALPHA = 1e6  # beyond: the Wilson-Hilferty approximation (see _wilson_hilferty_grad)
 
 
-def _series_grad(xp, a, x, psi):
-    """dx/da where x < a + 1, from the series P(a, x) = e^-x x^a sum_n x^n / Gamma(a+n+1),
-    differentiated term by term (forward mode along the sum)."""
+class _Converging:
+    """The per-element state of an iteration over 1-D arrays: elements that converge are
+    written to the results and leave, so the work follows the slow ones only."""
+
+    def __init__(self, xp, n, n_results):
+        self.index = xp.arange(n)
+        self.results = [xp.empty(n) for _ in range(n_results)]
+
+    def retire(self, done, results, state):
+        """Store ``results`` where ``done``; returns the state arrays of the others (None
+        when none is left)."""
+        if not bool(done.any()):
+            return state
+        where = self.index[done]
+        for out, value in zip(self.results, results):
+            out[where] = value[done]
+        keep = ~done
+        self.index = self.index[keep]
+        if self.index.size == 0:
+            return None
+        return [v[keep] for v in state]
+
+
+def _series(xp, a, x):
+    """The sum S of P(a, x) = x^a e^-x / Gamma(a) * S, S = sum_n x^n / (a (a+1) ... (a+n)),
+    and dS/da, term by term (forward mode along the sum); for x < a + 1 (1-D arrays)."""
     term, dterm = 1.0 / a, -1.0 / (a * a)
     total, dtotal = term, dterm
     ap = a.copy()
-    for _ in range(_GRAD_MAX_TERMS):
+    loop = _Converging(xp, a.shape[0], 2)
+    for step in range(_GRAD_MAX_TERMS):
         ap = ap + 1.0
         ratio = x / ap
         dterm = dterm * ratio - term * ratio / ap
         term = term * ratio
         total, dtotal = total + term, dtotal + dterm
         # every dterm is negative: dtotal is no sum of cancelling terms
-        if bool(((xp.abs(term) <= _GRAD_EPS * xp.abs(total)) &
-                 (xp.abs(dterm) <= _GRAD_EPS * xp.abs(dtotal))).all()):
+        done = (xp.abs(term) <= _GRAD_EPS * xp.abs(total)) & \
+            (xp.abs(dterm) <= _GRAD_EPS * xp.abs(dtotal))
+        if step == _GRAD_MAX_TERMS - 1:
+            done = done | True
+        state = loop.retire(done, (total, dtotal), (x, ap, term, dterm, total, dtotal))
+        if state is None:
             break
+        x, ap, term, dterm, total, dtotal = state
+    return loop.results
+
+
+def _series_grad(xp, a, x, psi):
+    """dx/da where x < a + 1, from the series of P."""
+    total, dtotal = _series(xp, a, x)
     # P = x^a e^-x / Gamma(a) * total and the density is x^(a-1) e^-x / Gamma(a), so
     # -(dP/da) / density needs no exponentials
     return -x * (total * (xp.log(x) - psi) + dtotal)
 
 
-def _fraction_grad(xp, a, x, psi):
-    """dx/da where x >= a + 1, from the continued fraction of Q(a, x) = 1 - P(a, x)
-    (modified Lentz, with the derivative of each convergent carried along)."""
+def _fraction(xp, a, x, psi):
+    """The continued fraction F of Q(a, x) = 1 - P(a, x) = x^a e^-x / Gamma(a) * F, and
+    dF/da (modified Lentz, with the derivative of each convergent carried along); for
+    x >= a + 1 (1-D arrays)."""
     tiny = 1e-300
     b = x + 1.0 - a
     c, dc = xp.full(a.shape, 1.0 / tiny), xp.zeros(a.shape)
     d = 1.0 / b
     dd = d * d  # d(1/b)/da with db/da = -1
     h, dh = d, dd
+    log_term = xp.abs(xp.log(x) - psi) + 1.0
+    loop = _Converging(xp, a.shape[0], 2)
     for i in range(1, _GRAD_MAX_TERMS):
         an, dan = -i * (i - a), float(i)
         b = b + 2.0
@@ -256,13 +294,66 @@ def _fraction_grad(xp, a, x, psi):
         h = h * delta
         # converged when the value and its derivative both stop moving (at integer a the
         # fraction ends, an = 0, while the derivative's terms go on)
-        scale = xp.abs(h) * (xp.abs(xp.log(x) - psi) + 1.0) + xp.abs(dh_next)
-        settled = (xp.abs(delta - 1.0) <= _GRAD_EPS) & \
-            (xp.abs(dh_next - dh) <= _GRAD_EPS * scale)
+        done = (xp.abs(delta - 1.0) <= _GRAD_EPS) & \
+            (xp.abs(dh_next - dh) <= _GRAD_EPS * (xp.abs(h) * log_term + xp.abs(dh_next)))
         dh = dh_next
-        if bool(settled.all()):
+        if i == _GRAD_MAX_TERMS - 1:
+            done = done | True
+        state = loop.retire(done, (h, dh), (a, b, c, dc, d, dd, h, dh, log_term))
+        if state is None:
             break
+        a, b, c, dc, d, dd, h, dh, log_term = state
+    return loop.results
+
+
+def _fraction_grad(xp, a, x, psi):
+    """dx/da where x >= a + 1, from the continued fraction of Q."""
+    h, dh = _fraction(xp, a, x, psi)
     return x * (h * (xp.log(x) - psi) + dh)
+
+
+def igamma_array(a, x):
+    """The regularized lower incomplete gamma function P(a, x) (float64 arrays): 1 at
+    a = 0, NaN for negative a or x, as PyTorch's igamma."""
+    xp = get_array_module(a)
+    a, x = xp.broadcast_arrays(a, x)
+    out = xp.full(a.shape, math.nan)
+    interior = (a > 0) & (x > 0) & xp.isfinite(x) & xp.isfinite(a)
+    series = interior & (x < a + 1.0)
+    fraction = interior & ~series
+    for mask in (series, fraction):
+        if not bool(mask.any()):
+            continue
+        am, xm = a[mask], x[mask]
+        scale = xp.exp(am * xp.log(xm) - xm - lgamma_array(am))
+        if mask is series:
+            out[mask] = scale * _series(xp, am, xm)[0]
+        else:
+            out[mask] = 1.0 - scale * _fraction(xp, am, xm, digamma_array(am))[0]
+    out = xp.where((a >= 0) & (x == 0), 0.0, out)
+    out = xp.where((a == 0) & (x > 0), 1.0, out)
+    return xp.where((a >= 0) & (x == math.inf), 1.0, out)
+
+
+class Igamma(Primitive):
+    """P(a, x); differentiable in x only (PyTorch has no derivative in a either)."""
+    _backward_name = "IgammaBackward0"
+
+    @staticmethod
+    def forward(ctx, a, x):
+        ctx.save_for_backward(a, x)
+        dt = dtypes.result_type(a, x)
+        dt = dt if dt.is_floating_point else dtypes.get_default_dtype()
+        a64, x64 = a._data.astype("float64"), x._data.astype("float64")
+        return igamma_array(a64, x64).astype(dt.np, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        if ctx.needs_input_grad[0]:
+            raise NotImplementedError("the derivative for 'igamma: input' is not implemented.")
+        a, x = ctx.saved_tensors
+        density = ((a - 1) * x.log() - x - Lgamma.apply(a)).exp()
+        return None, unbroadcast(grad * density, x._data.shape)
 
 
 def _wilson_hilferty_grad(xp, a, x):
@@ -329,6 +420,6 @@ def standard_gamma(alpha, generator=None):
     return StandardGamma.apply(alpha, generator)
 
 
-__all__ = ["Lgamma", "Digamma", "Polygamma", "Erfinv", "StandardGamma", "StandardGammaGrad",
+__all__ = ["Lgamma", "Digamma", "Polygamma", "Erfinv", "Igamma", "igamma_array", "StandardGamma", "StandardGammaGrad",
            "standard_gamma", "lgamma_array", "digamma_array", "polygamma_array",
            "erfinv_array", "standard_gamma_grad_array"]

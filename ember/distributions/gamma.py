@@ -11,7 +11,7 @@ from __future__ import annotations
 from numbers import Number
 
 from .._creation import as_tensor
-from .._functions import digamma, lgamma, log
+from .._functions import digamma, igamma, lgamma, log
 from .._ops.special import standard_gamma
 from .._tensor import Size
 from . import constraints
@@ -74,6 +74,11 @@ class Gamma(ExponentialFamily):
             self._validate_sample(value)
         return (xlogy(self.concentration, self.rate) + xlogy(self.concentration - 1, value)
                 - self.rate * value - lgamma(self.concentration))
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return igamma(self.concentration, self.rate * value)
 
     def entropy(self):
         c = self.concentration

@@ -430,3 +430,13 @@ def test_register_kl_and_dispatch():
         assert float(D.kl_divergence(q, p)) == pytest.approx(0.5)
         with pytest.raises(TypeError):
             D.register_kl("Normal", D.Normal)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gamma_cdf(dtype):
+    conc, rate = _positive((3, 1), dtype, 0.3, 4.0), _positive((4,), dtype, seed=1)
+    value = _positive((2, 3, 4), dtype, 0.05, 5.0, seed=2)
+
+    def fn(lib, conc, rate, value):
+        return lib.distributions.Gamma(conc.detach(), rate).cdf(value)
+    compare(fn, conc, rate, value, **_tol(dtype))

@@ -104,3 +104,26 @@ def test_grad_fn_names():
 def test_negative_order_error():
     assert error_of(lambda: ember.polygamma(-1, ember.ones(2))) == \
         error_of(lambda: torch.polygamma(-1, torch.ones(2)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_igamma_values_and_grad_in_x(dtype):
+    rng = np.random.default_rng(3)
+    a = np.exp(rng.uniform(-3, 4, (4, 5))).astype(dtype)
+    x = (a * np.exp(rng.normal(0, 0.7, (3, 4, 5)))).astype(dtype)
+    compare(lambda lib, a, x: lib.igamma(a.detach(), x), a, x,
+            rtol=1e-4 if dtype == np.float32 else 1e-8)
+    compare(lambda lib, a, x: a.detach().igamma(x), a, x[0],
+            rtol=1e-4 if dtype == np.float32 else 1e-8)
+
+
+def test_igamma_special_points_and_errors():
+    a = np.array([0.0, 1.0, -1.0, 2.0, 3.0, 0.5])
+    x = np.array([1.0, 0.0, 1.0, np.inf, 1e-300, -1.0])
+    np.testing.assert_allclose(ember.igamma(ember.tensor(a), ember.tensor(x)).numpy(),
+                               torch.igamma(torch.tensor(a), torch.tensor(x)).numpy())
+
+    def backward_in_a(lib):
+        a = lib.tensor([2.0], requires_grad=True)
+        lib.igamma(a, lib.tensor([1.0])).backward()
+    assert error_of(lambda: backward_in_a(ember)) == error_of(lambda: backward_in_a(torch))
