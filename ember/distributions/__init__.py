@@ -18,11 +18,12 @@ from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .gamma import Gamma
+from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .uniform import Uniform
 
 __all__ = ["Bernoulli", "Beta", "Categorical", "Dirichlet", "Distribution",
-           "ExponentialFamily", "Gamma", "MultivariateNormal", "Normal", "Uniform",
+           "ExponentialFamily", "Gamma", "Independent", "MultivariateNormal", "Normal", "Uniform",
            "constraints", "kl_divergence", "register_kl"]

@@ -440,3 +440,36 @@ def test_gamma_cdf(dtype):
     def fn(lib, conc, rate, value):
         return lib.distributions.Gamma(conc.detach(), rate).cdf(value)
     compare(fn, conc, rate, value, **_tol(dtype))
+
+
+# ---- Independent --------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_independent(dtype):
+    loc, scale = _real((3, 4, 2), dtype), _positive((4, 2), dtype)
+    value = _real((5, 3, 4, 2), dtype, seed=1)
+
+    def fn(lib, loc, scale, value):
+        D = lib.distributions
+        d = D.Independent(D.Normal(loc, scale), 2)
+        q = D.Independent(D.Normal(loc.detach() * 0.5, scale.detach() + 1), 2)
+        return d.log_prob(value), d.entropy(), d.mean, d.variance, D.kl_divergence(d, q)
+    compare(fn, loc, scale, value, **_tol(dtype))
+
+
+def test_independent_shapes_repr_and_errors():
+    for lib in (torch, ember):
+        D = lib.distributions
+        d = D.Independent(D.Normal(lib.zeros(3, 2), lib.ones(3, 2)), 1)
+        assert tuple(d.batch_shape) == (3,) and tuple(d.event_shape) == (2,)
+        assert tuple(d.rsample((4,)).shape) == (4, 3, 2) and d.has_rsample
+        assert tuple(d.expand((5, 3)).sample().shape) == (5, 3, 2)
+        assert repr(d.support) == "IndependentConstraint(Real(), 1)"
+        assert not D.Independent(D.Bernoulli(lib.ones(3) * 0.5), 1).has_enumerate_support
+    assert repr(ember.distributions.Independent(
+        ember.distributions.Normal(ember.zeros(3, 2), ember.ones(3, 2)), 1)) == repr(
+        torch.distributions.Independent(torch.distributions.Normal(
+            torch.zeros(3, 2), torch.ones(3, 2)), 1)).replace("torch.Size", "ember.Size")
+    _same_error(lambda lib: lib.distributions.Independent(
+        lib.distributions.Normal(lib.zeros(3, 2), lib.ones(3, 2)), 3))
+    _same_error(lambda lib: lib.distributions.Independent(
+        lib.distributions.Normal(lib.zeros(3, 2), lib.ones(3, 2)), 1).log_prob(lib.zeros(3)))
