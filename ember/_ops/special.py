@@ -382,15 +382,20 @@ def standard_gamma_grad_array(alpha, x):
 
 
 class StandardGammaGrad(Primitive):
-    """d sample / d concentration of standard gamma samples (not differentiable itself,
-    as PyTorch's ``_standard_gamma_grad``)."""
-    differentiable = False
+    """d sample / d concentration of standard gamma samples; it has no derivative of its
+    own (a second derivative through it raises, as PyTorch's ``_standard_gamma_grad``)."""
+    _backward_name = "StandardGammaGradBackward0"
 
     @staticmethod
     def forward(ctx, alpha, sample):
         a, out_dtype = _float64(alpha._data)
         x, _ = _float64(sample._data)
         return standard_gamma_grad_array(a, x).astype(out_dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise NotImplementedError(
+            "the derivative for '_standard_gamma_grad' is not implemented.")
 
 
 class StandardGamma(Primitive):

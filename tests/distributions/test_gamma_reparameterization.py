@@ -56,3 +56,11 @@ def test_rsample_gradient_is_the_sample_derivative():
                                rtol=1e-9)
     np.testing.assert_allclose(rate.grad.numpy(), -x.detach().numpy() / rate.detach().numpy(),
                                rtol=1e-12)
+
+
+def test_second_derivative_through_the_sample_raises():
+    conc = ember.tensor([2.0], requires_grad=True)
+    x = ember.distributions.Gamma(conc, 1.0).rsample()
+    grad, = ember.autograd.grad(x.sum(), conc, create_graph=True)
+    with pytest.raises(NotImplementedError, match="derivative for '_standard_gamma_grad'"):
+        grad.backward()
