@@ -18,7 +18,7 @@ from ._tensor import Tensor, Size
 from ._typing import Any, Number, Sequence, dtype
 from ._registry import op, alias, unary, binary
 from ._ops import elementwise as E, reduction as R, shape as S, indexing as I, linalg as L
-from ._ops import activation_ops as A, nn_ops as N
+from ._ops import activation_ops as A, nn_ops as N, special as SP
 from .backend import dtypes
 
 
@@ -505,3 +505,24 @@ __all__ = [
     "numel", "is_tensor", "is_floating_point", "promote_types", "result_type", "can_cast",
     "detach", "broadcast_shapes", "broadcast_tensors",
 ]
+
+
+# ---- special functions (_ops/special.py) -------------------------------------------------
+lgamma = unary(SP.Lgamma, "lgamma", inplace=True)
+digamma = unary(SP.Digamma, "digamma", inplace=True)
+erfinv = unary(SP.Erfinv, "erfinv", inplace=True)
+igamma = binary(SP.Igamma, "igamma", inplace=True)
+
+
+def _polygamma_method(self: Tensor, n: int) -> Tensor:
+    return polygamma(n, self)
+
+
+@op(method=_polygamma_method, inplace=True)  # x.polygamma(n): x is the input, not n
+def polygamma(n: int, input: Tensor) -> Tensor:
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return SP.Polygamma.apply(int(n), input)
+
+
+__all__ += ["lgamma", "digamma", "erfinv", "igamma", "polygamma"]

@@ -276,6 +276,12 @@ class Tensor:
     def __repr__(self, *, tensor_contents=None):
         return tensor_repr(self)
 
+    def __format__(self, format_spec):
+        # a 0-d tensor formats as its number (f"{loss:.4f}"), as in PyTorch
+        if self._data.ndim == 0 and type(self) is Tensor:
+            return self.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
+
     def __reduce_ex__(self, proto):
         return (_rebuild, (self._data.copy(), self._requires_grad))
 

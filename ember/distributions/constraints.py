@@ -1,0 +1,292 @@
+"""Constraints: which values a parameter or a sample may take (``constraints.positive``,
+``constraints.simplex``, ...), as ``torch.distributions.constraints``.
+
+``check(value)`` returns a bool tensor over the batch dimensions of ``value`` (the
+constraint's ``event_dim`` rightmost dimensions are reduced).
+
+>>> import ember
+>>> from ember.distributions import constraints
+>>> constraints.positive.check(ember.tensor([1.0, -1.0]))
+tensor([ True, False])
+>>> constraints.interval(0, 1)
+Interval(lower_bound=0, upper_bound=1)
+"""
+from __future__ import annotations
+
+from ..backend import get_array_module
+from .._tensor import Tensor
+
+
+class Constraint:
+    """A region of values: ``check(value)`` says, per batch element, whether it is inside."""
+    is_discrete = False
+    event_dim = 0
+
+    def check(self, value):
+        raise NotImplementedError
+
+    def __repr__(self):
+        return type(self).__name__[1:] + "()"
+
+
+class _Dependent(Constraint):
+    """The support of a parameter that depends on other parameters (checked by the
+    distribution itself, never through this object)."""
+
+    def __init__(self, *, is_discrete=NotImplemented, event_dim=NotImplemented):
+        self._is_discrete = is_discrete
+        self._event_dim = event_dim
+
+    @property
+    def is_discrete(self):
+        if self._is_discrete is NotImplemented:
+            raise NotImplementedError(".is_discrete cannot be determined statically")
+        return self._is_discrete
+
+    @property
+    def event_dim(self):
+        if self._event_dim is NotImplemented:
+            raise NotImplementedError(".event_dim cannot be determined statically")
+        return self._event_dim
+
+    def __call__(self, *, is_discrete=NotImplemented, event_dim=NotImplemented):
+        if is_discrete is NotImplemented:
+            is_discrete = self._is_discrete
+        if event_dim is NotImplemented:
+            event_dim = self._event_dim
+        return _Dependent(is_discrete=is_discrete, event_dim=event_dim)
+
+    def check(self, x):
+        raise ValueError("Cannot determine validity of dependent constraint")
+
+
+def is_dependent(constraint):
+    """Whether ``constraint`` is a dependent one (``constraints.dependent``)."""
+    return isinstance(constraint, _Dependent)
+
+
+class _DependentProperty(property, _Dependent):
+    """A property that is also a dependent constraint: ``support`` of a distribution whose
+    support depends on its parameters."""
+
+    def __init__(self, fn=None, *, is_discrete=NotImplemented, event_dim=NotImplemented):
+        property.__init__(self, fn)
+        self._is_discrete = is_discrete
+        self._event_dim = event_dim
+
+    def __call__(self, fn):
+        return _DependentProperty(fn, is_discrete=self._is_discrete, event_dim=self._event_dim)
+
+
+class _IndependentConstraint(Constraint):
+    """``base_constraint`` with ``reinterpreted_batch_ndims`` more dimensions as event."""
+
+    def __init__(self, base_constraint, reinterpreted_batch_ndims):
+        if not isinstance(base_constraint, Constraint):
+            raise TypeError("base_constraint must be a Constraint")
+        if not isinstance(reinterpreted_batch_ndims, int) or reinterpreted_batch_ndims < 0:
+            raise ValueError("reinterpreted_batch_ndims must be a non-negative integer")
+        self.base_constraint = base_constraint
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim + self.reinterpreted_batch_ndims
+
+    def check(self, value):
+        result = self.base_constraint.check(value)
+        ndims = self.reinterpreted_batch_ndims
+        if result.dim() < ndims:
+            expected = self.base_constraint.event_dim + ndims
+            raise ValueError(f"Expected value.dim() >= {expected} but got {value.dim()}")
+        if ndims == 0:
+            return result
+        return result.reshape(tuple(result.shape[:result.dim() - ndims]) + (-1,)).all(-1)
+
+    def __repr__(self):
+        return (f"{type(self).__name__[1:]}({self.base_constraint!r}, "
+                f"{self.reinterpreted_batch_ndims})")
+
+
+class _Boolean(Constraint):
+    is_discrete = True
+
+    def check(self, value):
+        return (value == 0) | (value == 1)
+
+
+def _is_integer(value):
+    return value.remainder(1) == 0
+
+
+class _IntegerInterval(Constraint):
+    is_discrete = True
+
+    def __init__(self, lower_bound, upper_bound):
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+
+    def check(self, value):
+        return _is_integer(value) & (self.lower_bound <= value) & (value <= self.upper_bound)
+
+    def __repr__(self):
+        return (f"{type(self).__name__[1:]}(lower_bound={self.lower_bound}, "
+                f"upper_bound={self.upper_bound})")
+
+
+class _IntegerGreaterThan(Constraint):
+    is_discrete = True
+
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
+
+    def check(self, value):
+        return _is_integer(value) & (value >= self.lower_bound)
+
+    def __repr__(self):
+        return f"{type(self).__name__[1:]}(lower_bound={self.lower_bound})"
+
+
+class _Real(Constraint):
+    def check(self, value):
+        return value == value  # False only for NaN
+
+
+class _GreaterThan(Constraint):
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
+
+    def check(self, value):
+        return self.lower_bound < value
+
+    def __repr__(self):
+        return f"{type(self).__name__[1:]}(lower_bound={self.lower_bound})"
+
+
+class _GreaterThanEq(_GreaterThan):
+    def check(self, value):
+        return self.lower_bound <= value
+
+
+class _LessThan(Constraint):
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, value):
+        return value < self.upper_bound
+
+    def __repr__(self):
+        return f"{type(self).__name__[1:]}(upper_bound={self.upper_bound})"
+
+
+class _Interval(Constraint):
+    def __init__(self, lower_bound, upper_bound):
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+
+    def check(self, value):
+        return (self.lower_bound <= value) & (value <= self.upper_bound)
+
+    def __repr__(self):
+        return (f"{type(self).__name__[1:]}(lower_bound={self.lower_bound}, "
+                f"upper_bound={self.upper_bound})")
+
+
+class _HalfOpenInterval(_Interval):
+    def check(self, value):
+        return (self.lower_bound <= value) & (value < self.upper_bound)
+
+
+class _Simplex(Constraint):
+    event_dim = 1
+
+    def check(self, value):
+        return (value >= 0).all(-1) & ((value.sum(-1) - 1).abs() < 1e-6)
+
+
+class _LowerTriangular(Constraint):
+    event_dim = 2
+
+    def check(self, value):
+        same = value.tril() == value
+        return same.reshape(tuple(value.shape[:-2]) + (-1,)).all(-1)
+
+
+def _diagonal(value):
+    """The diagonals of a batch of square matrices, without a diagonal view op."""
+    xp = get_array_module(value._data)
+    n = value.shape[-1]
+    index = xp.arange(n)
+    return Tensor._make(value._data[..., index, index])
+
+
+class _LowerCholesky(Constraint):
+    event_dim = 2
+
+    def check(self, value):
+        lower = _LowerTriangular().check(value)
+        return lower & (_diagonal(value) > 0).all(-1)
+
+
+class _Symmetric(Constraint):
+    event_dim = 2
+
+    def check(self, value):
+        square = value.dim() >= 2 and value.shape[-1] == value.shape[-2]
+        if not square:
+            return Tensor._make(get_array_module(value._data).zeros(value.shape[:-2], bool))
+        close = value.isclose(value.mT, atol=1e-6)
+        return close.all(-2).all(-1)
+
+
+class _PositiveDefinite(_Symmetric):
+    def check(self, value):
+        symmetric = super().check(value)
+        if not bool(symmetric.all()):
+            return symmetric
+        xp = get_array_module(value._data)
+        # positive definite: every eigenvalue of the (symmetric) matrix is positive
+        return symmetric & Tensor._make(xp.linalg.eigvalsh(value._data).min(-1) > 0)
+
+
+class _PositiveSemidefinite(_Symmetric):
+    def check(self, value):
+        symmetric = super().check(value)
+        if not bool(symmetric.all()):
+            return symmetric
+        xp = get_array_module(value._data)
+        return symmetric & Tensor._make(xp.linalg.eigvalsh(value._data).min(-1) >= 0)
+
+
+dependent = _Dependent()
+dependent_property = _DependentProperty
+independent = _IndependentConstraint
+boolean = _Boolean()
+nonnegative_integer = _IntegerGreaterThan(0)
+positive_integer = _IntegerGreaterThan(1)
+integer_interval = _IntegerInterval
+real = _Real()
+real_vector = independent(real, 1)
+positive = _GreaterThan(0.0)
+nonnegative = _GreaterThanEq(0.0)
+greater_than = _GreaterThan
+greater_than_eq = _GreaterThanEq
+less_than = _LessThan
+unit_interval = _Interval(0.0, 1.0)
+interval = _Interval
+half_open_interval = _HalfOpenInterval
+simplex = _Simplex()
+lower_triangular = _LowerTriangular()
+lower_cholesky = _LowerCholesky()
+symmetric = _Symmetric()
+positive_semidefinite = _PositiveSemidefinite()
+positive_definite = _PositiveDefinite()
+
+__all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than",
+           "greater_than_eq", "half_open_interval", "independent", "integer_interval",
+           "interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
+           "nonnegative", "nonnegative_integer", "positive", "positive_definite",
+           "positive_integer", "positive_semidefinite", "real", "real_vector", "simplex",
+           "symmetric", "unit_interval"]
