@@ -19,7 +19,8 @@ from ._typing import Any, Number, Sequence, dtype
 from ._registry import op, alias, unary, binary
 from ._ops import elementwise as E, reduction as R, shape as S, indexing as I, linalg as L
 from ._ops import activation_ops as A, nn_ops as N
-from .backend import dtypes
+from ._ops import trig as T
+from .backend import dtypes, get_array_module
 
 
 def _tensor_arg(x, name="other"):
@@ -504,4 +505,64 @@ __all__ = [
     # tensors and dtypes
     "numel", "is_tensor", "is_floating_point", "promote_types", "result_type", "can_cast",
     "detach", "broadcast_shapes", "broadcast_tensors",
+]
+
+
+# ---- trigonometric, hyperbolic, infinities (ops in _ops/trig.py) ----------------------------
+asin = unary(T.Asin, "asin", inplace=True)
+arcsin = alias(asin, "arcsin", inplace=True)
+acos = unary(T.Acos, "acos", inplace=True)
+arccos = alias(acos, "arccos", inplace=True)
+atan = unary(T.Atan, "atan", inplace=True)
+arctan = alias(atan, "arctan", inplace=True)
+sinh = unary(T.Sinh, "sinh", inplace=True)
+cosh = unary(T.Cosh, "cosh", inplace=True)
+asinh = unary(T.Asinh, "asinh", inplace=True)
+arcsinh = alias(asinh, "arcsinh", inplace=True)
+acosh = unary(T.Acosh, "acosh", inplace=True)
+arccosh = alias(acosh, "arccosh", inplace=True)
+atanh = unary(T.Atanh, "atanh", inplace=True)
+arctanh = alias(atanh, "arctanh", inplace=True)
+deg2rad = unary(T.Deg2Rad, "deg2rad", inplace=True)
+rad2deg = unary(T.Rad2Deg, "rad2deg", inplace=True)
+atan2 = binary(T.Atan2, "atan2", inplace=True)
+arctan2 = alias(atan2, "arctan2", inplace=True)
+hypot = binary(T.Hypot, "hypot", inplace=True)
+logaddexp = binary(T.LogAddExp, "logaddexp")
+isinf = unary(T.IsInf, "isinf")
+isfinite = unary(T.IsFinite, "isfinite")
+isposinf = unary(T.IsPosInf, "isposinf")
+isneginf = unary(T.IsNegInf, "isneginf")
+
+
+@op
+def isreal(input: Tensor) -> Tensor:
+    """True where the element has no imaginary part (everywhere for real dtypes).
+
+    >>> import ember
+    >>> ember.isreal(ember.tensor([1.0, 2.0]))
+    tensor([True, True])
+    """
+    if input.is_complex():
+        return input.imag == 0
+    return Tensor._make(get_array_module(input._data).ones(input._data.shape, bool))
+
+
+@op(inplace=True)
+def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None, *, out: Tensor | None = None) -> Tensor:
+    """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (default: the
+    dtype's largest and lowest finite values).
+
+    >>> import ember
+    >>> ember.nan_to_num(ember.tensor([float("nan"), 1.0, float("-inf")]), neginf=-9.0)
+    tensor([ 0.,  1., -9.])
+    """
+    return T.NanToNum.apply(input, nan, posinf, neginf)
+
+
+__all__ += [
+    "asin", "arcsin", "acos", "arccos", "atan", "arctan", "sinh", "cosh", "asinh", "arcsinh",
+    "acosh", "arccosh", "atanh", "arctanh", "deg2rad", "rad2deg", "atan2", "arctan2", "hypot",
+    "logaddexp", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "nan_to_num",
 ]

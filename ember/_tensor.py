@@ -127,7 +127,7 @@ class Tensor:
         return self._data.flags.c_contiguous
 
     def is_floating_point(self):
-        return self._data.dtype.kind == "f"
+        return _BY_NUMPY[self._data.dtype].is_floating_point  # bfloat16's NumPy kind is "V"
 
     def is_complex(self):
         return False
@@ -275,6 +275,13 @@ class Tensor:
 
     def __repr__(self, *, tensor_contents=None):
         return tensor_repr(self)
+
+    def __format__(self, format_spec):
+        """A 0-d tensor formats as its Python number (``f"{loss:.3f}"``); others accept only
+        the empty spec, as in PyTorch."""
+        if self._data.ndim == 0 and type(self) is Tensor:
+            return self.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
 
     def __reduce_ex__(self, proto):
         return (_rebuild, (self._data.copy(), self._requires_grad))

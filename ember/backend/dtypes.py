@@ -17,6 +17,11 @@ import threading
 
 import numpy as np
 
+try:  # bfloat16 arrays: NumPy has no such type; ml_dtypes adds it (optional)
+    import ml_dtypes as _ml_dtypes
+except ImportError:  # pragma: no cover - ml_dtypes is a declared dependency
+    _ml_dtypes = None
+
 _BOOL, _INT, _FLOAT = 0, 1, 2
 
 
@@ -37,7 +42,7 @@ class dtype:
         self.category = category
         self.itemsize = self.np.itemsize
         self.is_floating_point = category == _FLOAT
-        self.is_signed = self.np.kind in "if"
+        self.is_signed = self.np.kind in "if" or category == _FLOAT  # bfloat16's kind is "V"
         self.scalar_name = scalar_name
         self.cpp_name = cpp_name
         self.alias = alias
@@ -72,7 +77,29 @@ bool_ = dtype("bool", np.bool_, _BOOL, "Bool", "bool", None)
 half, float, double = float16, float32, float64  # the aliases above, as Python names
 short, int, long = int16, int32, int64
 
-ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
+
+class _MissingDtype(dtype):
+    """A dtype whose array type is not installed: every use names the package to install."""
+    __slots__ = ("_package",)
+
+    def __init__(self, name, category, scalar_name, cpp_name, package):
+        self.name, self.category, self._package = name, category, package
+        self.is_floating_point = category == _FLOAT
+        self.is_signed = True
+        self.scalar_name, self.cpp_name, self.alias = scalar_name, cpp_name, None
+
+    def __getattr__(self, attr):  # np, itemsize: what any array of this dtype needs
+        raise RuntimeError(f"ember.{self.name} needs the {self._package} package "
+                           f"(pip install {self._package})")
+
+
+if _ml_dtypes is not None:
+    bfloat16 = dtype("bfloat16", _ml_dtypes.bfloat16, _FLOAT, "BFloat16", "c10::BFloat16", None)
+else:  # pragma: no cover
+    bfloat16 = _MissingDtype("bfloat16", _FLOAT, "BFloat16", "c10::BFloat16", "ml_dtypes")
+
+ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_) + \
+    ((bfloat16,) if _ml_dtypes is not None else ())
 _BY_NUMPY = {d.np: d for d in ALL}
 _BY_NAME = {d.name: d for d in ALL}
 SCALAR_NAMES = {d.name: d.scalar_name for d in ALL}  # {"float32": "Float", ...}
@@ -151,6 +178,8 @@ def promote_types(a, b):
         return a
     if a.category != b.category:
         return a if a.category > b.category else b
+    if {a.name, b.name} == {"bfloat16", "float16"}:  # no common NumPy type: PyTorch's float32
+        return float32
     return _BY_NUMPY[np.promote_types(a.np, b.np)]
 
 
@@ -174,3 +203,80 @@ def result_type(*operands):
     if wrapped_cat >= 0 and (result is None or wrapped_cat > result.category):
         result = _category_default(wrapped_cat)
     return result
+
+
+# ---- finfo / iinfo ----------------------------------------------------------------------------
+class finfo:
+    """Machine limits of a floating dtype (the default dtype when none is given).
+
+    >>> import ember
+    >>> ember.finfo(ember.float16).max, ember.finfo().eps
+    (65504.0, 1.1920928955078125e-07)
+    """
+    __slots__ = ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype")
+
+    def __init__(self, type=None):
+        if type is None:
+            type = get_default_dtype()
+        if not isinstance(type, dtype):
+            raise TypeError(f"finfo(): argument 'type' (position 1) must be torch.dtype, not "
+                            f"{builtins.type(type).__name__}")
+        if not type.is_floating_point:
+            raise TypeError("torch.finfo() requires a floating point input type. Use "
+                            "torch.iinfo to handle 'torch.finfo'")
+        info = _np_finfo(type.np)
+        self.bits = type.itemsize * 8
+        self.eps, self.max, self.min = builtins.float(info.eps), builtins.float(info.max), \
+            builtins.float(info.min)
+        self.tiny = self.smallest_normal = builtins.float(info.smallest_normal)
+        self.resolution = builtins.float(info.resolution)
+        self.dtype = type.name
+
+    def __eq__(self, other):
+        return isinstance(other, finfo) and other.dtype == self.dtype
+
+    def __hash__(self):
+        return hash(self.dtype)
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
+                f"tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+def _np_finfo(np_dtype):
+    if np_dtype.kind != "f":  # bfloat16: NumPy's finfo does not know ml_dtypes' types
+        return _ml_dtypes.finfo(np_dtype)
+    return np.finfo(np_dtype)
+
+
+class iinfo:
+    """Limits of an integer dtype.
+
+    >>> import ember
+    >>> ember.iinfo(ember.int8)
+    iinfo(min=-128, max=127, dtype=int8)
+    """
+    __slots__ = ("bits", "max", "min", "dtype")
+
+    def __init__(self, type):
+        if not isinstance(type, dtype):
+            raise TypeError(f"iinfo(): argument 'type' (position 1) must be torch.dtype, not "
+                            f"{builtins.type(type).__name__}")
+        if type is bool_:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if type.category != _INT:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to "
+                            "handle 'torch.iinfo'")
+        info = np.iinfo(type.np)
+        self.bits, self.max, self.min = info.bits, builtins.int(info.max), builtins.int(info.min)
+        self.dtype = type.name
+
+    def __eq__(self, other):
+        return isinstance(other, iinfo) and other.dtype == self.dtype
+
+    def __hash__(self):
+        return hash(self.dtype)
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
