@@ -24,13 +24,14 @@ from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inferen
 from ._creation import (tensor, as_tensor, from_numpy, zeros, ones, empty, full, zeros_like,
                         ones_like, empty_like, full_like, arange, linspace, eye, rand, randn,
                         rand_like, randn_like, randint, randint_like, randperm)
+from ._creation import range_ as range  # noqa: A001  (PyTorch's deprecated inclusive range)
 from .random import (Generator, manual_seed, seed, initial_seed, get_rng_state,
                      set_rng_state, default_generator)
 from ._functions import *  # noqa: F401,F403
 from ._registry import factory_with_out as _factory_with_out
 # out= of the factories (the _creation functions take no out: their dtype comes from it)
-zeros, ones, empty, full, arange, linspace, eye, rand, randn, randint, randperm = (
-    _factory_with_out(_fn, _fn.__name__) for _fn in (zeros, ones, empty, full, arange,
+zeros, ones, empty, full, arange, range, linspace, eye, rand, randn, randint, randperm = (
+    _factory_with_out(_fn, _fn.__name__) for _fn in (zeros, ones, empty, full, arange, range,
                                                       linspace, eye, rand, randn, randint,
                                                       randperm))
 from math import inf, nan, pi, e  # noqa: E402,F401  (ember.inf, ember.pi, ...)

@@ -509,6 +509,38 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     return _finish(allocate(make, (n,), dtype.np), requires_grad, device)
 
 
+_RANGE_DEPRECATED = ("torch.range is deprecated and will be removed in a future release because "
+                     "its behavior is inconsistent with Python's range builtin. Instead, use "
+                     "torch.arange, which produces values in [start, end).")
+
+
+def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """The deprecated ``range``: values from ``start`` to ``end`` *inclusive*, in the
+    default float dtype unless ``dtype`` is given (warns, as PyTorch does).
+
+    >>> import ember, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore"); ember.range(1, 3)
+    tensor([1., 2., 3.])
+    """
+    warnings.warn(_RANGE_DEPRECATED, UserWarning, stacklevel=2)
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    dt = dtype or get_default_dtype()
+    n = int(math.floor((end - start) / step)) + 1
+    arr = allocate(lambda: (start + step * np.arange(n, dtype=np.float64)).astype(dt.np),
+                   (n,), dt.np)
+    return _finish(arr, requires_grad, device)
+
+
+range_.__name__ = range_.__qualname__ = "range"  # ember.range (a module-level ``range`` would
+# hide the builtin from this module)
+
+
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")

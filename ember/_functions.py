@@ -11,15 +11,17 @@ tensor([3., 3.])
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ._creation import tensor
-from ._tensor import Tensor, Size
+from ._tensor import Tensor, Size, _wrap_dim
 from ._typing import Any, Number, Sequence, dtype
 from ._registry import op, alias, unary, binary
 from ._ops import elementwise as E, reduction as R, shape as S, indexing as I, linalg as L
 from ._ops import activation_ops as A, nn_ops as N
-from ._ops import trig as T
+from ._ops import trig as T, sets as Z
 from .backend import dtypes, get_array_module
 
 
@@ -565,4 +567,193 @@ __all__ += [
     "asin", "arcsin", "acos", "arccos", "atan", "arctan", "sinh", "cosh", "asinh", "arcsinh",
     "acosh", "arccosh", "atanh", "arctanh", "deg2rad", "rad2deg", "atan2", "arctan2", "hypot",
     "logaddexp", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "nan_to_num",
+]
+
+
+# ---- sets, sampling, sorted search (ops in _ops/sets.py) ----------------------------------
+unique = op(Z.unique)
+unique_consecutive = op(Z.unique_consecutive)
+multinomial = op(Z.multinomial, out=True)
+bernoulli = op(Z.bernoulli, out=True)
+searchsorted = op(Z.searchsorted, method=False, out=True)
+bucketize = op(Z.bucketize, method=False, out=True)
+
+
+# ---- grids, repeats, moved dimensions, differences, take (composites) ----------------------
+_MESHGRID_WARNING = ("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                     "indexing argument.")
+
+
+@op(method=False)
+def meshgrid(*tensors: Tensor | Sequence[Tensor], indexing: str | None = None
+             ) -> tuple[Tensor, ...]:
+    """Coordinate grids of 1-D tensors: views (``expand``), "ij" (matrix) or "xy"
+    (Cartesian: the first two inputs' dimensions swapped) indexing; warns when not given.
+
+    >>> import ember
+    >>> ember.meshgrid(ember.tensor([1, 2]), ember.tensor([3, 4, 5]), indexing="ij")[1]
+    tensor([[3, 4, 5],
+            [3, 4, 5]])
+    """
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn(_MESHGRID_WARNING, UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+                           f"received: {indexing}")
+    if not tensors:
+        raise RuntimeError("torch.meshgrid expects a non-empty TensorList")
+    for t in tensors:
+        if t.dim() > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list "
+                               f"but got: {t}")
+    swap = indexing == "xy" and len(tensors) >= 2
+    order = list(tensors)
+    if swap:
+        order[0], order[1] = order[1], order[0]
+    shape = [t.numel() for t in order]
+    grids = []
+    for i, t in enumerate(order):
+        view = [1] * len(order)
+        view[i] = -1
+        grids.append(t.reshape(view).expand(shape))
+    if swap:  # computed as "ij" on (y, x, ...): swapping the results back is "xy"
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def _repeat_interleave_method(self: Tensor, repeats: Tensor | int, dim: int | None = None, *,
+                              output_size: int | None = None) -> Tensor:
+    return repeat_interleave(self, repeats, dim, output_size=output_size)
+
+
+@op(method=_repeat_interleave_method)
+def repeat_interleave(input: Tensor, repeats: Tensor | int | None = None,
+                      dim: int | None = None, *, output_size: int | None = None) -> Tensor:
+    """Each element (slice along ``dim``; flattened input when None) repeated ``repeats``
+    times (an int, or one count per element). ``repeat_interleave(counts)``: indices, each
+    repeated its count.
+
+    >>> import ember
+    >>> ember.repeat_interleave(ember.tensor([1, 2]), ember.tensor([2, 1]))
+    tensor([1, 1, 2])
+    """
+    if repeats is None:  # repeat_interleave(repeats): the indices 0..n-1, repeated
+        counts = _repeat_counts(input, input.numel() if input.dim() else 1, "input")
+        index = np.repeat(np.arange(counts.size), counts)
+        _check_output_size(output_size, index.size)
+        return tensor(index, dtype=input.dtype)
+    if dim is None:
+        input, dim = input.reshape(-1), 0
+    dim = _wrap_dim(dim, input.dim())
+    size = input.shape[dim] if input.dim() else 1
+    if isinstance(repeats, Tensor):
+        counts = _repeat_counts(repeats, size, "input")
+    else:
+        if repeats < 0:
+            raise RuntimeError("Repeats must be non-negative")
+        counts = np.full(size, repeats, np.int64)
+    index = np.repeat(np.arange(size), counts)
+    _check_output_size(output_size, index.size)
+    if input.dim() == 0:
+        input = input.reshape(1)
+    return I.index_select(input, dim, tensor(index))
+
+
+def _repeat_counts(repeats, size, name):
+    if repeats.dim() > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    counts = repeats._data.reshape(-1).astype(np.int64)
+    if counts.size == 1 and size != 1:
+        counts = np.full(size, counts[0], np.int64)
+    if counts.size != size:
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got "
+                           f"repeats.size(0) = {counts.size} and {name}.size(0) = {size}")
+    if np.any(counts < 0):
+        raise RuntimeError("repeats can not be negative")
+    return counts
+
+
+def _check_output_size(output_size, total):
+    if output_size is not None and output_size != total:
+        raise RuntimeError("allocated size does not match required size")
+
+
+@op
+def movedim(input: Tensor, source: int | Sequence[int], destination: int | Sequence[int]
+            ) -> Tensor:
+    """A view with the dimensions ``source`` moved to ``destination``, the others kept in
+    order.
+
+    >>> import ember
+    >>> ember.movedim(ember.zeros(2, 3, 4), 0, -1).shape
+    ember.Size([3, 4, 2])
+    """
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
+                           f"should contain the same number of dims as destination ({dst} dims)")
+    n = input.dim()
+    src = [_wrap_dim(d, n) for d in src]
+    dst = [_wrap_dim(d, n) for d in dst]
+    if len(set(src)) != len(src):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({src})")
+    if len(set(dst)) != len(dst):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({dst})")
+    rest = iter([d for d in range(n) if d not in src])
+    placed = dict(zip(dst, src))
+    return S.permute(input, [placed[i] if i in placed else next(rest) for i in range(n)])
+
+
+moveaxis = alias(movedim, "moveaxis")
+
+
+@op
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
+         append: Tensor | None = None) -> Tensor:
+    """The ``n``-th forward difference along ``dim`` (``x[i+1] - x[i]``; bool: ``!=``),
+    after ``prepend``/``append`` are joined on.
+
+    >>> import ember
+    >>> ember.diff(ember.tensor([1, 4, 9, 16]), n=2)
+    tensor([2, 2])
+    """
+    if input.dim() == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    dim = _wrap_dim(dim, input.dim())
+    parts = [t for t in (prepend, input, append) if t is not None]
+    if len(parts) > 1:
+        input = S.cat(parts, dim)
+    for _ in range(n):
+        size = input.shape[dim]
+        if size == 0:
+            break
+        later, earlier = input.narrow(dim, 1, size - 1), input.narrow(dim, 0, size - 1)
+        input = later != earlier if input.dtype is dtypes.bool_ else later - earlier
+    return input
+
+
+@op
+def take(input: Tensor, index: Tensor) -> Tensor:
+    """The elements of the flattened input at ``index`` (shaped as ``index``).
+
+    >>> import ember
+    >>> ember.take(ember.tensor([[1, 2], [3, 4]]), ember.tensor([0, 3]))
+    tensor([1, 4])
+    """
+    numel = input.numel()
+    idx = index._data
+    bad = (idx >= numel) | (idx < -numel)
+    if bad.any():
+        raise IndexError(f"out of range: tried to access index {int(idx[bad].reshape(-1)[0])} "
+                         f"on a tensor of {numel} elements.")
+    return input.reshape(-1)[index]
+
+
+__all__ += [
+    "unique", "unique_consecutive", "multinomial", "bernoulli", "searchsorted", "bucketize",
+    "meshgrid", "repeat_interleave", "movedim", "moveaxis", "diff", "take",
 ]

@@ -19,6 +19,7 @@ from .backend import dtypes
 from .backend.dtypes import LEGACY_TENSOR_TYPES as _LEGACY
 from .device import check_device, device as _device_cls, device
 from .random import rng
+from ._ops.sets import check_probability
 
 
 # ---- dtype conversion ---------------------------------------------------------------------
@@ -246,16 +247,9 @@ def random_(self, from_: int = 0, to: int | None = None, *, generator: Any = Non
 
 @method
 def bernoulli_(self, p: float | Tensor = 0.5, *, generator: Any = None) -> Tensor:
-    prob = p._data if isinstance(p, Tensor) else p
+    prob = p._data if isinstance(p, Tensor) else check_probability(p)
     vals = rng(generator).random(self._data.shape) < prob
     return self._inplace(Overwrite.apply, vals.astype(self._data.dtype))
-
-
-@method
-def bernoulli(self, p: float | None = None, *, generator: Any = None) -> Tensor:
-    prob = self._data if p is None else p
-    return Tensor._make((rng(generator).random(self._data.shape) < prob)
-                        .astype(self._data.dtype))
 
 
 @method

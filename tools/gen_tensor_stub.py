@@ -103,6 +103,7 @@ MEMBERS = {
         "__index__": "(self) -> int",
         "__hash__": "(self) -> int",
         "__repr__": "(self, *, tensor_contents: Any = None) -> str",
+        "__format__": "(self, format_spec: str) -> str",
         "__deepcopy__": "(self, memo: dict) -> Tensor",
     },
 }

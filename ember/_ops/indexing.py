@@ -32,6 +32,9 @@ def normalize_index(index, shape):
         if type(index) is slice:  # PyTorch's single-slice fast path always slices
             view_cls = BasicIndex
         index = (index,)
+    if range in map(type, index):  # a Python range indexes as the list of its values
+        index = tuple(np.arange(i.start, i.stop, i.step) if type(i) is range else i
+                      for i in index)
     out, basic, dim, adv = [], True, 0, 0
     consumed = sum(_dims_consumed(i) for i in index)
     for item in index:
