@@ -11,7 +11,9 @@ _process.apply()  # everything importing ember changes in the process: see backe
 
 from .backend.dtypes import (dtype, float16, float32, float64, int8, int16, int32, int64,
                              uint8, half, float, double, short, int, long, bfloat16,
-                             get_default_dtype, set_default_dtype, finfo, iinfo)
+                             get_default_dtype, set_default_dtype, finfo, iinfo,
+                             memory_format, preserve_format, contiguous_format,
+                             channels_last, channels_last_3d)
 from .backend.dtypes import bool_ as bool  # noqa: A001  (PyTorch's spelling: ember.bool)
 from ._tensor import Tensor, Size
 from ._tensor_repr import set_printoptions

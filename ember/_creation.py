@@ -457,6 +457,7 @@ def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=N
 
 def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None, out=None,
           layout=None, pin_memory=False):
+    dtypes.check_memory_format(memory_format, "empty")
     return _finish(_empty_array(_sizes(size), _np_dtype(dtype)), requires_grad, device)
 
 
@@ -471,19 +472,23 @@ def _like_dtype(t, dtype):
 
 
 def zeros_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    dtypes.check_memory_format(memory_format, "zeros_like")
     return _filled(0, t.shape, _like_dtype(t, dtype), requires_grad, device)
 
 
 def ones_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    dtypes.check_memory_format(memory_format, "ones_like")
     return _filled(1, t.shape, _like_dtype(t, dtype), requires_grad, device)
 
 
 def empty_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    dtypes.check_memory_format(memory_format, "empty_like")
     return empty(t.shape, dtype=_like_dtype(t, dtype), requires_grad=requires_grad)
 
 
 def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None):
+    dtypes.check_memory_format(memory_format, "full_like")
     return _filled(fill_value, t.shape, _like_dtype(t, dtype), requires_grad, device)
 
 
@@ -580,10 +585,12 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, o
 
 
 def rand_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    dtypes.check_memory_format(memory_format, "rand_like")
     return rand(t.shape, dtype=_like_dtype(t, dtype), requires_grad=requires_grad)
 
 
 def randn_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    dtypes.check_memory_format(memory_format, "randn_like")
     return randn(t.shape, dtype=_like_dtype(t, dtype), requires_grad=requires_grad)
 
 

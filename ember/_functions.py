@@ -375,7 +375,14 @@ alias(transpose, "swapaxes", function=False)
 t = op(S.t)
 expand = op(S.expand)
 sum_to_size = op(S.sum_to_size)
-contiguous = op(S.contiguous)
+
+
+@op
+def contiguous(input: Tensor, memory_format: Any = None) -> Tensor:
+    dtypes.check_memory_format(memory_format, "contiguous")
+    return S.contiguous(input)
+
+
 cat = op(S.cat, method=False)
 stack = op(S.stack, method=False)
 flip = op(S.flip)
@@ -401,6 +408,7 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
 
 @op
 def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
+    dtypes.check_memory_format(memory_format, "clone")
     return S.Clone.apply(input)
 
 

@@ -92,6 +92,7 @@ def type_as(self, other: Tensor) -> Tensor:
 
 def _caster(name, dt):
     def cast(self, memory_format: Any = None) -> Tensor:
+        dtypes.check_memory_format(memory_format, name)
         return to(self, dt)
     cast.__name__ = cast.__qualname__ = name
     return method(cast)
@@ -107,6 +108,7 @@ del _name, _dt
 
 @method
 def cpu(self, memory_format: Any = None) -> Tensor:
+    dtypes.check_memory_format(memory_format, "cpu")
     return self
 
 
@@ -255,6 +257,7 @@ def bernoulli_(self, p: float | Tensor = 0.5, *, generator: Any = None) -> Tenso
 @method
 def resize_(self, *sizes: int | Sequence[int], memory_format: Any = None) -> Tensor:
     """Change the shape in place, keeping the leading elements (no autograd)."""
+    dtypes.check_memory_format(memory_format, "resize_")
     if self._requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     sizes = S.parse_sizes(sizes)
@@ -269,7 +272,7 @@ def resize_(self, *sizes: int | Sequence[int], memory_format: Any = None) -> Ten
 
 @method
 def resize_as_(self, other: Tensor, memory_format: Any = None) -> Tensor:
-    return resize_(self, other.shape)
+    return resize_(self, other.shape, memory_format=memory_format)
 
 
 def _inplace_of(fn, name):

@@ -172,4 +172,19 @@ def tensor_repr(t):
         suffixes.append(f"grad_fn=<{fn.name()}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
-    return prefix + ", ".join([body] + suffixes) + ")"
+    return _with_suffixes(prefix + body, suffixes, len(prefix))
+
+
+def _with_suffixes(text, suffixes, indent):
+    """``, dtype=...`` and the like after the values; a suffix that would pass the line
+    width goes on a line of its own (PyTorch's layout)."""
+    parts = [text]
+    line = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if line + len(suffix) + 2 > PRINT_OPTS.linewidth:
+            parts.append(",\n" + " " * indent + suffix)
+            line = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            line += len(suffix) + 2
+    return "".join(parts) + ")"

@@ -229,7 +229,7 @@ class finfo:
         self.eps, self.max, self.min = builtins.float(info.eps), builtins.float(info.max), \
             builtins.float(info.min)
         self.tiny = self.smallest_normal = builtins.float(info.smallest_normal)
-        self.resolution = builtins.float(info.resolution)
+        self.resolution = 10.0 ** -info.precision  # PyTorch's: a power of ten, exactly
         self.dtype = type.name
 
     def __eq__(self, other):
@@ -279,4 +279,45 @@ class iinfo:
         return hash(self.dtype)
 
     def __repr__(self):
-        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+
+# ---- memory formats -------------------------------------------------------------------------
+class memory_format:
+    """A tensor memory layout (``ember.contiguous_format``...). ember's tensors are row-major:
+    ``preserve_format`` and ``contiguous_format`` are honoured, the channels-last layouts
+    raise NotImplementedError where a function is asked for them."""
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "torch." + self.name
+
+    def __reduce__(self):
+        return (_memory_format_named, (self.name,))
+
+
+preserve_format = memory_format("preserve_format")
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+_MEMORY_FORMATS = {f.name: f for f in (preserve_format, contiguous_format, channels_last,
+                                        channels_last_3d)}
+
+
+def _memory_format_named(name):
+    return _MEMORY_FORMATS[name]
+
+
+def check_memory_format(fmt, name):
+    """``fmt`` as ``name`` accepts it: None, preserve_format and contiguous_format (what a
+    row-major tensor has); NotImplementedError for the channels-last layouts."""
+    if fmt is None or fmt is preserve_format or fmt is contiguous_format:
+        return
+    if isinstance(fmt, memory_format):
+        raise NotImplementedError(f"{name}(): memory_format={fmt!r} is not supported: ember's "
+                                  f"tensors are always row-major (contiguous_format)")
+    raise TypeError(f"{name}(): argument 'memory_format' must be torch.memory_format, not "
+                    f"{builtins.type(fmt).__name__}")
