@@ -11,6 +11,7 @@ _process.apply()  # everything importing ember changes in the process: see backe
 
 from .backend.dtypes import (dtype, float16, float32, float64, int8, int16, int32, int64,
                              uint8, half, float, double, short, int, long, bfloat16,
+                             complex64, complex128, cfloat, cdouble,
                              get_default_dtype, set_default_dtype, finfo, iinfo,
                              memory_format, preserve_format, contiguous_format,
                              channels_last, channels_last_3d)

@@ -35,7 +35,10 @@ def _finish(array, requires_grad=False, device=None):
     check_device(device)
     t = Tensor._make(array)
     if requires_grad:
-        if array.dtype.kind != "f":
+        if array.dtype.kind in "cV":  # complex, bfloat16 (ml_dtypes' kind)
+            raise NotImplementedError(
+                NO_AUTOGRAD.format(dtypes.from_numpy_dtype(array.dtype).name))
+        if not dtypes.from_numpy_dtype(array.dtype).is_floating_point:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         t._requires_grad = True
@@ -43,6 +46,8 @@ def _finish(array, requires_grad=False, device=None):
 
 
 _INT64_MIN, _INT64_MAX = -2 ** 63, 2 ** 63 - 1
+#: complex and bfloat16 tensors hold values and do arithmetic, but record no gradients yet
+NO_AUTOGRAD = "ember does not support autograd for {} tensors yet"
 
 
 def _is_int(s):
@@ -148,6 +153,8 @@ def to_array(data, dtype=None):
         return _read_like_torch(data, dtype)
     if dtype is not None:
         target = _np_dtype(dtype)
+        if arr.dtype.kind == "c" and target.kind != "c":
+            raise TypeError("must be real number, not complex")
         _check_fits(arr, target)
         return arr.astype(target)
     if arr.dtype.kind == "b":
@@ -160,6 +167,8 @@ def to_array(data, dtype=None):
             return arr.astype(typed.np)
     if arr.dtype.kind in "iu":
         return arr.astype(np.int64)
+    if arr.dtype.kind == "c":
+        return arr.astype(get_default_dtype().to_complex().np)
     return arr.astype(get_default_dtype().np)
 
 
@@ -175,7 +184,7 @@ def _numpy_reading(data, leaf_types):
         arr = np.array(data)
     except (ValueError, TypeError, OverflowError):
         return None
-    if arr.dtype.kind not in "biuf" or arr.dtype == np.uint64:
+    if arr.dtype.kind not in "biufc" or arr.dtype == np.uint64:
         return None
     return arr
 
@@ -222,7 +231,9 @@ def _read_like_torch(data, dtype):
     shape = _python_shape(data)
     dt = _infer_dtype(data) if dtype is None else \
         (dtype if isinstance(dtype, dtypes.dtype) else dtypes.from_numpy_dtype(dtype))
-    if dt.np.kind == "f":
+    if dt.np.kind == "c":
+        store, holder = complex, np.complex128
+    elif dt.is_floating_point:
         store, holder = _as_double, np.float64
     elif dt.np.kind == "b":
         store, holder = _as_bool, np.bool_
@@ -261,7 +272,7 @@ def _infer_dtype(obj):
     if isinstance(obj, float):
         return get_default_dtype()
     if isinstance(obj, complex):
-        raise TypeError("ember has no complex dtypes: cannot make a tensor of complex numbers")
+        return get_default_dtype().to_complex()
     if isinstance(obj, Tensor):
         return obj.dtype
     if isinstance(obj, (str, bytes)):

@@ -11,6 +11,7 @@ tensor([3., 3.])
 """
 from __future__ import annotations
 
+import builtins
 import warnings
 
 import numpy as np
@@ -765,3 +766,131 @@ __all__ += [
     "unique", "unique_consecutive", "multinomial", "bernoulli", "searchsorted", "bucketize",
     "meshgrid", "repeat_interleave", "movedim", "moveaxis", "diff", "take",
 ]
+
+
+# ---- complex numbers ----------------------------------------------------------------------
+def _view_of(input, array):
+    """A tensor over ``array`` (a view of input's memory) sharing input's version counter."""
+    t = Tensor._make(array)
+    t._vc = input._vc
+    return t
+
+
+@op(method=False)
+def complex(real: Tensor, imag: Tensor) -> Tensor:
+    """The complex tensor ``real + imag * 1j`` (float32 parts: complex64; broadcast).
+
+    >>> import ember
+    >>> ember.complex(ember.tensor([1.0]), ember.tensor([2.0]))
+    tensor([1.+2.j])
+    """
+    if not (real.is_floating_point() and imag.is_floating_point()):
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{real.dtype.scalar_name} and {imag.dtype.scalar_name}")
+    if real.dtype is not imag.dtype:
+        raise RuntimeError(f"Expected object of scalar type {real.dtype.scalar_name} but got "
+                           f"scalar type {imag.dtype.scalar_name} for second argument")
+    if real.requires_grad or imag.requires_grad:
+        raise NotImplementedError("ember does not support autograd for complex tensors yet")
+    shape = broadcast_shapes(real.shape, imag.shape)
+    xp = get_array_module(real._data)
+    out = xp.empty(shape, real.dtype.to_complex().np)
+    out.real, out.imag = real._data, imag._data
+    return Tensor._make(out)
+
+
+@op(method=False)
+def polar(abs: Tensor, angle: Tensor) -> Tensor:
+    """The complex tensor ``abs * (cos(angle) + sin(angle) * 1j)``.
+
+    >>> import ember
+    >>> ember.polar(ember.tensor([2.0]), ember.tensor([0.0]))
+    tensor([2.+0.j])
+    """
+    return complex(abs * angle.cos(), abs * angle.sin())
+
+
+@op(method=False)
+def view_as_real(input: Tensor) -> Tensor:
+    """A real view of a complex tensor: a last dimension of 2 holds (real, imaginary).
+
+    >>> import ember
+    >>> ember.view_as_real(ember.tensor([1 + 2j]))
+    tensor([[1., 2.]])
+    """
+    if not input.is_complex():
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    d = input._data
+    parts = d.real  # a view with d's strides, the real part's dtype
+    xp = get_array_module(d)
+    return _view_of(input, xp.lib.stride_tricks.as_strided(
+        parts, d.shape + (2,), d.strides + (parts.itemsize,), writeable=d.flags.writeable))
+
+
+@op(method=False)
+def view_as_complex(input: Tensor) -> Tensor:
+    """A complex view of a real tensor whose last dimension (size 2, stride 1) holds
+    (real, imaginary).
+
+    >>> import ember
+    >>> ember.view_as_complex(ember.tensor([[1.0, 2.0]]))
+    tensor([1.+2.j])
+    """
+    d = input._data
+    if input.dtype.name not in ("float32", "float64"):
+        raise RuntimeError(f"view_as_complex is only supported for half, float and double "
+                           f"tensors, but got a tensor of scalar type: {input.dtype.scalar_name}")
+    if d.ndim == 0 or d.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    if d.strides[-1] != d.itemsize:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if builtins.any(s % (2 * d.itemsize) for s in d.strides[:-1]):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    return _view_of(input, d.view(input.dtype.to_complex().np)[..., 0])
+
+
+@op(method=False)  # Tensor.real and .imag are properties (_tensor_methods)
+def real(input: Tensor) -> Tensor:
+    """The real part: a view for complex tensors, the tensor itself for real ones."""
+    return _view_of(input, input._data.real) if input.is_complex() else input
+
+
+@op(method=False)
+def imag(input: Tensor) -> Tensor:
+    """The imaginary part of a complex tensor (a view)."""
+    if not input.is_complex():
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return _view_of(input, input._data.imag)
+
+
+angle = unary(T.Angle, "angle")
+
+
+@op
+def conj(input: Tensor) -> Tensor:
+    """The complex conjugate (real tensors: the tensor itself)."""
+    return T.Conj.apply(input) if input.is_complex() else input
+
+
+conj_physical = alias(conj, "conj_physical")
+
+
+@op
+def resolve_conj(input: Tensor) -> Tensor:
+    """The tensor itself: ember's conjugates are never lazy."""
+    return input
+
+
+@op
+def is_conj(input: Tensor) -> bool:
+    """False: ember's conjugates are never lazy."""
+    return False
+
+
+@op(method=False)
+def is_complex(input: Tensor) -> bool:
+    return input.is_complex()
+
+
+__all__ += ["complex", "polar", "view_as_real", "view_as_complex", "real", "imag", "angle",
+            "conj", "conj_physical", "resolve_conj", "is_conj", "is_complex"]

@@ -130,7 +130,7 @@ class Tensor:
         return _BY_NUMPY[self._data.dtype].is_floating_point  # bfloat16's NumPy kind is "V"
 
     def is_complex(self):
-        return False
+        return self._data.dtype.kind == "c"
 
     @property
     def device(self):
@@ -184,7 +184,10 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to use "
                 "a computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().")
-        if requires_grad and self._data.dtype.kind not in "fc":
+        if requires_grad and self._data.dtype.kind != "f":
+            if self._data.dtype.kind in "cV":  # complex, bfloat16 (ml_dtypes' kind)
+                raise NotImplementedError(f"ember does not support autograd for "
+                                          f"{_BY_NUMPY[self._data.dtype].name} tensors yet")
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._requires_grad = bool(requires_grad)
         return self

@@ -5,6 +5,8 @@ in-place fills. Imported once by ``ember/__init__.py``.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from . import _functions as F
@@ -29,7 +31,12 @@ class ToDtype(Primitive):
 
     @staticmethod
     def forward(ctx, x, dtype):
-        return x._data.astype(dtype.np)
+        d = x._data
+        if d.dtype.kind == "c" and not dtype.is_complex:
+            warnings.warn("Casting complex values to real discards the imaginary part",
+                          UserWarning, stacklevel=4)
+            d = d.real
+        return d.astype(dtype.np)
 
     @staticmethod
     def backward(ctx, grad):
@@ -101,7 +108,8 @@ def _caster(name, dt):
 for _name, _dt in (("double", dtypes.float64), ("float", dtypes.float32),
                    ("half", dtypes.float16), ("long", dtypes.int64), ("int", dtypes.int32),
                    ("short", dtypes.int16), ("char", dtypes.int8), ("byte", dtypes.uint8),
-                   ("bool", dtypes.bool_)):
+                   ("bool", dtypes.bool_), ("cfloat", dtypes.complex64),
+                   ("cdouble", dtypes.complex128), ("bfloat16", dtypes.bfloat16)):
     _caster(_name, _dt)
 del _name, _dt
 
@@ -375,7 +383,8 @@ OPERATORS = {
     "__rxor__": F.bitwise_xor,
     "__getitem__": I.getitem, "__setitem__": I.setitem,
 }
-PROPERTIES = {"T": _T, "mT": S.mT, "H": _T, "mH": S.mT}  # real tensors: H is T
+PROPERTIES = {"T": _T, "mT": S.mT, "H": lambda self: F.conj(_T(self)),
+              "mH": lambda self: F.conj(S.mT(self)), "real": F.real, "imag": F.imag}
 INPLACE_OPERATORS = {"__iadd__": F.add, "__isub__": F.sub, "__imul__": F.mul,
                       "__itruediv__": F.div, "__ifloordiv__": F.floor_divide,
                       "__imod__": F.remainder, "__ipow__": F.pow,

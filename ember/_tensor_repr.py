@@ -89,16 +89,17 @@ class _PlainFormatter:
 
 
 class _ComplexFormatter:
-    """``1.5000+2.0000j``: the real and imaginary parts formatted each on their own."""
+    """``1.5000+2.0000j``: the real and imaginary parts formatted each on their own, the
+    imaginary part's padding dropped (PyTorch's layout)."""
 
     def __init__(self, values):
         self.real, self.imag = _FloatFormatter(values.real), _FloatFormatter(values.imag)
-        self.width = self.real.width + self.imag.width + 2
+        self.width = self.real.width + self.imag.width + 1
 
     def __call__(self, v):
-        imag = self.imag(abs(v.imag)).lstrip()
-        sign = "-" if (v.imag < 0 or (v.imag == 0 and math.copysign(1.0, v.imag) < 0)) else "+"
-        return (self.real(v.real) + sign + imag + "j").rjust(self.width)
+        v = complex(v)
+        imag = (self.imag(v.imag) + "j").lstrip()
+        return self.real(v.real) + (imag if imag[0] in "+-" else "+" + imag)
 
 
 def _summarized_values(a, summarize):

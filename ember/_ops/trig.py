@@ -188,3 +188,31 @@ class NanToNum(Primitive):
     def backward(ctx, grad):
         x, = ctx.saved_tensors
         return grad * IsFinite.apply(x), None, None, None
+
+
+# ---- complex numbers: the angle -----------------------------------------------------------
+class Angle(Primitive):
+    """The argument of each element (0 or pi for real ones, NaN kept); real dtype."""
+    _backward_name = "AngleBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        d = _float_data(x)
+        xp = get_array_module(d)
+        if d.dtype.kind == "c":
+            return xp.angle(d)
+        out = xp.where(d < 0, d.dtype.type(math.pi), d.dtype.type(0))
+        return xp.where(xp.isnan(d), d, out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0  # a real input's angle is piecewise constant
+
+
+class Conj(Primitive):
+    """The complex conjugate (a copy: ember has no lazy conjugate bit)."""
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x):
+        return get_array_module(x._data).conj(x._data)

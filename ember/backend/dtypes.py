@@ -22,7 +22,7 @@ try:  # bfloat16 arrays: NumPy has no such type; ml_dtypes adds it (optional)
 except ImportError:  # pragma: no cover - ml_dtypes is a declared dependency
     _ml_dtypes = None
 
-_BOOL, _INT, _FLOAT = 0, 1, 2
+_BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
 
 
 class dtype:
@@ -42,17 +42,26 @@ class dtype:
         self.category = category
         self.itemsize = self.np.itemsize
         self.is_floating_point = category == _FLOAT
-        self.is_signed = self.np.kind in "if" or category == _FLOAT  # bfloat16's kind is "V"
+        self.is_signed = self.np.kind in "ifc" or category == _FLOAT  # bfloat16's kind: "V"
         self.scalar_name = scalar_name
         self.cpp_name = cpp_name
         self.alias = alias
 
     @property
     def is_complex(self):
-        return False
+        return self.category == _COMPLEX
 
     def to_real(self):
-        return self
+        """The dtype of the real and imaginary parts (float32 for complex64); self if real."""
+        return _REAL_OF.get(self.name, self)
+
+    def to_complex(self):
+        """The complex dtype with parts of this dtype (complex64 for float32)."""
+        if self.category == _COMPLEX:
+            return self
+        if self.category != _FLOAT:
+            raise RuntimeError(f"Unknown Complex ScalarType for {self.scalar_name}")
+        return complex128 if self.name == "float64" else complex64
 
     def __repr__(self):
         return "ember." + self.name
@@ -74,8 +83,14 @@ int32 = dtype("int32", np.int32, _INT, "Int", "int", "int")
 int64 = dtype("int64", np.int64, _INT, "Long", "long int", "long")
 uint8 = dtype("uint8", np.uint8, _INT, "Byte", "unsigned char", None)
 bool_ = dtype("bool", np.bool_, _BOOL, "Bool", "bool", None)
+complex64 = dtype("complex64", np.complex64, _COMPLEX, "ComplexFloat", "c10::complex<float>",
+                  "cfloat")
+complex128 = dtype("complex128", np.complex128, _COMPLEX, "ComplexDouble",
+                   "c10::complex<double>", "cdouble")
 half, float, double = float16, float32, float64  # the aliases above, as Python names
 short, int, long = int16, int32, int64
+cfloat, cdouble = complex64, complex128
+_REAL_OF = {"complex64": float32, "complex128": float64}
 
 
 class _MissingDtype(dtype):
@@ -98,7 +113,8 @@ if _ml_dtypes is not None:
 else:  # pragma: no cover
     bfloat16 = _MissingDtype("bfloat16", _FLOAT, "BFloat16", "c10::BFloat16", "ml_dtypes")
 
-ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_) + \
+ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_, complex64,
+       complex128) + \
     ((bfloat16,) if _ml_dtypes is not None else ())
 _BY_NUMPY = {d.np: d for d in ALL}
 _BY_NAME = {d.name: d for d in ALL}
@@ -124,7 +140,8 @@ def from_numpy_dtype(np_dtype):
     except (KeyError, TypeError):
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).name}. The only supported "
-            "types are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+            "types are: float64, float32, float16, complex64, complex128, int64, int32, int16, "
+            "int8, uint8, and bool."
         ) from None
 
 
@@ -165,11 +182,23 @@ def scalar_dtype(value):
         return bool_
     if isinstance(value, (builtins.int, np.integer)):
         return int64
+    if isinstance(value, (builtins.complex, np.complexfloating)):
+        return _default.value.to_complex()
     return _default.value
 
 
 def _category_default(category):
+    if category == _COMPLEX:
+        return _default.value.to_complex()
     return (bool_, int64, _default.value)[category]
+
+
+def _combine(higher, lower):
+    """``higher``'s dtype when it decides; a complex ``lower`` over a float ``higher``
+    keeps the float's precision (PyTorch: float64 with a complex scalar is complex128)."""
+    if higher.category == _FLOAT and lower.category == _COMPLEX:
+        return higher.to_complex()
+    return lower
 
 
 def promote_types(a, b):
@@ -177,7 +206,10 @@ def promote_types(a, b):
     if a is b:
         return a
     if a.category != b.category:
-        return a if a.category > b.category else b
+        high, low = (a, b) if a.category > b.category else (b, a)
+        if high.category == _COMPLEX and low.category == _FLOAT and low.itemsize > 4:
+            return complex128  # complex64 with float64: complex128
+        return high
     if {a.name, b.name} == {"bfloat16", "float16"}:  # no common NumPy type: PyTorch's float32
         return float32
     return _BY_NUMPY[np.promote_types(a.np, b.np)]
@@ -199,9 +231,10 @@ def result_type(*operands):
             zero_dt = d if zero_dt is None else promote_types(zero_dt, d)
     result = dim_dt
     if zero_dt is not None and (result is None or zero_dt.category > result.category):
-        result = zero_dt
+        result = zero_dt if result is None else _combine(result, zero_dt)
     if wrapped_cat >= 0 and (result is None or wrapped_cat > result.category):
-        result = _category_default(wrapped_cat)
+        wrapped = _category_default(wrapped_cat)
+        result = wrapped if result is None else _combine(result, wrapped)
     return result
 
 
