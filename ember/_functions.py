@@ -80,25 +80,25 @@ divide = alias(div, "divide", inplace=True)
 true_divide = alias(div, "true_divide", inplace=True)
 
 
-@op(inplace=True)
+@op(inplace=True, out=True)
 def floor_divide(input: Tensor, other: Tensor | Number) -> Tensor:
     return E.FloorDivide.apply(input, other)
 
 
-@op(inplace=True)
+@op(inplace=True, out=True)
 def remainder(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     if not isinstance(input, Tensor):
         input = _as_tensor_like(input, other)
     return E.Remainder.apply(input, other)
 
 
-@op(inplace=True)
+@op(inplace=True, out=True)
 def fmod(input: Tensor, other: Tensor | Number) -> Tensor:
     return input - (input / other).trunc() * other if input.is_floating_point() else \
         E.Sub.apply(input, div(input, other, rounding_mode="trunc") * other)
 
 
-@op(inplace=True)
+@op(inplace=True, out=True)
 def pow(input: Tensor | Number, exponent: Tensor | Number) -> Tensor:
     if not isinstance(input, Tensor):
         return E.RPow.apply(exponent, input)
@@ -132,17 +132,17 @@ trunc = unary(E.Trunc, "trunc", inplace=True)
 isnan = unary(E.IsNan, "isnan")
 
 
-@op(inplace=True)
+@op(inplace=True, out=True)
 def square(input: Tensor) -> Tensor:
     return E.Mul.apply(input, input)
 
 
-@op(inplace=True)
+@op(inplace=True, out=True)
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     return E.Round.apply(input, decimals) if decimals else E.Round.apply(input)
 
 
-@op(inplace=True)
+@op(inplace=True, out=True)
 def clamp(input: Tensor, min: Tensor | Number | None = None,
           max: Tensor | Number | None = None) -> Tensor:
     if isinstance(min, Tensor) or isinstance(max, Tensor):
@@ -157,37 +157,37 @@ def clamp(input: Tensor, min: Tensor | Number | None = None,
 clip = alias(clamp, "clip", inplace=True)
 
 
-@op(inplace=True)
+@op(inplace=True, out=True)
 def clamp_min(input: Tensor, min: Tensor | Number) -> Tensor:
     return clamp(input, min=min)
 
 
-@op(inplace=True)
+@op(inplace=True, out=True)
 def clamp_max(input: Tensor, max: Tensor | Number) -> Tensor:
     return clamp(input, max=max)
 
 
-@op
+@op(out=True)
 def maximum(input: Tensor, other: Tensor) -> Tensor:
     return E.Maximum.apply(input, _tensor_arg(other, "maximum"))
 
 
-@op
+@op(out=True)
 def minimum(input: Tensor, other: Tensor) -> Tensor:
     return E.Minimum.apply(input, _tensor_arg(other, "minimum"))
 
 
-@op(inplace=True)
+@op(inplace=True, out=True)
 def lerp(input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
     return E.Lerp.apply(input, end, weight)
 
 
-@op(inplace=True)
+@op(inplace=True, out=True)
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
     return E.Addcmul.apply(input, tensor1, tensor2, value)
 
 
-@op(inplace=True)
+@op(inplace=True, out=True)
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
     return E.Addcdiv.apply(input, tensor1, tensor2, value)
 
@@ -235,7 +235,7 @@ def _where_method(self: Tensor, condition: Tensor, other: Tensor | Number) -> Te
     return where(condition, self, other)
 
 
-@op(method=_where_method)  # x.where(condition, other): x is the input, not the condition
+@op(method=_where_method, out=True)  # x.where(condition, other): x is the input, not the condition
 def where(condition: Tensor, input: Tensor | Number | None = None,
           other: Tensor | Number | None = None) -> Tensor | tuple[Tensor, ...]:
     if input is None and other is None:
@@ -251,19 +251,19 @@ def masked_fill(input: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:
 
 
 # ---- reductions ---------------------------------------------------------------------------
-@op
+@op(out=True)
 def sum(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
         dtype: dtype | None = None) -> Tensor:
     return (R.SumAll if dim is None else R.Sum).apply(input, dim, keepdim, dtype)
 
 
-@op
+@op(out=True)
 def mean(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
          dtype: dtype | None = None) -> Tensor:
     return (R.MeanAll if dim is None else R.Mean).apply(input, dim, keepdim, dtype)
 
 
-@op
+@op(out=True)
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
          dtype: dtype | None = None) -> Tensor:
     return R.Prod.apply(input, dim, keepdim, dtype)
@@ -281,22 +281,22 @@ def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *
     return R.max_min(input, dim, keepdim, largest=False)
 
 
-@op
+@op(out=True)
 def amax(input: Tensor, dim: int | Sequence[int] = (), keepdim: bool = False) -> Tensor:
     return R.Amax.apply(input, dim, keepdim, True)
 
 
-@op
+@op(out=True)
 def amin(input: Tensor, dim: int | Sequence[int] = (), keepdim: bool = False) -> Tensor:
     return R.Amax.apply(input, dim, keepdim, False)
 
 
-@op
+@op(out=True)
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     return R.ArgExtreme.apply(input, dim, keepdim, True)
 
 
-@op
+@op(out=True)
 def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     return R.ArgExtreme.apply(input, dim, keepdim, False)
 
@@ -307,7 +307,7 @@ def _correction(unbiased, correction):
     return 1 if unbiased in (None, True) else 0
 
 
-@op
+@op(out=True)
 def var(input: Tensor, dim: int | Sequence[int] | bool | None = None,
         unbiased: bool | None = None, keepdim: bool = False, *,
         correction: Number | None = None) -> Tensor:
@@ -316,7 +316,7 @@ def var(input: Tensor, dim: int | Sequence[int] | bool | None = None,
     return R.Var.apply(input, dim, _correction(unbiased, correction), keepdim, False)
 
 
-@op
+@op(out=True)
 def std(input: Tensor, dim: int | Sequence[int] | bool | None = None,
         unbiased: bool | None = None, keepdim: bool = False, *,
         correction: Number | None = None) -> Tensor:
@@ -325,12 +325,12 @@ def std(input: Tensor, dim: int | Sequence[int] | bool | None = None,
     return R.Var.apply(input, dim, _correction(unbiased, correction), keepdim, True)
 
 
-@op
+@op(out=True)
 def logsumexp(input: Tensor, dim: int | Sequence[int], keepdim: bool = False) -> Tensor:
     return R.LogSumExp.apply(input, dim, keepdim)
 
 
-@op
+@op(out=True)
 def norm(input: Tensor, p: float | str | None = "fro", dim: int | Sequence[int] | None = None,
          keepdim: bool = False, dtype: dtype | None = None) -> Tensor:
     if p in ("fro", None):
@@ -340,22 +340,22 @@ def norm(input: Tensor, p: float | str | None = "fro", dim: int | Sequence[int] 
     return R.Norm.apply(input, float(p), dim, keepdim)
 
 
-@op
+@op(out=True)
 def all(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     return R.AllAny.apply(input, dim, keepdim, True)
 
 
-@op
+@op(out=True)
 def any(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     return R.AllAny.apply(input, dim, keepdim, False)
 
 
-@op
+@op(out=True)
 def cumsum(input: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
     return R.Cumsum.apply(input, dim, dtype)
 
 
-@op
+@op(out=True)
 def cumprod(input: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
     return R.Cumprod.apply(input, dim, dtype)
 
@@ -384,8 +384,8 @@ def contiguous(input: Tensor, memory_format: Any = None) -> Tensor:
     return S.contiguous(input)
 
 
-cat = op(S.cat, method=False)
-stack = op(S.stack, method=False)
+cat = op(S.cat, method=False, out=True)
+stack = op(S.stack, method=False, out=True)
 flip = op(S.flip)
 roll = op(S.roll)
 repeat = op(S.repeat)
@@ -414,26 +414,26 @@ def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
 
 
 # ---- indexing -----------------------------------------------------------------------------
-gather = op(I.gather)
+gather = op(I.gather, out=True)
 scatter = op(I.scatter, inplace=True)
 scatter_add = op(I.scatter_add, inplace=True)
-index_select = op(I.index_select)
+index_select = op(I.index_select, out=True)
 index_add = op(I.index_add, inplace=True)
-masked_select = op(I.masked_select)
-take_along_dim = op(I.take_along_dim)
-nonzero = op(I.nonzero)
-sort = op(I.sort)
+masked_select = op(I.masked_select, out=True)
+take_along_dim = op(I.take_along_dim, out=True)
+nonzero = op(I.nonzero, out=True)
+sort = op(I.sort, out=True)
 argsort = op(I.argsort)
-topk = op(I.topk)
+topk = op(I.topk, out=True)
 
 # ---- linear algebra -----------------------------------------------------------------------
-mm = op(L.mm)
-bmm = op(L.bmm)
-matmul = op(L.matmul)
-dot = op(L.dot)
-mv = op(L.mv)
-outer = op(L.outer)
-addmm = op(L.addmm)
+mm = op(L.mm, out=True)
+bmm = op(L.bmm, out=True)
+matmul = op(L.matmul, out=True)
+dot = op(L.dot, out=True)
+mv = op(L.mv, out=True)
+outer = op(L.outer, out=True)
+addmm = op(L.addmm, out=True)
 einsum = op(L.einsum, method=False)
 
 
