@@ -450,3 +450,103 @@ def test_bfloat16_creation_casting_arithmetic_and_printing():
     assert (e + ember.ones(4)).dtype is ember.float32
     assert e.is_floating_point() and ember.ones(2, dtype=ember.bfloat16).sum().item() == 2
     assert ember.promote_types(ember.bfloat16, ember.int64) is ember.bfloat16
+
+
+# ---- complex ------------------------------------------------------------------------------
+def _same(e, t):
+    assert tuple(e.shape) == tuple(t.shape)
+    assert e.dtype.name == str(t.dtype).split(".")[1], (e.dtype, t.dtype)
+    np.testing.assert_allclose(e.numpy(), t.resolve_conj().numpy(), rtol=1e-6, atol=1e-7)
+
+
+COMPLEX_DATA = [[1 + 2j, 3 - 1j], [0.5 - 0.25j, -2 + 0j]]
+
+
+def test_complex_creation_and_promotion():
+    for case in [lambda lib: lib.tensor(COMPLEX_DATA),
+                 lambda lib: lib.tensor(COMPLEX_DATA, dtype=lib.complex128),
+                 lambda lib: lib.tensor([1.0, 2j]),
+                 lambda lib: lib.tensor(np.array(COMPLEX_DATA)),
+                 lambda lib: lib.tensor(np.array(COMPLEX_DATA, np.complex64)),
+                 lambda lib: lib.tensor([[1, 2]], dtype=lib.cdouble),
+                 lambda lib: lib.ones(2, dtype=lib.float64) * 1j,
+                 lambda lib: lib.ones(2) * 1j,
+                 lambda lib: lib.arange(3) * (1 + 1j),
+                 lambda lib: lib.tensor(COMPLEX_DATA) + lib.ones(2, dtype=lib.float64),
+                 lambda lib: lib.tensor(COMPLEX_DATA) + lib.tensor(2.0, dtype=lib.float64),
+                 lambda lib: lib.tensor(1.0, dtype=lib.float64) + lib.tensor(COMPLEX_DATA[0]),
+                 lambda lib: lib.zeros(2, 2, dtype=lib.complex64),
+                 lambda lib: lib.ones(2).to(lib.complex128),
+                 lambda lib: lib.ones(2).cfloat()]:
+        _same(case(ember), case(torch))
+    assert ember.promote_types(ember.complex64, ember.float64) is ember.complex128
+    assert ember.result_type(ember.ones(2), 1j) is ember.complex64
+    assert error_of(lambda: ember.tensor([1 + 2j], dtype=ember.float32)) == \
+        error_of(lambda: torch.tensor([1 + 2j], dtype=torch.float32))
+
+
+def test_complex_arithmetic_and_reductions():
+    a = np.array(COMPLEX_DATA, np.complex64)
+    b = np.array([[2 - 1j, 0.5j], [1 + 1j, 3 + 0j]], np.complex64)
+    for case in [lambda lib, x, y: x + y, lambda lib, x, y: x - y, lambda lib, x, y: x * y,
+                 lambda lib, x, y: x / y, lambda lib, x, y: x * 2.5, lambda lib, x, y: 1 / x,
+                 lambda lib, x, y: x @ y, lambda lib, x, y: x.sum(), lambda lib, x, y: x.mean(0),
+                 lambda lib, x, y: x.exp(), lambda lib, x, y: x.abs(), lambda lib, x, y: x.conj(),
+                 lambda lib, x, y: lib.angle(x), lambda lib, x, y: x.angle(),
+                 lambda lib, x, y: x.t(), lambda lib, x, y: x.reshape(4)[1:],
+                 lambda lib, x, y: x == y, lambda lib, x, y: lib.isreal(x),
+                 lambda lib, x, y: lib.isfinite(x), lambda lib, x, y: x.real + x.imag,
+                 lambda lib, x, y: x.mH, lambda lib, x, y: lib.cat([x, y])]:
+        _same(case(ember, ember.tensor(a), ember.tensor(b)),
+              case(torch, torch.tensor(a), torch.tensor(b)))
+    assert ember.tensor(COMPLEX_DATA)[0, 1].item() == torch.tensor(COMPLEX_DATA)[0, 1].item()
+
+
+def test_complex_views_and_constructors():
+    re_, im = rng().standard_normal((3, 2)), rng(1).standard_normal((2,))
+    for case in [lambda lib, r, i: lib.complex(r, i), lambda lib, r, i: lib.polar(r.abs(), i),
+                 lambda lib, r, i: lib.view_as_real(lib.complex(r, i)),
+                 lambda lib, r, i: lib.view_as_complex(lib.stack([r, r * 2], -1)),
+                 lambda lib, r, i: lib.view_as_complex(lib.stack([r, r], -1)[:, ::2]),
+                 lambda lib, r, i: lib.real(lib.complex(r, i)),
+                 lambda lib, r, i: lib.imag(lib.complex(r, i)),
+                 lambda lib, r, i: lib.angle(r), lambda lib, r, i: lib.angle(lib.tensor([-1, 2])),
+                 lambda lib, r, i: r.real, lambda lib, r, i: lib.conj(r)]:
+        _same(case(ember, ember.tensor(re_), ember.tensor(im)),
+              case(torch, torch.tensor(re_), torch.tensor(im)))
+    for lib in (ember, torch):  # .real/.imag and view_as_real write through
+        z = lib.tensor([1 + 2j, 3 - 1j])
+        z.imag[0] = 5.0
+        lib.view_as_real(z)[1, 0] = 7.0
+        assert z.tolist() == [1 + 5j, 7 - 1j]
+    for case in [lambda lib: lib.complex(lib.ones(2).long(), lib.ones(2).long()),
+                 lambda lib: lib.complex(lib.ones(2), lib.ones(2).double()),
+                 lambda lib: lib.view_as_real(lib.ones(2)),
+                 lambda lib: lib.view_as_complex(lib.ones(2, 3)),
+                 lambda lib: lib.view_as_complex(lib.ones(2, 2).long()),
+                 lambda lib: lib.view_as_complex(lib.ones(2, 2).t()),
+                 lambda lib: lib.ones(2).imag]:
+        assert error_of(lambda: case(ember)) == error_of(lambda: case(torch))
+
+
+def test_complex_printing():
+    for data in [COMPLEX_DATA, [1 + 2j, 3 - 1j], [1.5 + 2j], 1j, [1e-5 + 1j], -0.0 - 0j,
+                 [[1 + 1j, 2.5 - 3j], [0j, -1 - 1e-5j]], [complex(np.nan, 1), np.inf + 0j]]:
+        assert repr(ember.tensor(data)) == repr(torch.tensor(data))
+    assert repr(ember.tensor(COMPLEX_DATA, dtype=ember.complex128)) == \
+        repr(torch.tensor(COMPLEX_DATA, dtype=torch.complex128)).replace("torch.", "ember.")
+
+
+def test_complex_casting_to_real_warns_as_torch():
+    for lib in (ember, torch):
+        with pytest.warns(UserWarning, match="Casting complex values to real discards"):
+            assert lib.tensor([1 + 2j]).float().tolist() == [1.0]
+
+
+def test_complex_autograd_is_refused_clearly():
+    with pytest.raises(NotImplementedError, match="autograd for complex"):
+        ember.tensor([1j], requires_grad=True)
+    with pytest.raises(NotImplementedError, match="autograd for complex"):
+        ember.ones(2, requires_grad=True) * ember.tensor([1j, 2j])
+    with pytest.raises(NotImplementedError, match="autograd for bfloat16"):
+        ember.ones(2, dtype=ember.bfloat16).requires_grad_()
