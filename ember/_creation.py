@@ -390,12 +390,19 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     tensor([[1., 2.],
             [3., 4.]], dtype=ember.float64)
     """
+    _check_pin_memory(pin_memory)
     if isinstance(data, Tensor):
         warnings.warn("To copy construct from a tensor, it is recommended to use "
                       "sourceTensor.clone().detach() or sourceTensor.clone().detach()."
                       "requires_grad_(True), rather than torch.tensor(sourceTensor).",
                       UserWarning, stacklevel=2)
     return _finish(to_array(data, dtype), requires_grad, device)
+
+
+def _check_pin_memory(pin_memory):
+    if pin_memory:  # as PyTorch on a machine with no accelerator
+        raise RuntimeError("pin_memory=True requires a CUDA or other accelerator backend; no "
+                           "pinned memory allocator is available on this system.")
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -469,6 +476,7 @@ def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=N
 def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None, out=None,
           layout=None, pin_memory=False):
     dtypes.check_memory_format(memory_format, "empty")
+    _check_pin_memory(pin_memory)
     return _finish(_empty_array(_sizes(size), _np_dtype(dtype)), requires_grad, device)
 
 
@@ -494,7 +502,8 @@ def ones_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=
 
 def empty_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     dtypes.check_memory_format(memory_format, "empty_like")
-    return empty(t.shape, dtype=_like_dtype(t, dtype), requires_grad=requires_grad)
+    return empty(t.shape, dtype=_like_dtype(t, dtype), device=device,
+                 requires_grad=requires_grad)
 
 
 def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False,
@@ -597,12 +606,14 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, o
 
 def rand_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     dtypes.check_memory_format(memory_format, "rand_like")
-    return rand(t.shape, dtype=_like_dtype(t, dtype), requires_grad=requires_grad)
+    return rand(t.shape, dtype=_like_dtype(t, dtype), device=device,
+                requires_grad=requires_grad)
 
 
 def randn_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     dtypes.check_memory_format(memory_format, "randn_like")
-    return randn(t.shape, dtype=_like_dtype(t, dtype), requires_grad=requires_grad)
+    return randn(t.shape, dtype=_like_dtype(t, dtype), device=device,
+                 requires_grad=requires_grad)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
@@ -624,7 +635,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
 
 
 def randint_like(t, low, high=None, *, dtype=None, device=None):
-    return randint(low, high, t.shape, dtype=_like_dtype(t, dtype))
+    return randint(low, high, t.shape, dtype=_like_dtype(t, dtype), device=device)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None):

@@ -337,6 +337,8 @@ def norm(input: Tensor, p: float | str | None = "fro", dim: int | Sequence[int] 
         p = 2
     if p == "nuc":
         raise NotImplementedError("nuclear norm is not supported yet")
+    if dtype is not None:  # computed in dtype, as PyTorch does
+        input = input.to(dtype)
     return R.Norm.apply(input, float(p), dim, keepdim)
 
 

@@ -17,7 +17,7 @@ from .primitive import Primitive, unbroadcast
 def _float_data(x):
     """x's array, integer and bool ones as the default float dtype."""
     d = x._data
-    if d.dtype.kind not in "fc":
+    if d.dtype.kind in "biu":  # bfloat16's NumPy kind is "V": it stays
         return d.astype(dtypes.get_default_dtype().np)
     return d
 

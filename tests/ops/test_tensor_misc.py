@@ -320,3 +320,12 @@ def test_bfloat16_basics():
     assert (x * 2).dtype is ember.bfloat16 and (x * 2).tolist() == [3.0, 4.0, 201.0]
     assert x.float().dtype is ember.float32 and ember.ones(2).bfloat16().dtype is ember.bfloat16
     assert repr(ember.ones(2, dtype=ember.bfloat16)) == "tensor([1., 1.], dtype=ember.bfloat16)"
+
+
+def test_a_dtype_whose_package_is_missing_names_it():
+    from ember.backend.dtypes import _MissingDtype
+    missing = _MissingDtype("bfloat16", 2, "BFloat16", "c10::BFloat16", "ml_dtypes")
+    assert repr(missing) == "ember.bfloat16" and missing.is_floating_point
+    with pytest.raises(RuntimeError, match=r"ember.bfloat16 needs the ml_dtypes package "
+                                           r"\(pip install ml_dtypes\)"):
+        ember.zeros(2, dtype=missing)

@@ -550,3 +550,21 @@ def test_complex_autograd_is_refused_clearly():
         ember.ones(2, requires_grad=True) * ember.tensor([1j, 2j])
     with pytest.raises(NotImplementedError, match="autograd for bfloat16"):
         ember.ones(2, dtype=ember.bfloat16).requires_grad_()
+
+
+def test_other_accepted_parameters_are_honoured():
+    for case in [lambda lib: lib.tensor([1.0], pin_memory=True),
+                 lambda lib: lib.empty(2, pin_memory=True),
+                 lambda lib: lib.empty_like(lib.ones(2), device="cuda")]:
+        assert error_of(lambda: case(ember)) == error_of(lambda: case(torch))
+    compare(lambda lib, x: lib.norm(x, dtype=lib.float64), rng().standard_normal(5)
+            .astype(np.float32))
+
+
+@pytest.mark.parametrize("name", ["exp", "sin", "sqrt", "tanh", "sigmoid", "asin", "log", "abs",
+                                  "neg", "sum", "mean", "max"])
+def test_bfloat16_unary_math_and_reductions_stay_bfloat16(name):
+    e = getattr(ember, name)(ember.tensor([0.25, 0.5, 0.75], dtype=ember.bfloat16))
+    t = getattr(torch, name)(torch.tensor([0.25, 0.5, 0.75], dtype=torch.bfloat16))
+    assert e.dtype is ember.bfloat16 and np.array(e.tolist()).tolist() == \
+        np.array(t.tolist()).tolist()
