@@ -40,24 +40,21 @@ def _as_tensor_like(scalar, like):
 
 
 # ---- arithmetic ---------------------------------------------------------------------------
-@op(inplace=True)
-def add(input: Tensor, other: Tensor | Number, *, alpha: Number = 1,
-        out: Tensor | None = None) -> Tensor:
+@op(inplace=True, out=True)
+def add(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     return E.Add.apply(input, other, alpha) if alpha != 1 else E.Add.apply(input, other)
 
 
-@op(inplace=True)
-def sub(input: Tensor, other: Tensor | Number, *, alpha: Number = 1,
-        out: Tensor | None = None) -> Tensor:
+@op(inplace=True, out=True)
+def sub(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     return E.Sub.apply(input, other, alpha) if alpha != 1 else E.Sub.apply(input, other)
 
 
 subtract = alias(sub, "subtract", inplace=True)
 
 
-@op(inplace=True)
-def mul(input: Tensor | Number, other: Tensor | Number, *,
-        out: Tensor | None = None) -> Tensor:
+@op(inplace=True, out=True)
+def mul(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     if not isinstance(input, Tensor):
         input, other = other, input
     return E.Mul.apply(input, other)
@@ -66,9 +63,9 @@ def mul(input: Tensor | Number, other: Tensor | Number, *,
 multiply = alias(mul, "multiply", inplace=True)
 
 
-@op(inplace=True)
-def div(input: Tensor | Number, other: Tensor | Number, *, rounding_mode: str | None = None,
-        out: Tensor | None = None) -> Tensor:
+@op(inplace=True, out=True)
+def div(input: Tensor | Number, other: Tensor | Number, *,
+        rounding_mode: str | None = None) -> Tensor:
     if not isinstance(input, Tensor):
         input = _as_tensor_like(input, other)
     if rounding_mode is None:
@@ -269,15 +266,15 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
     return R.Prod.apply(input, dim, keepdim, dtype)
 
 
-@op
-def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
-        out: Tensor | None = None) -> Tensor | tuple[Tensor, Tensor]:
+@op(out=True)
+def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False
+        ) -> Tensor | tuple[Tensor, Tensor]:
     return R.max_min(input, dim, keepdim, largest=True)
 
 
-@op
-def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
-        out: Tensor | None = None) -> Tensor | tuple[Tensor, Tensor]:
+@op(out=True)
+def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False
+        ) -> Tensor | tuple[Tensor, Tensor]:
     return R.max_min(input, dim, keepdim, largest=False)
 
 
@@ -561,9 +558,9 @@ def isreal(input: Tensor) -> Tensor:
     return Tensor._make(get_array_module(input._data).ones(input._data.shape, bool))
 
 
-@op(inplace=True)
+@op(inplace=True, out=True)
 def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
-               neginf: float | None = None, *, out: Tensor | None = None) -> Tensor:
+               neginf: float | None = None) -> Tensor:
     """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (default: the
     dtype's largest and lowest finite values).
 

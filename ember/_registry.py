@@ -81,15 +81,17 @@ def op(fn: Callable | None = None, *, name: str | None = None, method: bool | Ca
     ``method=True``: ``Tensor.<name>`` is ``fn`` itself (self as the first argument);
     a callable: that instead (a method whose arguments differ, as
     ``x.where(condition, other)``); False: no method. ``inplace``: also ``x.<name>_``.
-    A function with an ``out`` parameter (or declared with ``out=True``) gets PyTorch's
-    ``out=`` behaviour from ``with_out``: ``fn`` itself never sees ``out``.
+    ``out=True``: the function takes PyTorch's ``out=`` (``with_out``; ``fn`` itself never
+    sees it); the method does not, as in PyTorch.
     Usable as ``@op``, ``@op(...)`` and ``view = op(S.view)``.
     """
     def declare(fn):
         public = name or fn.__name__
-        if out or "out" in inspect.signature(fn).parameters:
+        if "out" in inspect.signature(fn).parameters:
+            raise ValueError(f"{public!r}: declare out= with op(out=True), not as a parameter")
+        bound = fn if method is True else (method or None)  # methods take no out=, as in torch
+        if out:
             fn = with_out(fn, public)
-        bound = fn if method is True else (method or None)
         _declare(public, fn, bound, bound, inplace)
         return fn
     return declare if fn is None else declare(fn)
@@ -157,21 +159,20 @@ _RESIZED = ("An output with one or more elements was resized since it had shape 
 
 def with_out(fn: Callable, name: str) -> Callable:
     """``fn`` taking PyTorch's keyword ``out=``: ``fn`` computes the result (without
-    ``out``), ``write_out`` puts it into ``out``. The signature shown is ``fn``'s, with
-    ``out`` added when ``fn`` lacks it."""
+    ``out``), ``write_out`` puts it into ``out``. The signature shown is ``fn``'s with
+    ``out`` added."""
     @functools.wraps(fn)
     def function(*args, out=None, **kwargs):
         if out is None:
             return fn(*args, **kwargs)
         return write_out(fn(*args, **kwargs), out, name)
     signature = inspect.signature(fn)
-    if "out" not in signature.parameters:
-        extra = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None,
-                                  annotation="Tensor | None")
-        params = list(signature.parameters.values())
-        where = next((i for i, p in enumerate(params) if p.kind is p.VAR_KEYWORD), len(params))
-        function.__signature__ = signature.replace(parameters=params[:where] + [extra]
-                                                   + params[where:])
+    extra = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None,
+                              annotation="Tensor | None")
+    params = list(signature.parameters.values())
+    where = next((i for i, p in enumerate(params) if p.kind is p.VAR_KEYWORD), len(params))
+    function.__signature__ = signature.replace(parameters=params[:where] + [extra]
+                                               + params[where:])
     return function
 
 

@@ -568,3 +568,12 @@ def test_bfloat16_unary_math_and_reductions_stay_bfloat16(name):
     t = getattr(torch, name)(torch.tensor([0.25, 0.5, 0.75], dtype=torch.bfloat16))
     assert e.dtype is ember.bfloat16 and np.array(e.tolist()).tolist() == \
         np.array(t.tolist()).tolist()
+
+
+def test_methods_take_no_out_as_in_torch():
+    for lib in (ember, torch):
+        x = lib.ones(2)
+        with pytest.raises(TypeError, match="unexpected keyword argument 'out'"):
+            x.add(x, out=lib.empty(2))
+        with pytest.raises(TypeError, match="unexpected keyword argument 'out'"):
+            x.sum(0, out=lib.empty(()))
