@@ -124,7 +124,9 @@ def _format_array(a, fmt, indent, summarize):
         return fmt(a.item())
     if a.ndim == 1:
         items = [fmt(a[i].item()) for i in _edge_indices(a.shape[0], summarize)]
-        if summarize and a.shape[0] > 2 * edge:
+        if summarize and not edge:
+            items = ["..."]
+        elif summarize and a.shape[0] > 2 * edge:
             items.insert(edge, " ...")
         per_line = max(1, int(math.floor((PRINT_OPTS.linewidth - indent) / (fmt.width + 2))))
         lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
@@ -160,6 +162,8 @@ def tensor_repr(t):
         if a.shape != (0,):
             suffixes.append(f"size=({', '.join(map(str, a.shape))}{',' if a.ndim == 1 else ''})")
     else:
+        if not PRINT_OPTS.edgeitems:
+            suffixes.append(f"size={tuple(a.shape)}")
         fmt = _formatter(_summarized_values(a, summarize), dt)
         body = _format_array(a, fmt, len(prefix), summarize)
     default_complex = "complex128" if get_default_dtype().name == "float64" else "complex64"

@@ -312,9 +312,10 @@ def test_constants():
 # ---- printing -----------------------------------------------------------------------------
 PRINTED = [np.arange(20.0) / 3, np.arange(2000.0), np.array([1.123456, 2.0]),
            np.array([1e-8, 2e10]), np.array([1.5, np.nan, -np.inf]), np.arange(12.0).reshape(3, 4),
-           np.array([1.0, 2.0])]
+           np.array([1.0, 2.0]), np.arange(10), np.array(2.5), np.arange(24).reshape(2, 3, 4) / 7]
 OPTIONS = [dict(precision=2, linewidth=30), dict(profile="short"), dict(profile="full"),
            dict(sci_mode=True), dict(sci_mode=False), dict(threshold=5, edgeitems=1),
+           dict(threshold=3, edgeitems=0),
            dict(profile="default")]
 
 
