@@ -23,7 +23,7 @@ from ._registry import op, alias, unary, binary
 from ._ops import elementwise as E, reduction as R, shape as S, indexing as I, linalg as L
 from ._ops import activation_ops as A, nn_ops as N
 from ._ops import trig as T, sets as Z
-from .backend import dtypes, get_array_module
+from .backend import dtypes, get_array_module, to_host
 
 
 def _tensor_arg(x, name="other"):
@@ -673,7 +673,7 @@ def repeat_interleave(input: Tensor, repeats: Tensor | int | None = None,
 def _repeat_counts(repeats, size, name):
     if repeats.dim() > 1:
         raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
-    counts = repeats._data.reshape(-1).astype(np.int64)
+    counts = to_host(repeats._data).reshape(-1).astype(np.int64)  # index arithmetic: host
     if counts.size == 1 and size != 1:
         counts = np.full(size, counts[0], np.int64)
     if counts.size != size:
