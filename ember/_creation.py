@@ -464,23 +464,23 @@ def _filled(fill, size, dtype, requires_grad, device, default=None, name="empty"
     return _finish(arr, requires_grad, device)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+def zeros(*size, dtype=None, device=None, requires_grad=False, layout=None):
     return _filled(0, size, dtype, requires_grad, device, name="zeros",
                    negative="zeros: Dimension size must be non-negative.")
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+def ones(*size, dtype=None, device=None, requires_grad=False, layout=None):
     return _filled(1, size, dtype, requires_grad, device, name="ones")
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None, out=None,
+def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None,
           layout=None, pin_memory=False):
     dtypes.check_memory_format(memory_format, "empty")
     _check_pin_memory(pin_memory)
     return _finish(_empty_array(_sizes(size), _np_dtype(dtype)), requires_grad, device)
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None):
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     if dtype is None:
         dtype = dtypes.scalar_dtype(fill_value)
     return _filled(fill_value, (size,), dtype, requires_grad, device, name="full")
@@ -512,7 +512,7 @@ def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False,
     return _filled(fill_value, t.shape, _like_dtype(t, dtype), requires_grad, device)
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None):
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
     """Values from ``start`` to ``end`` (exclusive); integer args give int64."""
     if end is None:
         start, end = 0, start
@@ -566,7 +566,7 @@ range_.__name__ = range_.__qualname__ = "range"  # ember.range (a module-level `
 # hide the builtin from this module)
 
 
-def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
     np_dtype = _np_dtype(dtype)
@@ -574,7 +574,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
     return _finish(arr, requires_grad, device)
 
 
-def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     np_dtype = _np_dtype(dtype)
     arr = allocate(lambda: np.eye(n, m, dtype=np_dtype), (n, n if m is None else m), np_dtype)
     return _finish(arr, requires_grad, device)
@@ -592,13 +592,13 @@ def _random_float(draw, size, dtype, generator, requires_grad, device, name):
     return _finish(arr, requires_grad, device)
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples on [0, 1)."""
     return _random_float(lambda g, s, d: g.random(s, dtype=d), size, dtype, generator,
                          requires_grad, device, "rand")
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal samples."""
     return _random_float(lambda g, s, d: g.standard_normal(s, dtype=d), size, dtype, generator,
                          requires_grad, device, "randn")
@@ -617,7 +617,7 @@ def randn_like(t, *, dtype=None, device=None, requires_grad=False, memory_format
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
-            requires_grad=False, out=None):
+            requires_grad=False):
     """Integers in [low, high); ``randint(high, size)`` starts at 0."""
     if size is None:
         if high is None or not isinstance(high, (tuple, list)):
@@ -638,7 +638,7 @@ def randint_like(t, low, high=None, *, dtype=None, device=None):
     return randint(low, high, t.shape, dtype=_like_dtype(t, dtype), device=device)
 
 
-def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     np_dtype, gen = _np_dtype(dtype, dtypes.int64), _random.rng(generator)
     arr = allocate(lambda: gen.permutation(n).astype(np_dtype), (n,), np_dtype)
     return _finish(arr, requires_grad, device)

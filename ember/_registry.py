@@ -166,14 +166,18 @@ def with_out(fn: Callable, name: str) -> Callable:
         if out is None:
             return fn(*args, **kwargs)
         return write_out(fn(*args, **kwargs), out, name)
+    function.__signature__ = _signature_with_out(fn)
+    return function
+
+
+def _signature_with_out(fn):
+    """``fn``'s signature with a keyword-only ``out=None`` (before any ``**kwargs``)."""
     signature = inspect.signature(fn)
     extra = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None,
                               annotation="Tensor | None")
     params = list(signature.parameters.values())
     where = next((i for i, p in enumerate(params) if p.kind is p.VAR_KEYWORD), len(params))
-    function.__signature__ = signature.replace(parameters=params[:where] + [extra]
-                                               + params[where:])
-    return function
+    return signature.replace(parameters=params[:where] + [extra] + params[where:])
 
 
 def factory_with_out(fn: Callable, name: str) -> Callable:
@@ -191,6 +195,7 @@ def factory_with_out(fn: Callable, name: str) -> Callable:
             raise RuntimeError(f"dtype {dt.scalar_name} does not match dtype of out parameter "
                                f"({out.dtype.scalar_name})")
         return write_out(fn(*args, **kwargs), out, "aten::" + name)
+    function.__signature__ = _signature_with_out(fn)
     return function
 
 
