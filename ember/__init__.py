@@ -28,6 +28,7 @@ from ._creation import (tensor, as_tensor, from_numpy, zeros, ones, empty, full,
                         ones_like, empty_like, full_like, arange, linspace, eye, rand, randn,
                         rand_like, randn_like, randint, randint_like, randperm)
 from ._creation import range_ as range  # noqa: A001  (PyTorch's deprecated inclusive range)
+from ._creation import STRIDED as strided
 from .random import (Generator, manual_seed, seed, initial_seed, get_rng_state,
                      set_rng_state, default_generator)
 from ._functions import *  # noqa: F401,F403

@@ -399,6 +399,16 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     return _finish(to_array(data, dtype), requires_grad, device)
 
 
+#: the one layout ember's tensors have (``Tensor.layout``); ``ember.strided``
+STRIDED = "strided"
+
+
+def _check_layout(layout, name):
+    if layout is not None and layout != STRIDED:
+        raise NotImplementedError(f"{name}(): layout={layout!r} is not supported: ember's "
+                                  f"tensors are strided")
+
+
 def _check_pin_memory(pin_memory):
     if pin_memory:  # as PyTorch on a machine with no accelerator
         raise RuntimeError("pin_memory=True requires a CUDA or other accelerator backend; no "
@@ -465,17 +475,20 @@ def _filled(fill, size, dtype, requires_grad, device, default=None, name="empty"
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, layout=None):
+    _check_layout(layout, "zeros")
     return _filled(0, size, dtype, requires_grad, device, name="zeros",
                    negative="zeros: Dimension size must be non-negative.")
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, layout=None):
+    _check_layout(layout, "ones")
     return _filled(1, size, dtype, requires_grad, device, name="ones")
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None,
           layout=None, pin_memory=False):
     dtypes.check_memory_format(memory_format, "empty")
+    _check_layout(layout, "empty")
     _check_pin_memory(pin_memory)
     return _finish(_empty_array(_sizes(size), _np_dtype(dtype)), requires_grad, device)
 

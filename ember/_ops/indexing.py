@@ -408,6 +408,9 @@ class Gather(Primitive):
 
 
 def gather(x: Tensor, dim: int, index: Tensor, sparse_grad: bool = False) -> Tensor:
+    if sparse_grad:
+        raise NotImplementedError("gather(): sparse_grad=True is not supported: ember has no "
+                                  "sparse gradients")
     dim = _check_gather(x, dim, index, "gather")
     return Gather.apply(x, dim, index)
 

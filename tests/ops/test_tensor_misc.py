@@ -329,3 +329,14 @@ def test_a_dtype_whose_package_is_missing_names_it():
     with pytest.raises(RuntimeError, match=r"ember.bfloat16 needs the ml_dtypes package "
                                            r"\(pip install ml_dtypes\)"):
         ember.zeros(2, dtype=missing)
+
+
+def test_layout_strided_only():
+    assert ember.zeros(2, layout=ember.strided).layout == ember.strided
+    with pytest.raises(NotImplementedError, match="layout='sparse_coo' is not supported"):
+        ember.ones(2, layout="sparse_coo")
+
+
+def test_gather_sparse_grad_is_refused():
+    with pytest.raises(NotImplementedError, match="sparse_grad=True is not supported"):
+        ember.gather(ember.ones(2, 2), 1, ember.tensor([[0], [1]]), sparse_grad=True)
