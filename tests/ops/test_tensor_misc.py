@@ -340,3 +340,13 @@ def test_layout_strided_only():
 def test_gather_sparse_grad_is_refused():
     with pytest.raises(NotImplementedError, match="sparse_grad=True is not supported"):
         ember.gather(ember.ones(2, 2), 1, ember.tensor([[0], [1]]), sparse_grad=True)
+
+
+def test_complex_and_bfloat16_tensors_save_and_load(tmp_path):
+    z = ember.tensor([1 + 2j, -3j])
+    b = ember.tensor([[1.5, -2.25], [3.0, 4.0]], dtype=ember.bfloat16)
+    ember.save({"z": z, "b": b, "bt": b.t()[1:]}, tmp_path / "x.pt")
+    loaded = ember.load(tmp_path / "x.pt")
+    assert loaded["z"].dtype is ember.complex64 and loaded["z"].tolist() == z.tolist()
+    assert loaded["b"].dtype is ember.bfloat16 and loaded["b"].tolist() == b.tolist()
+    assert loaded["bt"].tolist() == b.t()[1:].tolist()
