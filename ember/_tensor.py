@@ -267,6 +267,9 @@ class Tensor:
     def __int__(self):
         return int(self.item())
 
+    def __complex__(self):
+        return complex(self.item())
+
     def __index__(self):
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an "

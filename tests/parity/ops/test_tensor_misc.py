@@ -501,6 +501,7 @@ def test_complex_arithmetic_and_reductions():
         _same(case(ember, ember.tensor(a), ember.tensor(b)),
               case(torch, torch.tensor(a), torch.tensor(b)))
     assert ember.tensor(COMPLEX_DATA)[0, 1].item() == torch.tensor(COMPLEX_DATA)[0, 1].item()
+    assert complex(ember.tensor(COMPLEX_DATA)[1, 0]) == complex(torch.tensor(COMPLEX_DATA)[1, 0])
 
 
 def test_complex_views_and_constructors():
