@@ -120,8 +120,9 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
 
 
 def _draw_row(gen, p, num_samples, replacement):
-    if replacement:
-        return np.searchsorted(np.cumsum(p), gen.random(num_samples) * 1.0, side="right") \
+    if replacement:  # inverse CDF; scaled by the total so rounding never picks a p=0 tail
+        cdf = np.cumsum(p)
+        return np.searchsorted(cdf, gen.random(num_samples) * cdf[-1], side="right") \
             .clip(max=len(p) - 1)
     # without replacement: the num_samples largest of u^(1/p) (exponential-race sampling);
     # zero-probability categories come last, as they cannot be drawn before the others
