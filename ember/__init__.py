@@ -10,10 +10,14 @@ from .backend import process as _process
 _process.apply()  # everything importing ember changes in the process: see backend/process.py
 
 from .backend.dtypes import (dtype, float16, float32, float64, int8, int16, int32, int64,
-                             uint8, half, float, double, short, int, long,
-                             get_default_dtype, set_default_dtype)
+                             uint8, half, float, double, short, int, long, bfloat16,
+                             complex64, complex128, cfloat, cdouble,
+                             get_default_dtype, set_default_dtype, finfo, iinfo,
+                             memory_format, preserve_format, contiguous_format,
+                             channels_last, channels_last_3d)
 from .backend.dtypes import bool_ as bool  # noqa: A001  (PyTorch's spelling: ember.bool)
 from ._tensor import Tensor, Size
+from ._tensor_repr import set_printoptions
 from .device import device, set_default_device, get_default_device
 from .backend.parallel import get_num_threads, set_num_threads  # intra-op threads
 from . import autograd
@@ -23,9 +27,18 @@ from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inferen
 from ._creation import (tensor, as_tensor, from_numpy, zeros, ones, empty, full, zeros_like,
                         ones_like, empty_like, full_like, arange, linspace, eye, rand, randn,
                         rand_like, randn_like, randint, randint_like, randperm)
+from ._creation import range_ as range  # noqa: A001  (PyTorch's deprecated inclusive range)
+from ._creation import STRIDED as strided
 from .random import (Generator, manual_seed, seed, initial_seed, get_rng_state,
                      set_rng_state, default_generator)
 from ._functions import *  # noqa: F401,F403
+from ._registry import factory_with_out as _factory_with_out
+# out= of the factories (the _creation functions take no out: their dtype comes from it)
+zeros, ones, empty, full, arange, range, linspace, eye, rand, randn, randint, randperm = (
+    _factory_with_out(_fn, _fn.__name__) for _fn in (zeros, ones, empty, full, arange, range,
+                                                      linspace, eye, rand, randn, randint,
+                                                      randperm))
+from math import inf, nan, pi, e  # noqa: E402,F401  (ember.inf, ember.pi, ...)
 from . import _tensor_methods
 from . import return_types
 

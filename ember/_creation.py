@@ -35,7 +35,10 @@ def _finish(array, requires_grad=False, device=None):
     check_device(device)
     t = Tensor._make(array)
     if requires_grad:
-        if array.dtype.kind != "f":
+        if array.dtype.kind in "cV":  # complex, bfloat16 (ml_dtypes' kind)
+            raise NotImplementedError(
+                NO_AUTOGRAD.format(dtypes.from_numpy_dtype(array.dtype).name))
+        if not dtypes.from_numpy_dtype(array.dtype).is_floating_point:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         t._requires_grad = True
@@ -43,6 +46,8 @@ def _finish(array, requires_grad=False, device=None):
 
 
 _INT64_MIN, _INT64_MAX = -2 ** 63, 2 ** 63 - 1
+#: complex and bfloat16 tensors hold values and do arithmetic, but record no gradients yet
+NO_AUTOGRAD = "ember does not support autograd for {} tensors yet"
 
 
 def _is_int(s):
@@ -148,6 +153,8 @@ def to_array(data, dtype=None):
         return _read_like_torch(data, dtype)
     if dtype is not None:
         target = _np_dtype(dtype)
+        if arr.dtype.kind == "c" and target.kind != "c":
+            raise TypeError("must be real number, not complex")
         _check_fits(arr, target)
         return arr.astype(target)
     if arr.dtype.kind == "b":
@@ -160,6 +167,8 @@ def to_array(data, dtype=None):
             return arr.astype(typed.np)
     if arr.dtype.kind in "iu":
         return arr.astype(np.int64)
+    if arr.dtype.kind == "c":
+        return arr.astype(get_default_dtype().to_complex().np)
     return arr.astype(get_default_dtype().np)
 
 
@@ -175,7 +184,7 @@ def _numpy_reading(data, leaf_types):
         arr = np.array(data)
     except (ValueError, TypeError, OverflowError):
         return None
-    if arr.dtype.kind not in "biuf" or arr.dtype == np.uint64:
+    if arr.dtype.kind not in "biufc" or arr.dtype == np.uint64:
         return None
     return arr
 
@@ -222,7 +231,9 @@ def _read_like_torch(data, dtype):
     shape = _python_shape(data)
     dt = _infer_dtype(data) if dtype is None else \
         (dtype if isinstance(dtype, dtypes.dtype) else dtypes.from_numpy_dtype(dtype))
-    if dt.np.kind == "f":
+    if dt.np.kind == "c":
+        store, holder = complex, np.complex128
+    elif dt.is_floating_point:
         store, holder = _as_double, np.float64
     elif dt.np.kind == "b":
         store, holder = _as_bool, np.bool_
@@ -261,7 +272,7 @@ def _infer_dtype(obj):
     if isinstance(obj, float):
         return get_default_dtype()
     if isinstance(obj, complex):
-        raise TypeError("ember has no complex dtypes: cannot make a tensor of complex numbers")
+        return get_default_dtype().to_complex()
     if isinstance(obj, Tensor):
         return obj.dtype
     if isinstance(obj, (str, bytes)):
@@ -379,12 +390,29 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     tensor([[1., 2.],
             [3., 4.]], dtype=ember.float64)
     """
+    _check_pin_memory(pin_memory)
     if isinstance(data, Tensor):
         warnings.warn("To copy construct from a tensor, it is recommended to use "
                       "sourceTensor.clone().detach() or sourceTensor.clone().detach()."
                       "requires_grad_(True), rather than torch.tensor(sourceTensor).",
                       UserWarning, stacklevel=2)
     return _finish(to_array(data, dtype), requires_grad, device)
+
+
+#: the one layout ember's tensors have (``Tensor.layout``); ``ember.strided``
+STRIDED = "strided"
+
+
+def _check_layout(layout, name):
+    if layout is not None and layout != STRIDED:
+        raise NotImplementedError(f"{name}(): layout={layout!r} is not supported: ember's "
+                                  f"tensors are strided")
+
+
+def _check_pin_memory(pin_memory):
+    if pin_memory:  # as PyTorch on a machine with no accelerator
+        raise RuntimeError("pin_memory=True requires a CUDA or other accelerator backend; no "
+                           "pinned memory allocator is available on this system.")
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -446,21 +474,26 @@ def _filled(fill, size, dtype, requires_grad, device, default=None, name="empty"
     return _finish(arr, requires_grad, device)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+def zeros(*size, dtype=None, device=None, requires_grad=False, layout=None):
+    _check_layout(layout, "zeros")
     return _filled(0, size, dtype, requires_grad, device, name="zeros",
                    negative="zeros: Dimension size must be non-negative.")
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+def ones(*size, dtype=None, device=None, requires_grad=False, layout=None):
+    _check_layout(layout, "ones")
     return _filled(1, size, dtype, requires_grad, device, name="ones")
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None, out=None,
+def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None,
           layout=None, pin_memory=False):
+    dtypes.check_memory_format(memory_format, "empty")
+    _check_layout(layout, "empty")
+    _check_pin_memory(pin_memory)
     return _finish(_empty_array(_sizes(size), _np_dtype(dtype)), requires_grad, device)
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None):
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     if dtype is None:
         dtype = dtypes.scalar_dtype(fill_value)
     return _filled(fill_value, (size,), dtype, requires_grad, device, name="full")
@@ -471,23 +504,28 @@ def _like_dtype(t, dtype):
 
 
 def zeros_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    dtypes.check_memory_format(memory_format, "zeros_like")
     return _filled(0, t.shape, _like_dtype(t, dtype), requires_grad, device)
 
 
 def ones_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    dtypes.check_memory_format(memory_format, "ones_like")
     return _filled(1, t.shape, _like_dtype(t, dtype), requires_grad, device)
 
 
 def empty_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return empty(t.shape, dtype=_like_dtype(t, dtype), requires_grad=requires_grad)
+    dtypes.check_memory_format(memory_format, "empty_like")
+    return empty(t.shape, dtype=_like_dtype(t, dtype), device=device,
+                 requires_grad=requires_grad)
 
 
 def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None):
+    dtypes.check_memory_format(memory_format, "full_like")
     return _filled(fill_value, t.shape, _like_dtype(t, dtype), requires_grad, device)
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None):
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
     """Values from ``start`` to ``end`` (exclusive); integer args give int64."""
     if end is None:
         start, end = 0, start
@@ -509,7 +547,39 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     return _finish(allocate(make, (n,), dtype.np), requires_grad, device)
 
 
-def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
+_RANGE_DEPRECATED = ("torch.range is deprecated and will be removed in a future release because "
+                     "its behavior is inconsistent with Python's range builtin. Instead, use "
+                     "torch.arange, which produces values in [start, end).")
+
+
+def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """The deprecated ``range``: values from ``start`` to ``end`` *inclusive*, in the
+    default float dtype unless ``dtype`` is given (warns, as PyTorch does).
+
+    >>> import ember, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore"); ember.range(1, 3)
+    tensor([1., 2., 3.])
+    """
+    warnings.warn(_RANGE_DEPRECATED, UserWarning, stacklevel=2)
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    dt = dtype or get_default_dtype()
+    n = int(math.floor((end - start) / step)) + 1
+    arr = allocate(lambda: (start + step * np.arange(n, dtype=np.float64)).astype(dt.np),
+                   (n,), dt.np)
+    return _finish(arr, requires_grad, device)
+
+
+range_.__name__ = range_.__qualname__ = "range"  # ember.range (a module-level ``range`` would
+# hide the builtin from this module)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
     np_dtype = _np_dtype(dtype)
@@ -517,7 +587,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
     return _finish(arr, requires_grad, device)
 
 
-def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     np_dtype = _np_dtype(dtype)
     arr = allocate(lambda: np.eye(n, m, dtype=np_dtype), (n, n if m is None else m), np_dtype)
     return _finish(arr, requires_grad, device)
@@ -535,28 +605,32 @@ def _random_float(draw, size, dtype, generator, requires_grad, device, name):
     return _finish(arr, requires_grad, device)
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples on [0, 1)."""
     return _random_float(lambda g, s, d: g.random(s, dtype=d), size, dtype, generator,
                          requires_grad, device, "rand")
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal samples."""
     return _random_float(lambda g, s, d: g.standard_normal(s, dtype=d), size, dtype, generator,
                          requires_grad, device, "randn")
 
 
 def rand_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return rand(t.shape, dtype=_like_dtype(t, dtype), requires_grad=requires_grad)
+    dtypes.check_memory_format(memory_format, "rand_like")
+    return rand(t.shape, dtype=_like_dtype(t, dtype), device=device,
+                requires_grad=requires_grad)
 
 
 def randn_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return randn(t.shape, dtype=_like_dtype(t, dtype), requires_grad=requires_grad)
+    dtypes.check_memory_format(memory_format, "randn_like")
+    return randn(t.shape, dtype=_like_dtype(t, dtype), device=device,
+                 requires_grad=requires_grad)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
-            requires_grad=False, out=None):
+            requires_grad=False):
     """Integers in [low, high); ``randint(high, size)`` starts at 0."""
     if size is None:
         if high is None or not isinstance(high, (tuple, list)):
@@ -574,10 +648,10 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
 
 
 def randint_like(t, low, high=None, *, dtype=None, device=None):
-    return randint(low, high, t.shape, dtype=_like_dtype(t, dtype))
+    return randint(low, high, t.shape, dtype=_like_dtype(t, dtype), device=device)
 
 
-def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     np_dtype, gen = _np_dtype(dtype, dtypes.int64), _random.rng(generator)
     arr = allocate(lambda: gen.permutation(n).astype(np_dtype), (n,), np_dtype)
     return _finish(arr, requires_grad, device)

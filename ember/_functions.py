@@ -11,15 +11,19 @@ tensor([3., 3.])
 """
 from __future__ import annotations
 
+import builtins
+import warnings
+
 import numpy as np
 
 from ._creation import tensor
-from ._tensor import Tensor, Size
+from ._tensor import Tensor, Size, _wrap_dim
 from ._typing import Any, Number, Sequence, dtype
 from ._registry import op, alias, unary, binary
 from ._ops import elementwise as E, reduction as R, shape as S, indexing as I, linalg as L
 from ._ops import activation_ops as A, nn_ops as N, special as SP
-from .backend import dtypes
+from ._ops import trig as T, sets as Z
+from .backend import dtypes, get_array_module, to_host
 
 
 def _tensor_arg(x, name="other"):
@@ -36,24 +40,21 @@ def _as_tensor_like(scalar, like):
 
 
 # ---- arithmetic ---------------------------------------------------------------------------
-@op(inplace=True)
-def add(input: Tensor, other: Tensor | Number, *, alpha: Number = 1,
-        out: Tensor | None = None) -> Tensor:
+@op(inplace=True, out=True)
+def add(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     return E.Add.apply(input, other, alpha) if alpha != 1 else E.Add.apply(input, other)
 
 
-@op(inplace=True)
-def sub(input: Tensor, other: Tensor | Number, *, alpha: Number = 1,
-        out: Tensor | None = None) -> Tensor:
+@op(inplace=True, out=True)
+def sub(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     return E.Sub.apply(input, other, alpha) if alpha != 1 else E.Sub.apply(input, other)
 
 
 subtract = alias(sub, "subtract", inplace=True)
 
 
-@op(inplace=True)
-def mul(input: Tensor | Number, other: Tensor | Number, *,
-        out: Tensor | None = None) -> Tensor:
+@op(inplace=True, out=True)
+def mul(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     if not isinstance(input, Tensor):
         input, other = other, input
     return E.Mul.apply(input, other)
@@ -62,9 +63,9 @@ def mul(input: Tensor | Number, other: Tensor | Number, *,
 multiply = alias(mul, "multiply", inplace=True)
 
 
-@op(inplace=True)
-def div(input: Tensor | Number, other: Tensor | Number, *, rounding_mode: str | None = None,
-        out: Tensor | None = None) -> Tensor:
+@op(inplace=True, out=True)
+def div(input: Tensor | Number, other: Tensor | Number, *,
+        rounding_mode: str | None = None) -> Tensor:
     if not isinstance(input, Tensor):
         input = _as_tensor_like(input, other)
     if rounding_mode is None:
@@ -76,25 +77,25 @@ divide = alias(div, "divide", inplace=True)
 true_divide = alias(div, "true_divide", inplace=True)
 
 
-@op(inplace=True)
+@op(inplace=True, out=True)
 def floor_divide(input: Tensor, other: Tensor | Number) -> Tensor:
     return E.FloorDivide.apply(input, other)
 
 
-@op(inplace=True)
+@op(inplace=True, out=True)
 def remainder(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     if not isinstance(input, Tensor):
         input = _as_tensor_like(input, other)
     return E.Remainder.apply(input, other)
 
 
-@op(inplace=True)
+@op(inplace=True, out=True)
 def fmod(input: Tensor, other: Tensor | Number) -> Tensor:
     return input - (input / other).trunc() * other if input.is_floating_point() else \
         E.Sub.apply(input, div(input, other, rounding_mode="trunc") * other)
 
 
-@op(inplace=True)
+@op(inplace=True, out=True)
 def pow(input: Tensor | Number, exponent: Tensor | Number) -> Tensor:
     if not isinstance(input, Tensor):
         return E.RPow.apply(exponent, input)
@@ -128,17 +129,17 @@ trunc = unary(E.Trunc, "trunc", inplace=True)
 isnan = unary(E.IsNan, "isnan")
 
 
-@op(inplace=True)
+@op(inplace=True, out=True)
 def square(input: Tensor) -> Tensor:
     return E.Mul.apply(input, input)
 
 
-@op(inplace=True)
+@op(inplace=True, out=True)
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     return E.Round.apply(input, decimals) if decimals else E.Round.apply(input)
 
 
-@op(inplace=True)
+@op(inplace=True, out=True)
 def clamp(input: Tensor, min: Tensor | Number | None = None,
           max: Tensor | Number | None = None) -> Tensor:
     if isinstance(min, Tensor) or isinstance(max, Tensor):
@@ -153,37 +154,37 @@ def clamp(input: Tensor, min: Tensor | Number | None = None,
 clip = alias(clamp, "clip", inplace=True)
 
 
-@op(inplace=True)
+@op(inplace=True, out=True)
 def clamp_min(input: Tensor, min: Tensor | Number) -> Tensor:
     return clamp(input, min=min)
 
 
-@op(inplace=True)
+@op(inplace=True, out=True)
 def clamp_max(input: Tensor, max: Tensor | Number) -> Tensor:
     return clamp(input, max=max)
 
 
-@op
+@op(out=True)
 def maximum(input: Tensor, other: Tensor) -> Tensor:
     return E.Maximum.apply(input, _tensor_arg(other, "maximum"))
 
 
-@op
+@op(out=True)
 def minimum(input: Tensor, other: Tensor) -> Tensor:
     return E.Minimum.apply(input, _tensor_arg(other, "minimum"))
 
 
-@op(inplace=True)
+@op(inplace=True, out=True)
 def lerp(input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
     return E.Lerp.apply(input, end, weight)
 
 
-@op(inplace=True)
+@op(inplace=True, out=True)
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
     return E.Addcmul.apply(input, tensor1, tensor2, value)
 
 
-@op(inplace=True)
+@op(inplace=True, out=True)
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
     return E.Addcdiv.apply(input, tensor1, tensor2, value)
 
@@ -231,7 +232,7 @@ def _where_method(self: Tensor, condition: Tensor, other: Tensor | Number) -> Te
     return where(condition, self, other)
 
 
-@op(method=_where_method)  # x.where(condition, other): x is the input, not the condition
+@op(method=_where_method, out=True)  # x.where(condition, other): x is the input, not the condition
 def where(condition: Tensor, input: Tensor | Number | None = None,
           other: Tensor | Number | None = None) -> Tensor | tuple[Tensor, ...]:
     if input is None and other is None:
@@ -247,52 +248,52 @@ def masked_fill(input: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:
 
 
 # ---- reductions ---------------------------------------------------------------------------
-@op
+@op(out=True)
 def sum(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
         dtype: dtype | None = None) -> Tensor:
     return (R.SumAll if dim is None else R.Sum).apply(input, dim, keepdim, dtype)
 
 
-@op
+@op(out=True)
 def mean(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
          dtype: dtype | None = None) -> Tensor:
     return (R.MeanAll if dim is None else R.Mean).apply(input, dim, keepdim, dtype)
 
 
-@op
+@op(out=True)
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
          dtype: dtype | None = None) -> Tensor:
     return R.Prod.apply(input, dim, keepdim, dtype)
 
 
-@op
-def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
-        out: Tensor | None = None) -> Tensor | tuple[Tensor, Tensor]:
+@op(out=True)
+def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False
+        ) -> Tensor | tuple[Tensor, Tensor]:
     return R.max_min(input, dim, keepdim, largest=True)
 
 
-@op
-def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
-        out: Tensor | None = None) -> Tensor | tuple[Tensor, Tensor]:
+@op(out=True)
+def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False
+        ) -> Tensor | tuple[Tensor, Tensor]:
     return R.max_min(input, dim, keepdim, largest=False)
 
 
-@op
+@op(out=True)
 def amax(input: Tensor, dim: int | Sequence[int] = (), keepdim: bool = False) -> Tensor:
     return R.Amax.apply(input, dim, keepdim, True)
 
 
-@op
+@op(out=True)
 def amin(input: Tensor, dim: int | Sequence[int] = (), keepdim: bool = False) -> Tensor:
     return R.Amax.apply(input, dim, keepdim, False)
 
 
-@op
+@op(out=True)
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     return R.ArgExtreme.apply(input, dim, keepdim, True)
 
 
-@op
+@op(out=True)
 def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     return R.ArgExtreme.apply(input, dim, keepdim, False)
 
@@ -303,7 +304,7 @@ def _correction(unbiased, correction):
     return 1 if unbiased in (None, True) else 0
 
 
-@op
+@op(out=True)
 def var(input: Tensor, dim: int | Sequence[int] | bool | None = None,
         unbiased: bool | None = None, keepdim: bool = False, *,
         correction: Number | None = None) -> Tensor:
@@ -312,7 +313,7 @@ def var(input: Tensor, dim: int | Sequence[int] | bool | None = None,
     return R.Var.apply(input, dim, _correction(unbiased, correction), keepdim, False)
 
 
-@op
+@op(out=True)
 def std(input: Tensor, dim: int | Sequence[int] | bool | None = None,
         unbiased: bool | None = None, keepdim: bool = False, *,
         correction: Number | None = None) -> Tensor:
@@ -321,37 +322,39 @@ def std(input: Tensor, dim: int | Sequence[int] | bool | None = None,
     return R.Var.apply(input, dim, _correction(unbiased, correction), keepdim, True)
 
 
-@op
+@op(out=True)
 def logsumexp(input: Tensor, dim: int | Sequence[int], keepdim: bool = False) -> Tensor:
     return R.LogSumExp.apply(input, dim, keepdim)
 
 
-@op
+@op(out=True)
 def norm(input: Tensor, p: float | str | None = "fro", dim: int | Sequence[int] | None = None,
          keepdim: bool = False, dtype: dtype | None = None) -> Tensor:
     if p in ("fro", None):
         p = 2
     if p == "nuc":
         raise NotImplementedError("nuclear norm is not supported yet")
+    if dtype is not None:  # computed in dtype, as PyTorch does
+        input = input.to(dtype)
     return R.Norm.apply(input, float(p), dim, keepdim)
 
 
-@op
+@op(out=True)
 def all(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     return R.AllAny.apply(input, dim, keepdim, True)
 
 
-@op
+@op(out=True)
 def any(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     return R.AllAny.apply(input, dim, keepdim, False)
 
 
-@op
+@op(out=True)
 def cumsum(input: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
     return R.Cumsum.apply(input, dim, dtype)
 
 
-@op
+@op(out=True)
 def cumprod(input: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
     return R.Cumprod.apply(input, dim, dtype)
 
@@ -372,9 +375,16 @@ alias(transpose, "swapaxes", function=False)
 t = op(S.t)
 expand = op(S.expand)
 sum_to_size = op(S.sum_to_size)
-contiguous = op(S.contiguous)
-cat = op(S.cat, method=False)
-stack = op(S.stack, method=False)
+
+
+@op
+def contiguous(input: Tensor, memory_format: Any = None) -> Tensor:
+    dtypes.check_memory_format(memory_format, "contiguous")
+    return S.contiguous(input)
+
+
+cat = op(S.cat, method=False, out=True)
+stack = op(S.stack, method=False, out=True)
 flip = op(S.flip)
 roll = op(S.roll)
 repeat = op(S.repeat)
@@ -398,30 +408,31 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
 
 @op
 def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
+    dtypes.check_memory_format(memory_format, "clone")
     return S.Clone.apply(input)
 
 
 # ---- indexing -----------------------------------------------------------------------------
-gather = op(I.gather)
+gather = op(I.gather, out=True)
 scatter = op(I.scatter, inplace=True)
 scatter_add = op(I.scatter_add, inplace=True)
-index_select = op(I.index_select)
+index_select = op(I.index_select, out=True)
 index_add = op(I.index_add, inplace=True)
-masked_select = op(I.masked_select)
-take_along_dim = op(I.take_along_dim)
-nonzero = op(I.nonzero)
-sort = op(I.sort)
+masked_select = op(I.masked_select, out=True)
+take_along_dim = op(I.take_along_dim, out=True)
+nonzero = op(I.nonzero, out=True)
+sort = op(I.sort, out=True)
 argsort = op(I.argsort)
-topk = op(I.topk)
+topk = op(I.topk, out=True)
 
 # ---- linear algebra -----------------------------------------------------------------------
-mm = op(L.mm)
-bmm = op(L.bmm)
-matmul = op(L.matmul)
-dot = op(L.dot)
-mv = op(L.mv)
-outer = op(L.outer)
-addmm = op(L.addmm)
+mm = op(L.mm, out=True)
+bmm = op(L.bmm, out=True)
+matmul = op(L.matmul, out=True)
+dot = op(L.dot, out=True)
+mv = op(L.mv, out=True)
+outer = op(L.outer, out=True)
+addmm = op(L.addmm, out=True)
 einsum = op(L.einsum, method=False)
 
 
@@ -526,3 +537,380 @@ def polygamma(n: int, input: Tensor) -> Tensor:
 
 
 __all__ += ["lgamma", "digamma", "erfinv", "igamma", "polygamma"]
+
+
+# ---- trigonometric, hyperbolic, infinities (ops in _ops/trig.py) ----------------------------
+asin = unary(T.Asin, "asin", inplace=True)
+arcsin = alias(asin, "arcsin", inplace=True)
+acos = unary(T.Acos, "acos", inplace=True)
+arccos = alias(acos, "arccos", inplace=True)
+atan = unary(T.Atan, "atan", inplace=True)
+arctan = alias(atan, "arctan", inplace=True)
+sinh = unary(T.Sinh, "sinh", inplace=True)
+cosh = unary(T.Cosh, "cosh", inplace=True)
+asinh = unary(T.Asinh, "asinh", inplace=True)
+arcsinh = alias(asinh, "arcsinh", inplace=True)
+acosh = unary(T.Acosh, "acosh", inplace=True)
+arccosh = alias(acosh, "arccosh", inplace=True)
+atanh = unary(T.Atanh, "atanh", inplace=True)
+arctanh = alias(atanh, "arctanh", inplace=True)
+deg2rad = unary(T.Deg2Rad, "deg2rad", inplace=True)
+rad2deg = unary(T.Rad2Deg, "rad2deg", inplace=True)
+atan2 = binary(T.Atan2, "atan2", inplace=True)
+arctan2 = alias(atan2, "arctan2", inplace=True)
+hypot = binary(T.Hypot, "hypot", inplace=True)
+logaddexp = binary(T.LogAddExp, "logaddexp")
+isinf = unary(T.IsInf, "isinf")
+isfinite = unary(T.IsFinite, "isfinite")
+isposinf = unary(T.IsPosInf, "isposinf")
+isneginf = unary(T.IsNegInf, "isneginf")
+
+
+@op
+def isreal(input: Tensor) -> Tensor:
+    """True where the element has no imaginary part (everywhere for real dtypes).
+
+    >>> import ember
+    >>> ember.isreal(ember.tensor([1.0, 2.0]))
+    tensor([True, True])
+    """
+    if input.is_complex():
+        return input.imag == 0
+    return Tensor._make(get_array_module(input._data).ones(input._data.shape, bool))
+
+
+@op(inplace=True, out=True)
+def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Tensor:
+    """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (default: the
+    dtype's largest and lowest finite values).
+
+    >>> import ember
+    >>> ember.nan_to_num(ember.tensor([float("nan"), 1.0, float("-inf")]), neginf=-9.0)
+    tensor([ 0.,  1., -9.])
+    """
+    return T.NanToNum.apply(input, nan, posinf, neginf)
+
+
+__all__ += [
+    "asin", "arcsin", "acos", "arccos", "atan", "arctan", "sinh", "cosh", "asinh", "arcsinh",
+    "acosh", "arccosh", "atanh", "arctanh", "deg2rad", "rad2deg", "atan2", "arctan2", "hypot",
+    "logaddexp", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "nan_to_num",
+]
+
+
+# ---- sets, sampling, sorted search (ops in _ops/sets.py) ----------------------------------
+unique = op(Z.unique)
+unique_consecutive = op(Z.unique_consecutive)
+multinomial = op(Z.multinomial, out=True)
+bernoulli = op(Z.bernoulli, out=True)
+searchsorted = op(Z.searchsorted, method=False, out=True)
+bucketize = op(Z.bucketize, method=False, out=True)
+
+
+# ---- grids, repeats, moved dimensions, differences, take (composites) ----------------------
+_MESHGRID_WARNING = ("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                     "indexing argument.")
+
+
+@op(method=False)
+def meshgrid(*tensors: Tensor | Sequence[Tensor], indexing: str | None = None
+             ) -> tuple[Tensor, ...]:
+    """Coordinate grids of 1-D tensors: views (``expand``), "ij" (matrix) or "xy"
+    (Cartesian: the first two inputs' dimensions swapped) indexing; warns when not given.
+
+    >>> import ember
+    >>> ember.meshgrid(ember.tensor([1, 2]), ember.tensor([3, 4, 5]), indexing="ij")[1]
+    tensor([[3, 4, 5],
+            [3, 4, 5]])
+    """
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn(_MESHGRID_WARNING, UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+                           f"received: {indexing}")
+    if not tensors:
+        raise RuntimeError("torch.meshgrid expects a non-empty TensorList")
+    for t in tensors:
+        if t.dim() > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list "
+                               f"but got: {t}")
+    swap = indexing == "xy" and len(tensors) >= 2
+    order = list(tensors)
+    if swap:
+        order[0], order[1] = order[1], order[0]
+    shape = [t.numel() for t in order]
+    grids = []
+    for i, t in enumerate(order):
+        view = [1] * len(order)
+        view[i] = -1
+        grids.append(t.reshape(view).expand(shape))
+    if swap:  # computed as "ij" on (y, x, ...): swapping the results back is "xy"
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def _repeat_interleave_method(self: Tensor, repeats: Tensor | int, dim: int | None = None, *,
+                              output_size: int | None = None) -> Tensor:
+    return repeat_interleave(self, repeats, dim, output_size=output_size)
+
+
+@op(method=_repeat_interleave_method)
+def repeat_interleave(input: Tensor, repeats: Tensor | int | None = None,
+                      dim: int | None = None, *, output_size: int | None = None) -> Tensor:
+    """Each element (slice along ``dim``; flattened input when None) repeated ``repeats``
+    times (an int, or one count per element). ``repeat_interleave(counts)``: indices, each
+    repeated its count.
+
+    >>> import ember
+    >>> ember.repeat_interleave(ember.tensor([1, 2]), ember.tensor([2, 1]))
+    tensor([1, 1, 2])
+    """
+    if repeats is None:  # repeat_interleave(repeats): the indices 0..n-1, repeated
+        counts = _repeat_counts(input, input.numel() if input.dim() else 1, "input")
+        index = np.repeat(np.arange(counts.size), counts)
+        _check_output_size(output_size, index.size)
+        return tensor(index, dtype=input.dtype)
+    if dim is None:
+        input, dim = input.reshape(-1), 0
+    dim = _wrap_dim(dim, input.dim())
+    size = input.shape[dim] if input.dim() else 1
+    if isinstance(repeats, Tensor):
+        counts = _repeat_counts(repeats, size, "input")
+    else:
+        if repeats < 0:
+            raise RuntimeError("Repeats must be non-negative")
+        counts = np.full(size, repeats, np.int64)
+    index = np.repeat(np.arange(size), counts)
+    _check_output_size(output_size, index.size)
+    if input.dim() == 0:
+        input = input.reshape(1)
+    return I.index_select(input, dim, tensor(index))
+
+
+def _repeat_counts(repeats, size, name):
+    if repeats.dim() > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    counts = to_host(repeats._data).reshape(-1).astype(np.int64)  # index arithmetic: host
+    if counts.size == 1 and size != 1:
+        counts = np.full(size, counts[0], np.int64)
+    if counts.size != size:
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got "
+                           f"repeats.size(0) = {counts.size} and {name}.size(0) = {size}")
+    if np.any(counts < 0):
+        raise RuntimeError("repeats can not be negative")
+    return counts
+
+
+def _check_output_size(output_size, total):
+    if output_size is not None and output_size != total:
+        raise RuntimeError("allocated size does not match required size")
+
+
+@op
+def movedim(input: Tensor, source: int | Sequence[int], destination: int | Sequence[int]
+            ) -> Tensor:
+    """A view with the dimensions ``source`` moved to ``destination``, the others kept in
+    order.
+
+    >>> import ember
+    >>> ember.movedim(ember.zeros(2, 3, 4), 0, -1).shape
+    ember.Size([3, 4, 2])
+    """
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
+                           f"should contain the same number of dims as destination ({dst} dims)")
+    n = input.dim()
+    src = [_wrap_dim(d, n) for d in src]
+    dst = [_wrap_dim(d, n) for d in dst]
+    if len(set(src)) != len(src):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({src})")
+    if len(set(dst)) != len(dst):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({dst})")
+    rest = iter([d for d in range(n) if d not in src])
+    placed = dict(zip(dst, src))
+    return S.permute(input, [placed[i] if i in placed else next(rest) for i in range(n)])
+
+
+moveaxis = alias(movedim, "moveaxis")
+
+
+@op
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
+         append: Tensor | None = None) -> Tensor:
+    """The ``n``-th forward difference along ``dim`` (``x[i+1] - x[i]``; bool: ``!=``),
+    after ``prepend``/``append`` are joined on.
+
+    >>> import ember
+    >>> ember.diff(ember.tensor([1, 4, 9, 16]), n=2)
+    tensor([2, 2])
+    """
+    if input.dim() == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    dim = _wrap_dim(dim, input.dim())
+    parts = [t for t in (prepend, input, append) if t is not None]
+    if len(parts) > 1:
+        input = S.cat(parts, dim)
+    for _ in range(n):
+        size = input.shape[dim]
+        if size == 0:
+            break
+        later, earlier = input.narrow(dim, 1, size - 1), input.narrow(dim, 0, size - 1)
+        input = later != earlier if input.dtype is dtypes.bool_ else later - earlier
+    return input
+
+
+@op
+def take(input: Tensor, index: Tensor) -> Tensor:
+    """The elements of the flattened input at ``index`` (shaped as ``index``).
+
+    >>> import ember
+    >>> ember.take(ember.tensor([[1, 2], [3, 4]]), ember.tensor([0, 3]))
+    tensor([1, 4])
+    """
+    numel = input.numel()
+    idx = index._data
+    bad = (idx >= numel) | (idx < -numel)
+    if bad.any():
+        raise IndexError(f"out of range: tried to access index {int(idx[bad].reshape(-1)[0])} "
+                         f"on a tensor of {numel} elements.")
+    return input.reshape(-1)[index]
+
+
+__all__ += [
+    "unique", "unique_consecutive", "multinomial", "bernoulli", "searchsorted", "bucketize",
+    "meshgrid", "repeat_interleave", "movedim", "moveaxis", "diff", "take",
+]
+
+
+# ---- complex numbers ----------------------------------------------------------------------
+def _view_of(input, array):
+    """A tensor over ``array`` (a view of input's memory) sharing input's version counter."""
+    t = Tensor._make(array)
+    t._vc = input._vc
+    return t
+
+
+@op(method=False)
+def complex(real: Tensor, imag: Tensor) -> Tensor:
+    """The complex tensor ``real + imag * 1j`` (float32 parts: complex64; broadcast).
+
+    >>> import ember
+    >>> ember.complex(ember.tensor([1.0]), ember.tensor([2.0]))
+    tensor([1.+2.j])
+    """
+    if not (real.is_floating_point() and imag.is_floating_point()):
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{real.dtype.scalar_name} and {imag.dtype.scalar_name}")
+    if real.dtype is not imag.dtype:
+        raise RuntimeError(f"Expected object of scalar type {real.dtype.scalar_name} but got "
+                           f"scalar type {imag.dtype.scalar_name} for second argument")
+    if real.requires_grad or imag.requires_grad:
+        raise NotImplementedError("ember does not support autograd for complex tensors yet")
+    shape = broadcast_shapes(real.shape, imag.shape)
+    xp = get_array_module(real._data)
+    out = xp.empty(shape, real.dtype.to_complex().np)
+    out.real, out.imag = real._data, imag._data
+    return Tensor._make(out)
+
+
+@op(method=False)
+def polar(abs: Tensor, angle: Tensor) -> Tensor:
+    """The complex tensor ``abs * (cos(angle) + sin(angle) * 1j)``.
+
+    >>> import ember
+    >>> ember.polar(ember.tensor([2.0]), ember.tensor([0.0]))
+    tensor([2.+0.j])
+    """
+    return complex(abs * angle.cos(), abs * angle.sin())
+
+
+@op(method=False)
+def view_as_real(input: Tensor) -> Tensor:
+    """A real view of a complex tensor: a last dimension of 2 holds (real, imaginary).
+
+    >>> import ember
+    >>> ember.view_as_real(ember.tensor([1 + 2j]))
+    tensor([[1., 2.]])
+    """
+    if not input.is_complex():
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    d = input._data
+    parts = d.real  # a view with d's strides, the real part's dtype
+    xp = get_array_module(d)
+    return _view_of(input, xp.lib.stride_tricks.as_strided(
+        parts, d.shape + (2,), d.strides + (parts.itemsize,), writeable=d.flags.writeable))
+
+
+@op(method=False)
+def view_as_complex(input: Tensor) -> Tensor:
+    """A complex view of a real tensor whose last dimension (size 2, stride 1) holds
+    (real, imaginary).
+
+    >>> import ember
+    >>> ember.view_as_complex(ember.tensor([[1.0, 2.0]]))
+    tensor([1.+2.j])
+    """
+    d = input._data
+    if input.dtype.name not in ("float32", "float64"):
+        raise RuntimeError(f"view_as_complex is only supported for half, float and double "
+                           f"tensors, but got a tensor of scalar type: {input.dtype.scalar_name}")
+    if d.ndim == 0 or d.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    if d.strides[-1] != d.itemsize:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if builtins.any(s % (2 * d.itemsize) for s in d.strides[:-1]):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    return _view_of(input, d.view(input.dtype.to_complex().np)[..., 0])
+
+
+@op(method=False)  # Tensor.real and .imag are properties (_tensor_methods)
+def real(input: Tensor) -> Tensor:
+    """The real part: a view for complex tensors, the tensor itself for real ones."""
+    return _view_of(input, input._data.real) if input.is_complex() else input
+
+
+@op(method=False)
+def imag(input: Tensor) -> Tensor:
+    """The imaginary part of a complex tensor (a view)."""
+    if not input.is_complex():
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return _view_of(input, input._data.imag)
+
+
+angle = unary(T.Angle, "angle")
+
+
+@op
+def conj(input: Tensor) -> Tensor:
+    """The complex conjugate (real tensors: the tensor itself)."""
+    return T.Conj.apply(input) if input.is_complex() else input
+
+
+conj_physical = alias(conj, "conj_physical")
+
+
+@op
+def resolve_conj(input: Tensor) -> Tensor:
+    """The tensor itself: ember's conjugates are never lazy."""
+    return input
+
+
+@op
+def is_conj(input: Tensor) -> bool:
+    """False: ember's conjugates are never lazy."""
+    return False
+
+
+@op(method=False)
+def is_complex(input: Tensor) -> bool:
+    return input.is_complex()
+
+
+__all__ += ["complex", "polar", "view_as_real", "view_as_complex", "real", "imag", "angle",
+            "conj", "conj_physical", "resolve_conj", "is_conj", "is_complex"]

@@ -21,11 +21,17 @@ writes the Tensor stub (``.pyi``) from the same declarations, so annotate what y
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
+import warnings
 from typing import TYPE_CHECKING, Callable
 
+from ._tensor import Tensor
+from .autograd import grad_mode
+from .backend import get_array_module
+
 if TYPE_CHECKING:
-    from ._tensor import Tensor
     from ._typing import Number
 
 
@@ -69,17 +75,24 @@ def _declare(name, function, method, signature, inplace):
 
 
 def op(fn: Callable | None = None, *, name: str | None = None, method: bool | Callable = True,
-       inplace: bool = False):
+       inplace: bool = False, out: bool = False):
     """Declare ``fn`` as ``ember.<name>`` (its own ``__name__`` unless given) and return it.
 
     ``method=True``: ``Tensor.<name>`` is ``fn`` itself (self as the first argument);
     a callable: that instead (a method whose arguments differ, as
     ``x.where(condition, other)``); False: no method. ``inplace``: also ``x.<name>_``.
+    ``out=True``: the function takes PyTorch's ``out=`` (``with_out``; ``fn`` itself never
+    sees it); the method does not, as in PyTorch.
     Usable as ``@op``, ``@op(...)`` and ``view = op(S.view)``.
     """
     def declare(fn):
-        bound = fn if method is True else (method or None)
-        _declare(name or fn.__name__, fn, bound, bound, inplace)
+        public = name or fn.__name__
+        if "out" in inspect.signature(fn).parameters:
+            raise ValueError(f"{public!r}: declare out= with op(out=True), not as a parameter")
+        bound = fn if method is True else (method or None)  # methods take no out=, as in torch
+        if out:
+            fn = with_out(fn, public)
+        _declare(public, fn, bound, bound, inplace)
         return fn
     return declare if fn is None else declare(fn)
 
@@ -107,8 +120,10 @@ def unary(cls, name: str, *, inplace: bool = False):
     the method is ``cls.apply`` itself."""
     apply = cls.apply
 
-    def function(input: Tensor) -> Tensor:
-        return apply(input)
+    def function(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+        if out is None:
+            return apply(input)
+        return write_out(apply(input), out, name)
     _name_generated(function, name)
     _declare(name, function, apply, function, inplace)
     return function
@@ -119,8 +134,11 @@ def binary(cls, name: str, *, method: bool = True, inplace: bool = False):
     any, is the generated function (``x.eq(other=y)`` takes a keyword, ``apply`` does not)."""
     apply = cls.apply
 
-    def function(input: Tensor, other: Tensor | Number) -> Tensor:
-        return apply(input, other)
+    def function(input: Tensor, other: Tensor | Number, *,
+                 out: Tensor | None = None) -> Tensor:
+        if out is None:
+            return apply(input, other)
+        return write_out(apply(input, other), out, name)
     _name_generated(function, name)
     _declare(name, function, function if method else None, function, inplace)
     return function
@@ -131,4 +149,104 @@ def _name_generated(function, name):
     function.__module__ = sys._getframe(2).f_globals["__name__"]  # the declaring module
 
 
-__all__ = ["DECLARED", "Declaration", "op", "alias", "method", "unary", "binary"]
+# ---- out= -----------------------------------------------------------------------------------
+_RESIZED = ("An output with one or more elements was resized since it had shape {}, which does "
+            "not match the required output shape {}. This behavior is deprecated, and in a "
+            "future PyTorch release outputs will not be resized unless they have zero elements. "
+            "You can explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
+            "with t.resize_(0).")
+
+
+def with_out(fn: Callable, name: str) -> Callable:
+    """``fn`` taking PyTorch's keyword ``out=``: ``fn`` computes the result (without
+    ``out``), ``write_out`` puts it into ``out``. The signature shown is ``fn``'s with
+    ``out`` added."""
+    @functools.wraps(fn)
+    def function(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        return write_out(fn(*args, **kwargs), out, name)
+    function.__signature__ = _signature_with_out(fn)
+    return function
+
+
+def _signature_with_out(fn):
+    """``fn``'s signature with a keyword-only ``out=None`` (before any ``**kwargs``)."""
+    signature = inspect.signature(fn)
+    extra = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None,
+                              annotation="Tensor | None")
+    params = list(signature.parameters.values())
+    where = next((i for i, p in enumerate(params) if p.kind is p.VAR_KEYWORD), len(params))
+    return signature.replace(parameters=params[:where] + [extra] + params[where:])
+
+
+def factory_with_out(fn: Callable, name: str) -> Callable:
+    """A tensor factory (``zeros``, ``arange``, ``rand``...) taking ``out=``: the result
+    takes out's dtype unless ``dtype=`` names it, which must then be out's."""
+    @functools.wraps(fn)
+    def function(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        _check_out_tensor(out, name)
+        dt = kwargs.get("dtype")
+        if dt is None:
+            kwargs["dtype"] = out.dtype
+        elif dt is not out.dtype:
+            raise RuntimeError(f"dtype {dt.scalar_name} does not match dtype of out parameter "
+                               f"({out.dtype.scalar_name})")
+        return write_out(fn(*args, **kwargs), out, "aten::" + name)
+    function.__signature__ = _signature_with_out(fn)
+    return function
+
+
+def _check_out_tensor(out, name):
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+
+
+def write_out(result: Tensor | tuple, out: Tensor | tuple, name: str) -> Tensor | tuple:
+    """Write ``result`` (a tensor, or a tuple of them for ``out=(values, indices)``) into
+    ``out`` as PyTorch does, and return ``out`` (a tuple as ``result``'s type): out=
+    records no gradient, so it is refused while one is wanted; a result cast to out's
+    dtype only within its kind (float into int is refused); an ``out`` of another shape
+    re-allocated, with PyTorch's warning when it had elements."""
+    if isinstance(result, tuple):
+        if not isinstance(out, (tuple, list)) or len(out) != len(result):
+            raise TypeError(f"{name}(): argument 'out' must be tuple of {len(result)} Tensors")
+        for r, o in zip(result, out):
+            _check_out_tensor(o, name)
+        _check_no_grad(result, out, name)
+        for r, o in zip(result, out):
+            _write_one(r, o)
+        return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
+    _check_out_tensor(out, name)
+    _check_no_grad((result,), (out,), name)
+    _write_one(result, out)
+    return out
+
+
+def _check_no_grad(results, outs, name):
+    if grad_mode.is_grad_enabled() and (any(r.requires_grad for r in results)
+                                        or any(o.requires_grad for o in outs)):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
+                           f"automatic differentiation, but one of the arguments requires "
+                           f"grad.")
+
+
+def _write_one(result, out):
+    rd, od = result.dtype, out.dtype
+    if rd is not od and rd.category > od.category:
+        raise RuntimeError(f"result type {rd.scalar_name} can't be cast to the desired output "
+                           f"type {od.scalar_name}")
+    data = result._data
+    if tuple(out.shape) != tuple(data.shape):
+        if out.numel() != 0:
+            warnings.warn(_RESIZED.format(list(out.shape), list(data.shape)), UserWarning,
+                          stacklevel=4)
+        out._data = get_array_module(data).empty(data.shape, od.np)
+    out._data[...] = data
+    out._vc[0] += 1
+
+
+__all__ = ["DECLARED", "Declaration", "op", "alias", "method", "unary", "binary", "with_out",
+           "factory_with_out", "write_out"]

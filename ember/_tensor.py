@@ -127,10 +127,10 @@ class Tensor:
         return self._data.flags.c_contiguous
 
     def is_floating_point(self):
-        return self._data.dtype.kind == "f"
+        return _BY_NUMPY[self._data.dtype].is_floating_point  # bfloat16's NumPy kind is "V"
 
     def is_complex(self):
-        return False
+        return self._data.dtype.kind == "c"
 
     @property
     def device(self):
@@ -184,7 +184,10 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to use "
                 "a computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().")
-        if requires_grad and self._data.dtype.kind not in "fc":
+        if requires_grad and self._data.dtype.kind != "f":
+            if self._data.dtype.kind in "cV":  # complex, bfloat16 (ml_dtypes' kind)
+                raise NotImplementedError(f"ember does not support autograd for "
+                                          f"{_BY_NUMPY[self._data.dtype].name} tensors yet")
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._requires_grad = bool(requires_grad)
         return self
@@ -264,6 +267,9 @@ class Tensor:
     def __int__(self):
         return int(self.item())
 
+    def __complex__(self):
+        return complex(self.item())
+
     def __index__(self):
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an "
@@ -277,7 +283,8 @@ class Tensor:
         return tensor_repr(self)
 
     def __format__(self, format_spec):
-        # a 0-d tensor formats as its number (f"{loss:.4f}"), as in PyTorch
+        """A 0-d tensor formats as its Python number (``f"{loss:.3f}"``); others accept only
+        the empty spec, as in PyTorch."""
         if self._data.ndim == 0 and type(self) is Tensor:
             return self.item().__format__(format_spec)
         return object.__format__(self, format_spec)

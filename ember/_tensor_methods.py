@@ -5,6 +5,8 @@ in-place fills. Imported once by ``ember/__init__.py``.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from . import _functions as F
@@ -19,6 +21,7 @@ from .backend import dtypes
 from .backend.dtypes import LEGACY_TENSOR_TYPES as _LEGACY
 from .device import check_device, device as _device_cls, device
 from .random import rng
+from ._ops.sets import check_probability
 
 
 # ---- dtype conversion ---------------------------------------------------------------------
@@ -28,7 +31,12 @@ class ToDtype(Primitive):
 
     @staticmethod
     def forward(ctx, x, dtype):
-        return x._data.astype(dtype.np)
+        d = x._data
+        if d.dtype.kind == "c" and not dtype.is_complex:
+            warnings.warn("Casting complex values to real discards the imaginary part",
+                          UserWarning, stacklevel=4)
+            d = d.real
+        return d.astype(dtype.np)
 
     @staticmethod
     def backward(ctx, grad):
@@ -91,6 +99,7 @@ def type_as(self, other: Tensor) -> Tensor:
 
 def _caster(name, dt):
     def cast(self, memory_format: Any = None) -> Tensor:
+        dtypes.check_memory_format(memory_format, name)
         return to(self, dt)
     cast.__name__ = cast.__qualname__ = name
     return method(cast)
@@ -99,13 +108,15 @@ def _caster(name, dt):
 for _name, _dt in (("double", dtypes.float64), ("float", dtypes.float32),
                    ("half", dtypes.float16), ("long", dtypes.int64), ("int", dtypes.int32),
                    ("short", dtypes.int16), ("char", dtypes.int8), ("byte", dtypes.uint8),
-                   ("bool", dtypes.bool_)):
+                   ("bool", dtypes.bool_), ("cfloat", dtypes.complex64),
+                   ("cdouble", dtypes.complex128), ("bfloat16", dtypes.bfloat16)):
     _caster(_name, _dt)
 del _name, _dt
 
 
 @method
 def cpu(self, memory_format: Any = None) -> Tensor:
+    dtypes.check_memory_format(memory_format, "cpu")
     return self
 
 
@@ -246,21 +257,15 @@ def random_(self, from_: int = 0, to: int | None = None, *, generator: Any = Non
 
 @method
 def bernoulli_(self, p: float | Tensor = 0.5, *, generator: Any = None) -> Tensor:
-    prob = p._data if isinstance(p, Tensor) else p
+    prob = p._data if isinstance(p, Tensor) else check_probability(p)
     vals = rng(generator).random(self._data.shape) < prob
     return self._inplace(Overwrite.apply, vals.astype(self._data.dtype))
 
 
 @method
-def bernoulli(self, p: float | None = None, *, generator: Any = None) -> Tensor:
-    prob = self._data if p is None else p
-    return Tensor._make((rng(generator).random(self._data.shape) < prob)
-                        .astype(self._data.dtype))
-
-
-@method
 def resize_(self, *sizes: int | Sequence[int], memory_format: Any = None) -> Tensor:
     """Change the shape in place, keeping the leading elements (no autograd)."""
+    dtypes.check_memory_format(memory_format, "resize_")
     if self._requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     sizes = S.parse_sizes(sizes)
@@ -275,7 +280,7 @@ def resize_(self, *sizes: int | Sequence[int], memory_format: Any = None) -> Ten
 
 @method
 def resize_as_(self, other: Tensor, memory_format: Any = None) -> Tensor:
-    return resize_(self, other.shape)
+    return resize_(self, other.shape, memory_format=memory_format)
 
 
 def _inplace_of(fn, name):
@@ -378,7 +383,8 @@ OPERATORS = {
     "__rxor__": F.bitwise_xor,
     "__getitem__": I.getitem, "__setitem__": I.setitem,
 }
-PROPERTIES = {"T": _T, "mT": S.mT, "H": _T, "mH": S.mT}  # real tensors: H is T
+PROPERTIES = {"T": _T, "mT": S.mT, "H": lambda self: F.conj(_T(self)),
+              "mH": lambda self: F.conj(S.mT(self)), "real": F.real, "imag": F.imag}
 INPLACE_OPERATORS = {"__iadd__": F.add, "__isub__": F.sub, "__imul__": F.mul,
                       "__itruediv__": F.div, "__ifloordiv__": F.floor_divide,
                       "__imod__": F.remainder, "__ipow__": F.pow,

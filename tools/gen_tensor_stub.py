@@ -45,7 +45,7 @@ IMPORTS = {
     "Node": ("ember.autograd.graph", "Node"),
     "RemovableHandle": ("ember.autograd.graph", "RemovableHandle"),
 }
-BUILTINS = {"int", "float", "bool", "str", "tuple", "list", "dict", "type", "object", "None"}
+BUILTINS = {"int", "float", "bool", "complex", "str", "tuple", "list", "dict", "type", "object", "None"}
 
 #: the class's own members: a property's type, or a method's signature as a stub writes it
 MEMBERS = {
@@ -104,6 +104,7 @@ MEMBERS = {
         "__hash__": "(self) -> int",
         "__repr__": "(self, *, tensor_contents: Any = None) -> str",
         "__format__": "(self, format_spec: str) -> str",
+        "__complex__": "(self) -> complex",
         "__deepcopy__": "(self, memo: dict) -> Tensor",
     },
 }

@@ -43,7 +43,7 @@ def _float_arrays(a, b):
     """Like ``_arrays`` but integer results are lifted to the default float dtype."""
     x, y = _arrays(a, b)
     kind = x.dtype.kind if isinstance(x, np.ndarray) else np.asarray(x).dtype.kind
-    if kind != "f":
+    if kind in "biu":  # complex and bfloat16 (kind "V") keep their dtype
         dt = dtypes.get_default_dtype().np
         x, y = _as_arr(x, dt), _as_arr(y, dt)
     return x, y
@@ -56,7 +56,7 @@ def _as_arr(x, dt):
 def _float_unary(x):
     """Unary float ops on integer tensors compute in the default float dtype."""
     d = x._data
-    if d.dtype.kind != "f":
+    if d.dtype.kind in "biu":
         return d.astype(dtypes.get_default_dtype().np)
     return d
 
@@ -401,7 +401,7 @@ def _unary(name, fn, grad_fn, saves="input", float_only=True, array_grad=None):
     def forward(ctx, x):
         if saves == "input":
             ctx.save_for_backward(x)
-        d = x._data if not float_only or x._data.dtype.kind == "f" else _float_unary(x)
+        d = x._data if not float_only or x._data.dtype.kind not in "biu" else _float_unary(x)
         return fn(d)
 
     def backward(ctx, grad):

@@ -32,6 +32,9 @@ def normalize_index(index, shape):
         if type(index) is slice:  # PyTorch's single-slice fast path always slices
             view_cls = BasicIndex
         index = (index,)
+    if range in map(type, index):  # a Python range indexes as the list of its values
+        index = tuple(np.arange(i.start, i.stop, i.step) if type(i) is range else i
+                      for i in index)
     out, basic, dim, adv = [], True, 0, 0
     consumed = sum(_dims_consumed(i) for i in index)
     for item in index:
@@ -405,6 +408,9 @@ class Gather(Primitive):
 
 
 def gather(x: Tensor, dim: int, index: Tensor, sparse_grad: bool = False) -> Tensor:
+    if sparse_grad:
+        raise NotImplementedError("gather(): sparse_grad=True is not supported: ember has no "
+                                  "sparse gradients")
     dim = _check_gather(x, dim, index, "gather")
     return Gather.apply(x, dim, index)
 

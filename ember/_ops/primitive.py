@@ -214,11 +214,16 @@ def _make_apply(cls):
         t._base = None
         if is_view:
             _link_view(t, cls, args)
-        if differentiable and _state.enabled and out.dtype.kind == "f":
-            for a in args:
-                if isinstance(a, Tensor) and a._requires_grad:
-                    _connect(ctx, cls, args, (t,))
-                    break
+        if differentiable and _state.enabled:
+            kind = out.dtype.kind
+            if kind == "f":
+                for a in args:
+                    if isinstance(a, Tensor) and a._requires_grad:
+                        _connect(ctx, cls, args, (t,))
+                        break
+            elif kind == "c" and _any_requires_grad(args):
+                raise NotImplementedError(f"{cls.__name__}: ember does not support autograd "
+                                          f"for complex results yet")
         return t
 
     apply.__qualname__ = f"{cls.__qualname__}.apply"

@@ -95,7 +95,7 @@ class Mean(Primitive):
         d = x._data
         if dtype is not None:
             d = d.astype(dtype.np)
-        elif d.dtype.kind != "f":
+        elif d.dtype.kind in "biu":
             raise RuntimeError(
                 "mean(): could not infer output dtype. Input dtype must be either a floating "
                 f"point or complex dtype. Got: {x.dtype.scalar_name}")

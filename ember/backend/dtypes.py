@@ -17,7 +17,12 @@ import threading
 
 import numpy as np
 
-_BOOL, _INT, _FLOAT = 0, 1, 2
+try:  # bfloat16 arrays: NumPy has no such type; ml_dtypes adds it (optional)
+    import ml_dtypes as _ml_dtypes
+except ImportError:  # pragma: no cover - ml_dtypes is a declared dependency
+    _ml_dtypes = None
+
+_BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
 
 
 class dtype:
@@ -37,17 +42,26 @@ class dtype:
         self.category = category
         self.itemsize = self.np.itemsize
         self.is_floating_point = category == _FLOAT
-        self.is_signed = self.np.kind in "if"
+        self.is_signed = self.np.kind in "ifc" or category == _FLOAT  # bfloat16's kind: "V"
         self.scalar_name = scalar_name
         self.cpp_name = cpp_name
         self.alias = alias
 
     @property
     def is_complex(self):
-        return False
+        return self.category == _COMPLEX
 
     def to_real(self):
-        return self
+        """The dtype of the real and imaginary parts (float32 for complex64); self if real."""
+        return _REAL_OF.get(self.name, self)
+
+    def to_complex(self):
+        """The complex dtype with parts of this dtype (complex64 for float32)."""
+        if self.category == _COMPLEX:
+            return self
+        if self.category != _FLOAT:
+            raise RuntimeError(f"Unknown Complex ScalarType for {self.scalar_name}")
+        return complex128 if self.name == "float64" else complex64
 
     def __repr__(self):
         return "ember." + self.name
@@ -69,10 +83,39 @@ int32 = dtype("int32", np.int32, _INT, "Int", "int", "int")
 int64 = dtype("int64", np.int64, _INT, "Long", "long int", "long")
 uint8 = dtype("uint8", np.uint8, _INT, "Byte", "unsigned char", None)
 bool_ = dtype("bool", np.bool_, _BOOL, "Bool", "bool", None)
+complex64 = dtype("complex64", np.complex64, _COMPLEX, "ComplexFloat", "c10::complex<float>",
+                  "cfloat")
+complex128 = dtype("complex128", np.complex128, _COMPLEX, "ComplexDouble",
+                   "c10::complex<double>", "cdouble")
 half, float, double = float16, float32, float64  # the aliases above, as Python names
 short, int, long = int16, int32, int64
+cfloat, cdouble = complex64, complex128
+_REAL_OF = {"complex64": float32, "complex128": float64}
 
-ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
+
+class _MissingDtype(dtype):
+    """A dtype whose array type is not installed: every use names the package to install."""
+    __slots__ = ("_package",)
+
+    def __init__(self, name, category, scalar_name, cpp_name, package):
+        self.name, self.category, self._package = name, category, package
+        self.is_floating_point = category == _FLOAT
+        self.is_signed = True
+        self.scalar_name, self.cpp_name, self.alias = scalar_name, cpp_name, None
+
+    def __getattr__(self, attr):  # np, itemsize: what any array of this dtype needs
+        raise RuntimeError(f"ember.{self.name} needs the {self._package} package "
+                           f"(pip install {self._package})")
+
+
+if _ml_dtypes is not None:
+    bfloat16 = dtype("bfloat16", _ml_dtypes.bfloat16, _FLOAT, "BFloat16", "c10::BFloat16", None)
+else:  # pragma: no cover
+    bfloat16 = _MissingDtype("bfloat16", _FLOAT, "BFloat16", "c10::BFloat16", "ml_dtypes")
+
+ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_, complex64,
+       complex128) + \
+    ((bfloat16,) if _ml_dtypes is not None else ())
 _BY_NUMPY = {d.np: d for d in ALL}
 _BY_NAME = {d.name: d for d in ALL}
 SCALAR_NAMES = {d.name: d.scalar_name for d in ALL}  # {"float32": "Float", ...}
@@ -97,7 +140,8 @@ def from_numpy_dtype(np_dtype):
     except (KeyError, TypeError):
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).name}. The only supported "
-            "types are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+            "types are: float64, float32, float16, complex64, complex128, int64, int32, int16, "
+            "int8, uint8, and bool."
         ) from None
 
 
@@ -138,11 +182,23 @@ def scalar_dtype(value):
         return bool_
     if isinstance(value, (builtins.int, np.integer)):
         return int64
+    if isinstance(value, (builtins.complex, np.complexfloating)):
+        return _default.value.to_complex()
     return _default.value
 
 
 def _category_default(category):
+    if category == _COMPLEX:
+        return _default.value.to_complex()
     return (bool_, int64, _default.value)[category]
+
+
+def _combine(higher, lower):
+    """``higher``'s dtype when it decides; a complex ``lower`` over a float ``higher``
+    keeps the float's precision (PyTorch: float64 with a complex scalar is complex128)."""
+    if higher.category == _FLOAT and lower.category == _COMPLEX:
+        return higher.to_complex()
+    return lower
 
 
 def promote_types(a, b):
@@ -150,7 +206,12 @@ def promote_types(a, b):
     if a is b:
         return a
     if a.category != b.category:
-        return a if a.category > b.category else b
+        high, low = (a, b) if a.category > b.category else (b, a)
+        if high.category == _COMPLEX and low.category == _FLOAT and low.itemsize > 4:
+            return complex128  # complex64 with float64: complex128
+        return high
+    if {a.name, b.name} == {"bfloat16", "float16"}:  # no common NumPy type: PyTorch's float32
+        return float32
     return _BY_NUMPY[np.promote_types(a.np, b.np)]
 
 
@@ -170,7 +231,126 @@ def result_type(*operands):
             zero_dt = d if zero_dt is None else promote_types(zero_dt, d)
     result = dim_dt
     if zero_dt is not None and (result is None or zero_dt.category > result.category):
-        result = zero_dt
+        result = zero_dt if result is None else _combine(result, zero_dt)
     if wrapped_cat >= 0 and (result is None or wrapped_cat > result.category):
-        result = _category_default(wrapped_cat)
+        wrapped = _category_default(wrapped_cat)
+        result = wrapped if result is None else _combine(result, wrapped)
     return result
+
+
+# ---- finfo / iinfo ----------------------------------------------------------------------------
+class finfo:
+    """Machine limits of a floating dtype (the default dtype when none is given).
+
+    >>> import ember
+    >>> ember.finfo(ember.float16).max, ember.finfo().eps
+    (65504.0, 1.1920928955078125e-07)
+    """
+    __slots__ = ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype")
+
+    def __init__(self, type=None):
+        if type is None:
+            type = get_default_dtype()
+        if not isinstance(type, dtype):
+            raise TypeError(f"finfo(): argument 'type' (position 1) must be torch.dtype, not "
+                            f"{builtins.type(type).__name__}")
+        if not type.is_floating_point:
+            raise TypeError("torch.finfo() requires a floating point input type. Use "
+                            "torch.iinfo to handle 'torch.finfo'")
+        info = _np_finfo(type.np)
+        self.bits = type.itemsize * 8
+        self.eps, self.max, self.min = builtins.float(info.eps), builtins.float(info.max), \
+            builtins.float(info.min)
+        self.tiny = self.smallest_normal = builtins.float(info.smallest_normal)
+        self.resolution = 10.0 ** -info.precision  # PyTorch's: a power of ten, exactly
+        self.dtype = type.name
+
+    def __eq__(self, other):
+        return isinstance(other, finfo) and other.dtype == self.dtype
+
+    def __hash__(self):
+        return hash(self.dtype)
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
+                f"tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+def _np_finfo(np_dtype):
+    if np_dtype.kind != "f":  # bfloat16: NumPy's finfo does not know ml_dtypes' types
+        return _ml_dtypes.finfo(np_dtype)
+    return np.finfo(np_dtype)
+
+
+class iinfo:
+    """Limits of an integer dtype.
+
+    >>> import ember
+    >>> ember.iinfo(ember.int8)
+    iinfo(min=-128, max=127, dtype=int8)
+    """
+    __slots__ = ("bits", "max", "min", "dtype")
+
+    def __init__(self, type):
+        if not isinstance(type, dtype):
+            raise TypeError(f"iinfo(): argument 'type' (position 1) must be torch.dtype, not "
+                            f"{builtins.type(type).__name__}")
+        if type is bool_:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if type.category != _INT:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to "
+                            "handle 'torch.iinfo'")
+        info = np.iinfo(type.np)
+        self.bits, self.max, self.min = info.bits, builtins.int(info.max), builtins.int(info.min)
+        self.dtype = type.name
+
+    def __eq__(self, other):
+        return isinstance(other, iinfo) and other.dtype == self.dtype
+
+    def __hash__(self):
+        return hash(self.dtype)
+
+    def __repr__(self):
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+
+# ---- memory formats -------------------------------------------------------------------------
+class memory_format:
+    """A tensor memory layout (``ember.contiguous_format``...). ember's tensors are row-major:
+    ``preserve_format`` and ``contiguous_format`` are honoured, the channels-last layouts
+    raise NotImplementedError where a function is asked for them."""
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "torch." + self.name
+
+    def __reduce__(self):
+        return (_memory_format_named, (self.name,))
+
+
+preserve_format = memory_format("preserve_format")
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+_MEMORY_FORMATS = {f.name: f for f in (preserve_format, contiguous_format, channels_last,
+                                        channels_last_3d)}
+
+
+def _memory_format_named(name):
+    return _MEMORY_FORMATS[name]
+
+
+def check_memory_format(fmt, name):
+    """``fmt`` as ``name`` accepts it: None, preserve_format and contiguous_format (what a
+    row-major tensor has); NotImplementedError for the channels-last layouts."""
+    if fmt is None or fmt is preserve_format or fmt is contiguous_format:
+        return
+    if isinstance(fmt, memory_format):
+        raise NotImplementedError(f"{name}(): memory_format={fmt!r} is not supported: ember's "
+                                  f"tensors are always row-major (contiguous_format)")
+    raise TypeError(f"{name}(): argument 'memory_format' must be torch.memory_format, not "
+                    f"{builtins.type(fmt).__name__}")

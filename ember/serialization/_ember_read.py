@@ -17,7 +17,7 @@ from ..device import device
 from ..nn.parameter import Parameter
 
 from ._archive import to_native
-from ._ember_write import FORMAT, STRUCTURE
+from ._ember_write import FORMAT, STRUCTURE, stored_dtype
 from ._errors import LoadError
 from ._map_location import relocate
 from ._views import view_of_storage
@@ -73,11 +73,13 @@ class _Decoder:
         order) and its shape ``shape`` (any 1-D shape when ``shape`` is None)."""
         member = f"{index}.npy"
         info = self.archive.info(member, f"array {member}")
+        dtype = np.dtype(dtype)
+        stored = stored_dtype(dtype)
         with self.archive.open(info) as fh:
             found_dtype, found_shape, fortran = self.read_header(fh, member)
-            if found_dtype.kind not in "biuf" or found_dtype.newbyteorder("=") != \
-                    np.dtype(dtype).newbyteorder("="):
-                self.fail(f"array {member} has dtype {found_dtype}, expected {np.dtype(dtype)}")
+            if found_dtype.kind not in "biufc" or found_dtype.newbyteorder("=") != \
+                    stored.newbyteorder("="):
+                self.fail(f"array {member} has dtype {found_dtype}, expected {stored}")
             if shape is None and len(found_shape) != 1 or \
                     shape is not None and list(found_shape) != list(shape):
                 expected = "a 1-D storage" if shape is None else list(shape)
@@ -90,7 +92,8 @@ class _Decoder:
             out = self.archive.allocate(count, found_dtype, f"array {member}")
             self.archive.fill(fh, out, member)
         out = out.reshape(found_shape[::-1]).T if fortran else out.reshape(found_shape)
-        return to_native(out)
+        out = to_native(out)
+        return out if stored == dtype else out.view(dtype)
 
     def read_header(self, fh, member):
         try:

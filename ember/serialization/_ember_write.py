@@ -112,11 +112,18 @@ def encode(obj):
     return meta, enc.arrays
 
 
+def stored_dtype(np_dtype):
+    """The dtype an array is written to .npy as: bfloat16, which .npy cannot name, as the
+    uint16 of its bits (the tensor record names the dtype)."""
+    return np.dtype(np.uint16) if np_dtype.name == "bfloat16" else np_dtype
+
+
 def write_zip(fh, meta, arrays):
     with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
         zf.writestr(STRUCTURE, meta)
         for i, a in enumerate(arrays):
             if a.dtype.byteorder == ">":
                 a = a.astype(a.dtype.newbyteorder("<"))
+            a = a.view(stored_dtype(a.dtype))  # bfloat16: its bits, as .npy has no such type
             with zf.open(f"{i}.npy", "w", force_zip64=True) as member:
                 np.lib.format.write_array(member, a, allow_pickle=False)
