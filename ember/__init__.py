@@ -28,6 +28,7 @@ from .random import (Generator, manual_seed, seed, initial_seed, get_rng_state,
 from ._functions import *  # noqa: F401,F403
 from . import _tensor_methods
 from . import return_types
+from . import linalg  # noqa: F401  (ember.linalg)
 
 FloatTensor = _tensor_methods.LEGACY_TYPES["FloatTensor"]
 DoubleTensor = _tensor_methods.LEGACY_TYPES["DoubleTensor"]

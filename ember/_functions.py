@@ -505,3 +505,26 @@ __all__ = [
     "numel", "is_tensor", "is_floating_point", "promote_types", "result_type", "can_cast",
     "detach", "broadcast_shapes", "broadcast_tensors",
 ]
+
+
+# ---- matrix functions: ember.linalg's ops under PyTorch's top-level names ---------------------
+from . import linalg as _linalg  # noqa: E402  (the package holds their definitions)
+from .linalg import _toplevel as _LT, _norms as _LN  # noqa: E402
+
+det = op(_linalg.det, name="det")
+inverse = op(_linalg.inv, name="inverse")
+logdet = op(_LT.logdet)
+slogdet = op(_LT.slogdet)
+cholesky = op(_LT.cholesky)
+qr = op(_LT.qr)
+svd = op(_LT.svd)
+pinverse = op(_LT.pinverse)
+matrix_power = op(_LN.matrix_power)
+cross = op(_LT.cross)
+diag = op(_LT.diag)
+diagonal = op(_LT.diagonal)
+diag_embed = op(_LT.diag_embed)
+trace = op(_LT.trace)
+
+__all__ += ["det", "inverse", "logdet", "slogdet", "cholesky", "qr", "svd", "pinverse",
+            "matrix_power", "cross", "diag", "diagonal", "diag_embed", "trace"]
