@@ -98,6 +98,15 @@ def apply_saving_outputs(cls, *args):
 class _SavesOutputs(Primitive):
     _node_base = _OutputsNode
 
+    @staticmethod
+    def _check_grads(ctx, grads):
+        # Primitive's check keeps one gradient per entry of ctx._input_meta, which is only
+        # filled when some argument needs a cast or is not a tensor: with several outputs
+        # (the generic node path) and plain tensor arguments it would drop them all.
+        if ctx._plain_grads:
+            return list(grads)
+        return Primitive._check_grads(ctx, grads)
+
 
 def _eye_like(x, n):
     xp = get_array_module(x._data)
@@ -208,8 +217,8 @@ class Det(_SavesOutputs):
             return solve(a.mT, scaled * _eye_like(a, n))
         # singular: the adjugate through the SVD, d det / d s_i = prod of the others
         u, s, vh = svd(a, False)
-        sign = Det.apply(u) * Det.apply(vh)
-        return matmul(u * _prod_others(s).unsqueeze(-2) * (grad * sign)[..., None, None], vh)
+        sign = apply_saving_outputs(Det, u) * apply_saving_outputs(Det, vh)
+        return matmul(u * (_prod_others(s) * (grad * sign).unsqueeze(-1)).unsqueeze(-2), vh)
 
 
 def _prod_others(s):
@@ -547,18 +556,20 @@ def pinv(a, atol=None, rtol=None, hermitian=False):
     return apply_saving_outputs(Pinv, a, atol, rtol, hermitian)
 
 
-class LstsqSolution(Primitive):
-    """The minimum-norm least-squares solution ``pinv(A) B`` (computed by the caller);
-    backward as PyTorch's: through ``pinv(A)``."""
+class LstsqSolution(_SavesOutputs):
+    """``(solution, residuals)`` of least squares, computed by the caller (the solution is
+    the minimum-norm ``pinv(A) B``). Backward: the solution's through ``pinv(A)``; the
+    residuals ``|A X - B|^2`` (per column) are stationary in X, so theirs is
+    ``2 (A X - B) gR X^T`` for A and ``-2 (A X - B) gR`` for B."""
     _backward_name = "LinalgLstsqBackward0"
 
     @staticmethod
-    def forward(ctx, a, b, solution):
+    def forward(ctx, a, b, solution, residuals):
         ctx.save_for_backward(a, b)
-        return solution
+        return solution, residuals
 
     @staticmethod
-    def backward(ctx, grad):
+    def backward(ctx, grad, grad_residuals):
         a, b = ctx.saved_tensors
         p = pinv(a)
         ga = gb = None
@@ -566,7 +577,18 @@ class LstsqSolution(Primitive):
             ga = pinv_backward(matmul(grad, b.mT), p, a)
         if ctx.needs_input_grad[1]:
             gb = matmul(p.mT, grad)
-        return ga, gb, None
+        if grad_residuals._data.size:
+            x, _ = ctx.outputs()
+            weighted = (matmul(a, x) - b) * grad_residuals.unsqueeze(-2) * 2
+            if ga is not None:
+                ga = ga + matmul(weighted, x.mT)
+            if gb is not None:
+                gb = gb - weighted
+        if ga is not None:
+            ga = ga.sum_to_size(a._data.shape)
+        if gb is not None:
+            gb = gb.sum_to_size(b._data.shape)
+        return ga, gb, None, None
 
 
 # ---- diagonals -----------------------------------------------------------------------------

@@ -332,20 +332,16 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
     with np.errstate(divide="ignore", invalid="ignore"):
         inv_s = xp.where(keep, 1 / xp.where(keep, s, 1), 0).astype(d.dtype)
     solution = vh.swapaxes(-1, -2) @ (inv_s[..., :, None] * (u.swapaxes(-1, -2) @ b._data))
-    x = D.LstsqSolution.apply(A, b, solution)
     rank = keep.sum(axis=-1).astype(np.int64)
-    empty = xp.zeros((0,), dtype=d.dtype)
-    residuals = empty
-    full_rank = bool((rank == min(m, n)).all())
-    if driver != "gelsy" and m > n and full_rank:
+    residuals = xp.zeros((0,), dtype=d.dtype)
+    if driver != "gelsy" and m > n and bool((rank == min(m, n)).all()):
         residuals = ((d @ solution - b._data) ** 2).sum(axis=-2)
+    x, residuals = apply_saving_outputs(D.LstsqSolution, A, b, solution, residuals)
     rank_out = xp.zeros((0,), dtype=np.int64) if driver == "gels" else rank
-    values = s if driver in ("gelsd", "gelss") else empty
+    values = s if driver in ("gelsd", "gelss") else xp.zeros((0,), dtype=d.dtype)
     if vector:
         x = x.squeeze(-1)
-        if residuals.size:
-            residuals = residuals[..., 0]
-    return RT.linalg_lstsq(x, Tensor._make(residuals), Tensor._make(xp.asarray(rank_out)),
+    return RT.linalg_lstsq(x, residuals, Tensor._make(xp.asarray(rank_out)),
                            Tensor._make(values))
 
 

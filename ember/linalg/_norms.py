@@ -3,7 +3,7 @@ come from the ops they are made of), and the diagonal ops."""
 from __future__ import annotations
 
 from .._tensor import Tensor, _wrap_dim
-from ..backend import get_array_module
+from ..backend import get_array_module, promote_types
 from .._typing import Number, Sequence, dtype
 from .._ops import decompositions as D
 from .._ops import reduction as R
@@ -32,6 +32,13 @@ def vector_norm(x: Tensor, ord: Number = 2, dim: int | Sequence[int] | None = No
     """
     ord = _float_arg(ord, "linalg_vector_norm")
     if dtype is not None:
+        if not dtype.is_floating_point:
+            raise RuntimeError(f"linalg.vector_norm: dtype should be floating point or complex, "
+                               f"but got {dtype.scalar_name}")
+        if x.is_floating_point() and promote_types(x.dtype, dtype) is not dtype:
+            raise RuntimeError(f"linalg.vector_norm: the dtype of the input "
+                               f"({x.dtype.scalar_name}) should be convertible without narrowing "
+                               f"to the specified dtype ({dtype.scalar_name})")
         x = x.to(dtype)
     if isinstance(dim, (tuple, list)) and len(dim) == 0:
         dim = None
@@ -126,6 +133,8 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     """
     sa, sb = input._data.shape, other._data.shape
     na, nb = len(sa), len(sb)
+    if na != nb:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     size_a = sa[_wrap_dim(dim, na)] if na else 1
     size_b = sb[_wrap_dim(dim, nb)] if nb else 1
     if size_a != 3 or size_b != 3:
@@ -232,9 +241,12 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
     """
     check_square(A, "linalg.matrix_power")
     if n == 0:
-        size = A._data.shape[-1]
-        eye = Tensor._make(get_array_module(A._data).eye(size, dtype=A._data.dtype))
-        return eye.expand(A.shape).clone()
+        xp = get_array_module(A._data)
+        eye = Tensor._make(xp.eye(A._data.shape[-1], dtype=A._data.dtype))
+        if not A.requires_grad:
+            return eye.expand(A.shape).clone()
+        # connected to A (a zero gradient, as PyTorch), whatever A holds (NaN included)
+        return A.masked_fill(Tensor._make(xp.ones(A._data.shape, dtype=bool)), 0) + eye
     if n < 0:
         A, n = inv(A), -n
     result, power = None, A
@@ -244,7 +256,7 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
         n >>= 1
         if n:
             power = _matmul(power, power)
-    return result
+    return result.clone() if result is A else result
 
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "cross", "matmul", "diagonal", "multi_dot",
