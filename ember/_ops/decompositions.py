@@ -275,7 +275,7 @@ class Solve(_SavesOutputs):
     def backward(ctx, grad):
         a, = ctx.saved_tensors
         x, = ctx.outputs()
-        gb = Solve.apply(a.mT, grad)
+        gb = solve(a.mT, grad)
         ga = -matmul(gb, x.mT) if ctx.needs_input_grad[0] else None
         if ga is not None:
             ga = ga.sum_to_size(a._data.shape)

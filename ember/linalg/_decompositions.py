@@ -53,8 +53,8 @@ def det(A: Tensor) -> Tensor:
     """The determinant of each square matrix of ``A``.
 
     >>> import ember
-    >>> ember.linalg.det(ember.tensor([[1., 2.], [3., 4.]]))
-    tensor(-2.0000)
+    >>> ember.linalg.det(ember.tensor([[2., 1.], [0., 3.]]))
+    tensor(6.)
     """
     check_square_float(A, "linalg.det")
     return apply_saving_outputs(D.Det, A)
