@@ -165,10 +165,10 @@ class Inv(_SavesOutputs):
     _backward_name = "LinalgInvExBackward0"
 
     @staticmethod
-    def forward(ctx, a, check=True):
+    def forward(ctx, a, check=True, name="linalg.inv"):
         d = a._data
         if check:
-            return inverse_array(d)
+            return inverse_array(d, name)
         xp = get_array_module(d)
         try:
             return xp.linalg.inv(d)
@@ -179,7 +179,7 @@ class Inv(_SavesOutputs):
     def backward(ctx, grad):
         inv, = ctx.outputs()
         inv_t = inv.mT
-        return -matmul(inv_t, matmul(grad, inv_t)), None
+        return -matmul(inv_t, matmul(grad, inv_t)), None, None
 
 
 def _per_matrix_or_nan(fn, d):

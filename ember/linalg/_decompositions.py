@@ -11,7 +11,7 @@ from .._ops import decompositions as D
 from .._ops.decompositions import (check_float, check_matrix, check_square,
                                    check_square_float, apply_saving_outputs)
 from ..autograd.grad_mode import is_grad_enabled
-from ..backend import get_array_module
+from ..backend import get_array_module, float16
 
 LinAlgError = D._LinAlgError
 
@@ -36,9 +36,10 @@ def inv_ex(A: Tensor, *, check_errors: bool = False) -> tuple[Tensor, Tensor]:
     >>> ember.linalg.inv_ex(ember.ones(2, 2)).info
     tensor(2, dtype=ember.int32)
     """
-    check_square_float(A, "linalg.inv_ex")
+    check_square_float(A, "linalg.inv")
     if check_errors:
-        return RT.linalg_inv_ex(inv(A), _zeros_info(A))
+        return RT.linalg_inv_ex(apply_saving_outputs(D.Inv, A, True, "linalg.inv_ex"),
+                                _zeros_info(A))
     out = apply_saving_outputs(D.Inv, A, False)
     info = Tensor._make(get_array_module(A._data).asarray(D.singular_infos(A._data)))
     return RT.linalg_inv_ex(out, info)
@@ -146,7 +147,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False,
     >>> ember.linalg.cholesky_ex(-ember.eye(2)).info
     tensor(1, dtype=ember.int32)
     """
-    check_square_float(A, "linalg.cholesky_ex")
+    check_square_float(A, "linalg.cholesky")
     factor = apply_saving_outputs(D.Cholesky, A, upper, "linalg.cholesky_ex", check_errors)
     info = Tensor._make(get_array_module(A._data).asarray(D.cholesky_infos(A._data)))
     return RT.linalg_cholesky_ex(factor, info)
@@ -214,6 +215,14 @@ def _check_uplo(UPLO):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
 
 
+def _check_eigh(A, UPLO):
+    check_square(A, "linalg.eigh")
+    if A._data.dtype.kind != "f" or A.dtype is float16:
+        raise NotImplementedError(f'"linalg_eigh_cpu" not implemented for '
+                                  f"'{A.dtype.scalar_name}'")
+    _check_uplo(UPLO)
+
+
 def eigh(A: Tensor, UPLO: str = "L") -> tuple[Tensor, Tensor]:
     """``(eigenvalues, eigenvectors)`` of each symmetric matrix (ascending), read from the
     triangle ``UPLO`` names.
@@ -222,8 +231,7 @@ def eigh(A: Tensor, UPLO: str = "L") -> tuple[Tensor, Tensor]:
     >>> ember.linalg.eigh(ember.tensor([[2., 1.], [1., 2.]])).eigenvalues
     tensor([1., 3.])
     """
-    check_square_float(A, "linalg.eigh")
-    _check_uplo(UPLO)
+    _check_eigh(A, UPLO)
     return RT.linalg_eigh(*apply_saving_outputs(D.Eigh, A, UPLO))
 
 
@@ -234,8 +242,7 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
     >>> ember.linalg.eigvalsh(ember.tensor([[2., 1.], [1., 2.]]))
     tensor([1., 3.])
     """
-    check_square_float(A, "linalg.eigh")
-    _check_uplo(UPLO)
+    _check_eigh(A, UPLO)
     if _wants_grad(A):
         return apply_saving_outputs(D.Eigh, A, UPLO)[0]
     return Tensor._make(get_array_module(A._data).linalg.eigvalsh(A._data, UPLO=UPLO))
@@ -279,7 +286,7 @@ def matrix_rank(A: Tensor, tol: Number | Tensor | None = None, hermitian: bool =
     tensor(1)
     """
     check_matrix(A, "torch.linalg.matrix_rank", "input")
-    check_float(A, "linalg.svd")
+    _check_float_or_double(A)
     if tol is not None:
         atol, rtol = tol, 0.0
     d = A._data
@@ -287,6 +294,11 @@ def matrix_rank(A: Tensor, tol: Number | Tensor | None = None, hermitian: bool =
     s = xp.abs(xp.linalg.eigvalsh(d)) if hermitian else xp.linalg.svd(d, compute_uv=False)
     cut = D.tolerance_array(d, s, _tolerance(atol, A), _tolerance(rtol, A))
     return Tensor._make((s > cut[..., None]).sum(axis=-1).astype(np.int64))
+
+
+def _check_float_or_double(A):
+    if A._data.dtype.kind != "f" or A.dtype is float16:
+        raise RuntimeError("This function doesn't handle types other than float and double")
 
 
 _LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
@@ -317,7 +329,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
     b = B.unsqueeze(-1) if vector else B
     if b._data.shape[-2] != A._data.shape[-2]:
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
-    check_float(A, "torch.linalg.lstsq")
+    _check_float_or_double(A)
     if A.dtype is not B.dtype:
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
                            f"dtype, but got input's dtype {A.dtype.scalar_name} and other's "

@@ -227,6 +227,8 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     >>> ember.linalg.vecdot(ember.tensor([1., 2.]), ember.tensor([3., 4.]))
     tensor(11.)
     """
+    for t in (x, y):
+        check_float(t, "linalg.vecdot")
     return (x * y).sum(dim)
 
 

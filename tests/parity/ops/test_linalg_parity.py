@@ -388,10 +388,26 @@ ERRORS = [
     ("trace_3d", lambda lib, a: lib.trace(a), [O((2, 2, 2))]),
     ("diagonal_same", lambda lib, a: lib.diagonal(a, 0, 0, 0), [O((2, 2))]),
     ("diagonal_range", lambda lib, a: lib.diagonal(a, 0, 0, 3), [O((2, 2))]),
+    ("eigh_int", lambda lib, a: lib.linalg.eigh(a), [O((2, 2), np.int64)]),
+    ("lstsq_int", lambda lib, a, b: lib.linalg.lstsq(a, b), [O((2, 2), np.int64)] * 2),
+    ("matrix_rank_int", lambda lib, a: lib.linalg.matrix_rank(a), [O((2, 2), np.int64)]),
+    ("inv_ex_int", lambda lib, a: lib.linalg.inv_ex(a), [O((2, 2), np.int64)]),
+    ("inv_ex_check", lambda lib, a: lib.linalg.inv_ex(a, check_errors=True), [SING]),
+    ("cholesky_ex_check", lambda lib, a: lib.linalg.cholesky_ex(a, check_errors=True),
+     [-np.eye(2)]),
+    ("vecdot_int", lambda lib, a: lib.linalg.vecdot(a, a), [O(3, np.int64)]),
+    ("lstsq_dtype", lambda lib, a, b: lib.linalg.lstsq(a, b), [O((3, 2)), O((3, 1), np.float32)]),
+    ("vector_norm_narrowing", lambda lib, a: lib.linalg.vector_norm(a, dtype=lib.float32),
+     [O(3)]),
+    ("vector_norm_int_dtype", lambda lib, a: lib.linalg.vector_norm(a, dtype=lib.int64), [O(3)]),
+    ("matrix_norm_int", lambda lib, a: lib.linalg.matrix_norm(a, "nuc"), [O((2, 2), np.int64)]),
+    ("cross_ndim", lambda lib, a, b: lib.linalg.cross(a, b), [O((2, 3)), O(3)]),
+    ("cross_no_size_3", lambda lib, a, b: lib.cross(a, b), [O((2, 4)), O((2, 4))]),
     ("diag_embed_same", lambda lib, a: lib.diag_embed(a, 0, 0, 0), [O((2, 3))]),
 ]
 
 
+@pytest.mark.filterwarnings("ignore:Using torch.cross without specifying the dim")
 @pytest.mark.parametrize("name,fn,arrays", ERRORS, ids=[e[0] for e in ERRORS])
 def test_errors_match_torch(name, fn, arrays):
     got = [error_of(lambda: fn(lib, *[lib.tensor(a) for a in arrays])) for lib in (torch, ember)]
