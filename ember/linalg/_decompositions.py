@@ -248,7 +248,7 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
     return Tensor._make(get_array_module(A._data).linalg.eigvalsh(A._data, UPLO=UPLO))
 
 
-def _tolerance(value, A):
+def _tolerance(value):
     if value is None or isinstance(value, (int, float, np.floating)):
         return value
     if isinstance(value, Tensor):
@@ -272,7 +272,7 @@ def pinv(A: Tensor, rcond: Number | Tensor | None = None, hermitian: bool = Fals
                            "with 2 or more dimensions of float, double, cfloat or cdouble types")
     if rcond is not None:
         rtol = rcond
-    return D.pinv(A, _tolerance(atol, A), _tolerance(rtol, A), hermitian)
+    return D.pinv(A, _tolerance(atol), _tolerance(rtol), hermitian)
 
 
 def matrix_rank(A: Tensor, tol: Number | Tensor | None = None, hermitian: bool = False, *,
@@ -292,7 +292,7 @@ def matrix_rank(A: Tensor, tol: Number | Tensor | None = None, hermitian: bool =
     d = A._data
     xp = get_array_module(d)
     s = xp.abs(xp.linalg.eigvalsh(d)) if hermitian else xp.linalg.svd(d, compute_uv=False)
-    cut = D.tolerance_array(d, s, _tolerance(atol, A), _tolerance(rtol, A))
+    cut = D.tolerance_array(d, s, _tolerance(atol), _tolerance(rtol))
     return Tensor._make((s > cut[..., None]).sum(axis=-1).astype(np.int64))
 
 

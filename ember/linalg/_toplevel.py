@@ -8,7 +8,6 @@ import warnings
 
 from .. import return_types as RT
 from .._tensor import Tensor, _wrap_dim
-from .._typing import Number
 from .._ops import decompositions as D
 from .._ops.decompositions import check_float, check_matrix, check_square_float, \
     apply_saving_outputs
