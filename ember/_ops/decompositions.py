@@ -70,8 +70,12 @@ def batch_prefix(shape, index):
 
 # ---- saved outputs ------------------------------------------------------------------------
 class _OutputsNode(PrimitiveNode):
-    """Node of an op whose backward reads its outputs: they are dropped with the rest."""
+    """Node of an op whose backward reads its outputs: they are dropped with the rest.
+    An output that got no gradient reaches backward as None, not zeros: PyTorch's
+    formulas then skip the terms that would divide by eigenvalue gaps (``eigvalsh`` of a
+    matrix with repeated eigenvalues has a finite gradient)."""
     _saved_outputs = None
+    _materialize_grads = False
 
     def _release(self):
         PrimitiveNode._release(self)
@@ -106,6 +110,10 @@ class _SavesOutputs(Primitive):
         if ctx._plain_grads:
             return list(grads)
         return Primitive._check_grads(ctx, grads)
+
+
+def _zeros_like(t):
+    return Tensor._make(get_array_module(t._data).zeros(t._data.shape, dtype=t._data.dtype))
 
 
 def _eye_like(x, n):
@@ -247,7 +255,7 @@ class Slogdet(_SavesOutputs):
     def backward(ctx, g_sign, g_logabs):
         a, = ctx.saved_tensors
         n = a._data.shape[-1]
-        if n == 0:
+        if n == 0 or g_logabs is None:
             return None
         return solve(a.mT, g_logabs.unsqueeze(-1).unsqueeze(-2) * _eye_like(a, n))
 
@@ -396,6 +404,8 @@ class Qr(_SavesOutputs):
             raise RuntimeError("The QR decomposition is not differentiable when "
                                "mode='complete' and nrows > ncols.")
         q, r = ctx.outputs()
+        gq = _zeros_like(q) if gq is None else gq
+        gr = _zeros_like(r) if gr is None else gr
         if m >= n:
             return _qr_backward_tall(q, r, gq, gr), None
         y = a[..., m:]
@@ -431,27 +441,36 @@ class Svd(_SavesOutputs):
         u, s, vh = ctx.outputs()
         m, n = u._data.shape[-2], vh._data.shape[-1]
         k = s._data.shape[-1]
-        if ctx.full:
-            u, gu, vh, gvh = u[..., :k], gu[..., :k], vh[..., :k, :], gvh[..., :k, :]
+        if ctx.full:  # the columns past k are any basis: only the first k count
+            u, vh = u[..., :k], vh[..., :k, :]
+            gu = None if gu is None else gu[..., :k]
+            gvh = None if gvh is None else gvh[..., :k, :]
+        if gu is None and gvh is None:  # singular values only: no division by gaps
+            return (None if gs is None else matmul(u * gs.unsqueeze(-2), vh)), None
+        gs = _zeros_like(s) if gs is None else gs
         return svd_backward(u, s, vh, gu, gs, gvh, m, n), None
 
 
 def svd_backward(u, s, vh, gu, gs, gvh, m, n):
+    """The SVD's gradient on reduced factors; ``gu`` or ``gvh`` may be None (no terms)."""
     s2 = s * s
-    e = s2.unsqueeze(-2) - s2.unsqueeze(-1)
     k = s._data.shape[-1]
-    xp = get_array_module(s._data)
-    eye = Tensor._make(xp.eye(k, dtype=s._data.dtype))
-    e = e + eye  # 1 on the diagonal (the skew parts are 0 there)
-    uhgu = matmul(u.mT, gu)
-    vhgv = matmul(vh, gvh.mT)
-    core = ((uhgu - uhgu.mT) * s.unsqueeze(-2) + s.unsqueeze(-1) * (vhgv - vhgv.mT)) / e
-    core = core + _diag_embed(gs)
-    if m > n:
+    eye = _eye_like(s, k)
+    e = s2.unsqueeze(-2) - s2.unsqueeze(-1) + eye  # 1 on the diagonal (skew parts are 0)
+    core = None
+    if gu is not None:
+        uhgu = matmul(u.mT, gu)
+        core = (uhgu - uhgu.mT) * s.unsqueeze(-2)
+    if gvh is not None:
+        vhgv = matmul(vh, gvh.mT)
+        term = s.unsqueeze(-1) * (vhgv - vhgv.mT)
+        core = term if core is None else core + term
+    core = core / e + _diag_embed(gs)
+    if m > n and gu is not None:
         gu_sinv = gu / s.unsqueeze(-2)
         left = matmul(u, core) + gu_sinv - matmul(u, matmul(u.mT, gu_sinv))
         return matmul(left, vh)
-    if m < n:
+    if m < n and gvh is not None:
         sinv_gvh = gvh / s.unsqueeze(-1)
         right = matmul(core, vh) + sinv_gvh - matmul(matmul(sinv_gvh, vh.mT), vh)
         return matmul(u, right)
@@ -476,9 +495,11 @@ class Eigh(_SavesOutputs):
     @staticmethod
     def backward(ctx, gl, gv):
         w, v = ctx.outputs()
+        if gv is None:  # eigenvalues only: no division by gaps
+            return (None if gl is None else matmul(v * gl.unsqueeze(-2), v.mT)), None
+        gl = _zeros_like(w) if gl is None else gl
         n = w._data.shape[-1]
-        xp = get_array_module(w._data)
-        eye = Tensor._make(xp.eye(n, dtype=w._data.dtype))
+        eye = _eye_like(w, n)
         e = w.unsqueeze(-2) - w.unsqueeze(-1) + eye
         vhgv = matmul(v.mT, gv)
         inner = 0.5 * (vhgv - vhgv.mT) / e
@@ -571,19 +592,20 @@ class LstsqSolution(_SavesOutputs):
     @staticmethod
     def backward(ctx, grad, grad_residuals):
         a, b = ctx.saved_tensors
-        p = pinv(a)
         ga = gb = None
-        if ctx.needs_input_grad[0]:
-            ga = pinv_backward(matmul(grad, b.mT), p, a)
-        if ctx.needs_input_grad[1]:
-            gb = matmul(p.mT, grad)
-        if grad_residuals._data.size:
+        if grad is not None:
+            p = pinv(a)
+            if ctx.needs_input_grad[0]:
+                ga = pinv_backward(matmul(grad, b.mT), p, a)
+            if ctx.needs_input_grad[1]:
+                gb = matmul(p.mT, grad)
+        if grad_residuals is not None and grad_residuals._data.size:
             x, _ = ctx.outputs()
             weighted = (matmul(a, x) - b) * grad_residuals.unsqueeze(-2) * 2
-            if ga is not None:
-                ga = ga + matmul(weighted, x.mT)
-            if gb is not None:
-                gb = gb - weighted
+            if ctx.needs_input_grad[0]:
+                ga = matmul(weighted, x.mT) if ga is None else ga + matmul(weighted, x.mT)
+            if ctx.needs_input_grad[1]:
+                gb = -weighted if gb is None else gb - weighted
         if ga is not None:
             ga = ga.sum_to_size(a._data.shape)
         if gb is not None:

@@ -303,6 +303,17 @@ def test_diagonal_is_a_view():
     np.testing.assert_allclose(grads[1], grads[0])
 
 
+def test_values_only_gradients_with_repeated_values():
+    """Only eigen/singular values used: no division by their (zero) gaps."""
+    a = np.stack([np.eye(3) * 2, np.diag([1.0, 1.0, 3.0])])
+    compare(lambda lib, x: lib.linalg.eigvalsh(x), a)
+    compare(lambda lib, x: lib.linalg.eigh(x).eigenvalues, a)
+    compare(lambda lib, x: lib.linalg.svdvals(x), a)
+    compare(lambda lib, x: lib.linalg.svd(x).S, a)
+    compare(lambda lib, x: lib.linalg.matrix_norm(x, "nuc"), a)
+    compare(lambda lib, x: lib.linalg.slogdet(x).sign, a)
+
+
 def test_second_derivatives():
     """Gradients of gradients (create_graph) through the decompositions."""
     a = well_conditioned((3, 3), np.float64, 44)
