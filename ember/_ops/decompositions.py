@@ -262,28 +262,34 @@ class Slogdet(_SavesOutputs):
 
 class Solve(_SavesOutputs):
     """``X = A^-1 B`` for matrices ``B`` (batch dims broadcast); backward
-    ``gB = A^-T g``, ``gA = -gB X^T``, each summed back to its input's shape."""
+    ``gB = A^-T g``, ``gA = -gB X^T``, each summed back to its input's shape.
+    ``check=False`` (``solve_ex``, triangular solves): a singular system gives NaN
+    instead of an error."""
     _backward_name = "LinalgSolveExBackward0"
 
     @staticmethod
-    def forward(ctx, a, b):
+    def forward(ctx, a, b, check=True, name="torch.linalg.solve"):
         ctx.save_for_backward(a)
+        ctx.check = check
         xp = get_array_module(a._data)
         try:
             return xp.linalg.solve(a._data, b._data)
         except np.linalg.LinAlgError:
             shape = np.broadcast_shapes(a._data.shape[:-2], b._data.shape[:-2])
             full = xp.broadcast_to(a._data, shape + a._data.shape[-2:])
+            if not check:
+                rhs = xp.broadcast_to(b._data, shape + b._data.shape[-2:])
+                return _solve_each_or_nan(full, rhs)
             infos = singular_infos(full).reshape(-1)
             k = int(np.flatnonzero(infos)[0]) if infos.any() else 0
-            raise _LinAlgError(f"torch.linalg.solve: {batch_prefix(full.shape, k)}The solver "
-                               "failed because the input matrix is singular.") from None
+            raise _LinAlgError(f"{name}: {batch_prefix(full.shape, k)}The solver failed "
+                               "because the input matrix is singular.") from None
 
     @staticmethod
     def backward(ctx, grad):
         a, = ctx.saved_tensors
         x, = ctx.outputs()
-        gb = solve(a.mT, grad)
+        gb = solve(a.mT, grad, ctx.check)
         ga = -matmul(gb, x.mT) if ctx.needs_input_grad[0] else None
         if ga is not None:
             ga = ga.sum_to_size(a._data.shape)
@@ -291,12 +297,25 @@ class Solve(_SavesOutputs):
             gb = gb.sum_to_size(ctx.b_shape)
         else:
             gb = None
-        return ga, gb
+        return ga, gb, None, None
 
 
-def solve(a, b):
+def _solve_each_or_nan(a, b):
+    xp = get_array_module(a)
+    flat_a = a.reshape((-1,) + a.shape[-2:])
+    flat_b = b.reshape((-1,) + b.shape[-2:])
+    out = xp.full(flat_b.shape, float("nan"), dtype=b.dtype)
+    for i in range(flat_a.shape[0]):
+        try:
+            out[i] = xp.linalg.solve(flat_a[i], flat_b[i])
+        except np.linalg.LinAlgError:
+            pass
+    return out.reshape(b.shape)
+
+
+def solve(a, b, check=True, name="torch.linalg.solve"):
     """``Solve`` on matrices (no argument checks: for backward formulas)."""
-    out = apply_saving_outputs(Solve, a, b)
+    out = apply_saving_outputs(Solve, a, b, check, name)
     node = out._grad_fn
     if isinstance(node, Solve._backward_cls):
         node.b_shape = b._data.shape

@@ -9,13 +9,13 @@ and products, batched over leading dims and differentiable (twice, where PyTorch
 tensor([[ 3., -1.],
         [-1.,  4.]])
 """
-from ._decompositions import (LinAlgError, inv, inv_ex, det, slogdet, solve, cholesky,
-                              cholesky_ex, qr, svd, svdvals, eigh, eigvalsh, pinv, matrix_rank,
-                              lstsq)
+from ._decompositions import (LinAlgError, inv, inv_ex, det, slogdet, solve, solve_ex,
+                              solve_triangular, cholesky, cholesky_ex, qr, svd, svdvals, eigh,
+                              eigvalsh, pinv, matrix_rank, lstsq)
 from ._norms import (vector_norm, matrix_norm, norm, cross, matmul, diagonal, multi_dot,
                      vecdot, matrix_power)
 
-__all__ = ["LinAlgError", "inv", "inv_ex", "det", "slogdet", "solve", "cholesky",
-           "cholesky_ex", "qr", "svd", "svdvals", "eigh", "eigvalsh", "pinv", "matrix_rank",
-           "lstsq", "vector_norm", "matrix_norm", "norm", "cross", "matmul", "diagonal",
+__all__ = ["LinAlgError", "inv", "inv_ex", "det", "slogdet", "solve", "solve_ex",
+           "solve_triangular", "cholesky", "cholesky_ex", "qr", "svd", "svdvals", "eigh",
+           "eigvalsh", "pinv", "matrix_rank", "lstsq", "vector_norm", "matrix_norm", "norm", "cross", "matmul", "diagonal",
            "multi_dot", "vecdot", "matrix_power"]

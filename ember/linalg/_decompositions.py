@@ -11,7 +11,7 @@ from .._ops import decompositions as D
 from .._ops.decompositions import (check_float, check_matrix, check_square,
                                    check_square_float, apply_saving_outputs)
 from ..autograd.grad_mode import is_grad_enabled
-from ..backend import get_array_module, float16
+from ..backend import get_array_module, float16, promote_types
 
 LinAlgError = D._LinAlgError
 
@@ -87,25 +87,88 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     >>> ember.linalg.solve(ember.tensor([[2., 0.], [0., 4.]]), ember.tensor([2., 2.]))
     tensor([1.0000, 0.5000])
     """
-    check_square(A, "linalg.solve")
-    check_float(A, "linalg.solve")
+    return _solve(A, B, left, True)
+
+
+def solve_ex(A: Tensor, B: Tensor, *, left: bool = True,
+             check_errors: bool = False) -> tuple[Tensor, Tensor]:
+    """``(result, info)``: ``solve`` whose singular systems give NaN and a nonzero
+    ``info`` (int32, LAPACK's) instead of an error, unless ``check_errors``.
+
+    >>> import ember
+    >>> ember.linalg.solve_ex(ember.ones(2, 2), ember.ones(2)).info
+    tensor(2, dtype=ember.int32)
+    """
+    result = _solve(A, B, left, check_errors, "torch.linalg.solve_ex")
+    b_batch = B._data.shape[:-1] if _vector_result(A, B, left) else B._data.shape[:-2]
+    batch = np.broadcast_shapes(A._data.shape[:-2], b_batch)
+    xp = get_array_module(A._data)
+    infos = D.singular_infos(xp.broadcast_to(A._data, batch + A._data.shape[-2:]))
+    return RT.linalg_solve_ex(result, Tensor._make(xp.asarray(infos)))
+
+
+def _vector_result(A, B, left):
+    return left and _is_vector_rhs(A, B)
+
+
+def _solve(A, B, left, check, singular_name="torch.linalg.solve"):
+    name = "linalg.solve"
+    check_square(A, name)
+    check_float(A, name)
     if A.dtype is not B.dtype:
-        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
+        raise RuntimeError(f"{name}: Expected A and B to have the same dtype, but found "
                            f"A of type {A.dtype.scalar_name} and B of type "
                            f"{B.dtype.scalar_name} instead")
-    vector = left and _is_vector_rhs(A, B)
+    vector = _vector_result(A, B, left)
     b = B.unsqueeze(-1) if vector else B
+    _check_rhs_shape(A, b, left, name)
+    if not left:
+        return D.solve(A.mT, b.mT, check, singular_name).mT
+    x = D.solve(A, b, check, singular_name)
+    return x.squeeze(-1) if vector else x
+
+
+def _check_rhs_shape(A, b, left, name):
     n = A._data.shape[-1]
     sb = b._data.shape
     if len(sb) < 2 or (sb[-2] if left else sb[-1]) != n:
         shown = f"{sb[0]}x1" if len(sb) == 1 else f"{sb[-2]}x{sb[-1]}"
-        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+        raise RuntimeError(f"{name}: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {shown})")
-    _check_batch_broadcast(b._data.shape[:-2], A._data.shape[:-2])
+    _check_batch_broadcast(sb[:-2], A._data.shape[:-2])
+
+
+def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
+                     unitriangular: bool = False) -> Tensor:
+    """``X`` with ``A X = B`` (``left=False``: ``X A = B``) reading only A's upper or lower
+    triangle (``unitriangular``: its diagonal taken as ones); a zero on the diagonal gives
+    non-finite values, not an error.
+
+    >>> import ember
+    >>> A = ember.tensor([[2., 1.], [0., 4.]])
+    >>> ember.linalg.solve_triangular(A, ember.tensor([[3.], [4.]]), upper=True)
+    tensor([[1.],
+            [1.]])
+    """
+    name = "linalg.solve_triangular"
+    check_matrix(B, name, "B")
+    check_square(A, name)
+    _check_rhs_shape(A, B, left, name)
+    for t in (A, B):
+        if t._data.dtype.kind != "f" or t.dtype is float16:
+            raise NotImplementedError(f'"triangular_solve_cpu" not implemented for '
+                                      f"'{t.dtype.scalar_name}'")
+    if A.dtype is not B.dtype:
+        common = promote_types(A.dtype, B.dtype)
+        A, B = A.to(common), B.to(common)
+    tri = A.triu() if upper else A.tril()
+    if unitriangular:
+        n = A._data.shape[-1]
+        eye = Tensor._make(get_array_module(A._data).eye(n, dtype=A._data.dtype))
+        tri = (tri.triu(1) if upper else tri.tril(-1)) + eye
     if not left:
-        return D.solve(A.mT, b.mT).mT
-    x = D.solve(A, b)
-    return x.squeeze(-1) if vector else x
+        return D.solve(tri.mT, B.mT, False).mT
+    return D.solve(tri, B, False)
 
 
 def _check_batch_broadcast(sa, sb):
@@ -357,6 +420,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
                            Tensor._make(values))
 
 
-__all__ = ["LinAlgError", "inv", "inv_ex", "det", "slogdet", "solve", "cholesky",
+__all__ = ["LinAlgError", "inv", "inv_ex", "det", "slogdet", "solve", "solve_ex",
+           "solve_triangular", "cholesky",
            "cholesky_ex", "qr", "svd", "svdvals", "eigh", "eigvalsh", "pinv", "matrix_rank",
            "lstsq"]

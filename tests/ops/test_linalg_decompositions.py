@@ -148,6 +148,13 @@ GRAD_CASES = [
     ("solve_vector", lambda a, b: LA.solve(a, b), [well_conditioned(3, 3, seed=17), randn(3)]),
     ("solve_right", lambda a, b: LA.solve(a, b, left=False),
      [well_conditioned(3, 3, seed=18), randn(2, 3, seed=19)]),
+    ("solve_triangular", lambda a, b: LA.solve_triangular(a, b, upper=True),
+     [well_conditioned(2, 3, 3, seed=51), randn(3, 2, seed=52)]),
+    ("solve_triangular_unit_right",
+     lambda a, b: LA.solve_triangular(a, b, upper=False, left=False, unitriangular=True),
+     [randn(3, 3, seed=53), randn(2, 3, seed=54)]),
+    ("solve_ex", lambda a, b: LA.solve_ex(a, b).result,
+     [well_conditioned(3, 3, seed=55), randn(3, seed=56)]),
     ("cholesky", lambda a: LA.cholesky(spd_of(a)), [randn(2, 3, 3, seed=20)]),
     ("cholesky_upper", lambda a: LA.cholesky(spd_of(a), upper=True), [randn(3, 3, seed=21)]),
     ("qr_square", lambda a: LA.qr(a).Q * 2 + LA.qr(a).R, [randn(3, 3, seed=22)]),
@@ -198,7 +205,7 @@ def test_gradients(name, fn, arrays):
     check_grad(fn, *arrays)
 
 
-SECOND_ORDER = ["inv", "det", "slogdet", "solve", "cholesky", "qr_tall", "svdvals", "eigvalsh",
+SECOND_ORDER = ["inv", "det", "slogdet", "solve", "solve_triangular", "cholesky", "qr_tall", "svdvals", "eigvalsh",
                 "pinv_tall", "lstsq", "matrix_norm_nuc", "eigh", "svd_tall"]
 
 
@@ -254,4 +261,9 @@ def test_errors():
     with pytest.raises(RuntimeError, match="not differentiable when mode='complete'"):
         LA.qr(x, mode="complete").Q.sum().backward()
     assert LA.inv_ex(ember.ones(2, 2)).info.item() == 2
+    singular = LA.solve_ex(ember.ones(2, 2), ember.ones(2))
+    assert singular.info.item() == 2 and bool(singular.result.isnan().all())
+    # a zero on a triangular diagonal: non-finite values, no error (as LAPACK's trtrs)
+    out = LA.solve_triangular(ember.zeros(2, 2), ember.ones(2, 1), upper=True)
+    assert not np.isfinite(out.numpy()).all()
     assert LA.cholesky_ex(-ember.eye(2)).info.item() == 1

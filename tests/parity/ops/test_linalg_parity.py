@@ -93,6 +93,30 @@ def test_solve_left_false(dtype):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("unit", [False, True])
+def test_solve_triangular(dtype, upper, left, unit):
+    a = well_conditioned((2, 3, 3), dtype, 60)
+    b = randn((3, 4) if left else (4, 3), dtype, 61)
+    kw = dict(upper=upper, left=left, unitriangular=unit)
+    compare(lambda lib, x, y: lib.linalg.solve_triangular(x, y, **kw), a, b, **tol(dtype))
+    compare(lambda lib, x, y: lib.linalg.solve_triangular(x, y, **kw), a, b, noncontiguous=True,
+            **tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_solve_ex(dtype):
+    a, b = well_conditioned((2, 3, 3), dtype, 62), randn((2, 3), dtype, 63)
+    compare(lambda lib, x, y: lib.linalg.solve_ex(x, y), a, b, **tol(dtype))
+    compare(lambda lib, x, y: lib.linalg.solve_ex(x, y, left=False).result, a, b[:, None],
+            **tol(dtype))
+    for lib in (torch, ember):
+        sing = lib.tensor(np.stack([np.eye(3), SING, np.zeros((3, 3))]))
+        assert lib.linalg.solve_ex(sing, lib.ones(3, dtype=sing.dtype)).info.tolist() == [0, 2, 1]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("batch", BATCHES, ids=str)
 @pytest.mark.parametrize("upper", [False, True])
 def test_cholesky(dtype, batch, upper):
@@ -414,6 +438,16 @@ ERRORS = [
     ("matrix_norm_int", lambda lib, a: lib.linalg.matrix_norm(a, "nuc"), [O((2, 2), np.int64)]),
     ("cross_ndim", lambda lib, a, b: lib.linalg.cross(a, b), [O((2, 3)), O(3)]),
     ("cross_no_size_3", lambda lib, a, b: lib.cross(a, b), [O((2, 4)), O((2, 4))]),
+    ("solve_triangular_1d", lambda lib, a, b: lib.linalg.solve_triangular(a, b, upper=True),
+     [O((3, 3)), O(3)]),
+    ("solve_triangular_size", lambda lib, a, b: lib.linalg.solve_triangular(a, b, upper=True),
+     [O((3, 3)), O((2, 2))]),
+    ("solve_triangular_rect", lambda lib, a, b: lib.linalg.solve_triangular(a, b, upper=True),
+     [O((3, 2)), O((3, 2))]),
+    ("solve_triangular_int", lambda lib, a, b: lib.linalg.solve_triangular(a, b, upper=True),
+     [O((2, 2), np.int64), O((2, 1), np.int64)]),
+    ("solve_ex_check", lambda lib, a, b: lib.linalg.solve_ex(a, b, check_errors=True),
+     [SING, O(3)]),
     ("diag_embed_same", lambda lib, a: lib.diag_embed(a, 0, 0, 0), [O((2, 3))]),
 ]
 
