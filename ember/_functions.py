@@ -516,6 +516,8 @@ inverse = op(_linalg.inv, name="inverse")
 logdet = op(_LT.logdet)
 slogdet = op(_LT.slogdet)
 cholesky = op(_LT.cholesky)
+cholesky_solve = op(_LT.cholesky_solve)
+cholesky_inverse = op(_LT.cholesky_inverse)
 qr = op(_LT.qr)
 svd = op(_LT.svd)
 pinverse = op(_LT.pinverse)
@@ -526,5 +528,6 @@ diagonal = op(_LT.diagonal)
 diag_embed = op(_LT.diag_embed)
 trace = op(_LT.trace)
 
-__all__ += ["det", "inverse", "logdet", "slogdet", "cholesky", "qr", "svd", "pinverse",
-            "matrix_power", "cross", "diag", "diagonal", "diag_embed", "trace"]
+__all__ += ["det", "inverse", "logdet", "slogdet", "cholesky", "cholesky_solve",
+            "cholesky_inverse", "qr", "svd", "pinverse", "matrix_power", "cross", "diag",
+            "diagonal", "diag_embed", "trace"]

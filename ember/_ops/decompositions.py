@@ -322,6 +322,53 @@ def solve(a, b, check=True, name="torch.linalg.solve"):
     return out
 
 
+class CholeskySolve(_SavesOutputs):
+    """``X = (L L^T)^-1 B`` (``upper``: ``(U^T U)^-1 B``) from a Cholesky factor, reading
+    its triangle; batch dims broadcast. Backward (PyTorch's, for a full factor):
+    ``gB = (L L^T)^-1 g``, ``gL = -(gB X^T + X gB^T) L`` (``-U (...)`` for upper)."""
+    _backward_name = "CholeskySolveBackward0"
+
+    @staticmethod
+    def forward(ctx, b, factor, upper):
+        ctx.save_for_backward(factor)
+        ctx.upper = upper
+        f = factor._data
+        xp = get_array_module(f)
+        tri = xp.triu(f) if upper else xp.tril(f)
+        first, second = (tri.swapaxes(-1, -2), tri) if upper else (tri, tri.swapaxes(-1, -2))
+        shape = np.broadcast_shapes(f.shape[:-2], b._data.shape[:-2])
+        first = xp.broadcast_to(first, shape + f.shape[-2:])
+        second = xp.broadcast_to(second, shape + f.shape[-2:])
+        rhs = xp.broadcast_to(b._data, shape + b._data.shape[-2:])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            try:
+                return xp.linalg.solve(second, xp.linalg.solve(first, rhs))
+            except np.linalg.LinAlgError:  # a zero on the diagonal: LAPACK gives inf/NaN
+                return _solve_each_or_nan(second, _solve_each_or_nan(first, rhs))
+
+    @staticmethod
+    def backward(ctx, grad):
+        factor, = ctx.saved_tensors
+        x, = ctx.outputs()
+        gb = cholesky_solve(grad, factor, ctx.upper)
+        gl = None
+        if ctx.needs_input_grad[1]:
+            common = matmul(gb, x.mT)
+            common = common + common.mT
+            gl = -matmul(factor, common) if ctx.upper else -matmul(common, factor)
+            gl = gl.sum_to_size(factor._data.shape)
+        gb = gb.sum_to_size(ctx.b_shape) if ctx.needs_input_grad[0] else None
+        return gb, gl, None
+
+
+def cholesky_solve(b, factor, upper):
+    out = apply_saving_outputs(CholeskySolve, b, factor, upper)
+    node = out._grad_fn
+    if isinstance(node, CholeskySolve._backward_cls):
+        node.b_shape = b._data.shape
+    return out
+
+
 # ---- cholesky ------------------------------------------------------------------------------
 def not_positive_definite(data, name):
     """PyTorch's error for the first matrix whose Cholesky factorization fails."""
@@ -709,6 +756,6 @@ class DiagEmbed(Primitive):
         return Diagonal.apply(grad, *ctx.args), None, None, None
 
 
-__all__ = ["Inv", "Det", "Slogdet", "Solve", "Cholesky", "Qr", "Svd",
+__all__ = ["Inv", "Det", "Slogdet", "Solve", "CholeskySolve", "Cholesky", "Qr", "Svd",
            "Eigh", "Pinv", "LstsqSolution", "Diagonal", "DiagonalScatter", "DiagEmbed",
            "_LinAlgError"]

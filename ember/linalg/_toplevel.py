@@ -11,7 +11,7 @@ from .._tensor import Tensor, _wrap_dim
 from .._ops import decompositions as D
 from .._ops.decompositions import check_float, check_matrix, check_square_float, \
     apply_saving_outputs
-from ..backend import get_array_module
+from ..backend import get_array_module, float16
 from . import _norms
 from ._decompositions import svdvals, pinv, _cholesky
 
@@ -172,6 +172,62 @@ def trace(input: Tensor) -> Tensor:
     return D.Diagonal.apply(input, 0, 0, 1).sum()
 
 
+def _check_cholesky_solve_args(b, factor):
+    for t, what in ((b, "b"), (factor, "A")):
+        if t._data.ndim < 2:
+            raise RuntimeError(f"{what} should have at least 2 dimensions, but has "
+                               f"{t._data.ndim} dimensions instead")
+    if b.dtype is not factor.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{b.dtype.scalar_name} and A of type {factor.dtype.scalar_name} "
+                           "instead.")
+    m, n = factor._data.shape[-2:]
+    if m != n:
+        raise RuntimeError(f"A must be batches of square matrices, but they are {m} by {n} "
+                           "matrices")
+    if b._data.shape[-2] != n:
+        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is {n} "
+                           f"by {n} but each b matrix is {b._data.shape[-2]} by "
+                           f"{b._data.shape[-1]}")
+    if factor._data.dtype.kind != "f" or factor.dtype is float16:
+        raise NotImplementedError(f'"cholesky_solve_cpu" not implemented for '
+                                  f"'{factor.dtype.scalar_name}'")
+
+
+def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor:
+    """``X`` with ``A X = input`` given A's Cholesky factor ``input2`` (lower, or upper with
+    ``upper=True``; only its triangle is read); batch dims broadcast.
+
+    >>> import ember
+    >>> L = ember.tensor([[2., 0.], [1., 1.]])
+    >>> ember.cholesky_solve(L @ L.mT @ ember.tensor([[1.], [2.]]), L)
+    tensor([[1.],
+            [2.]])
+    """
+    _check_cholesky_solve_args(input, input2)
+    return D.cholesky_solve(input, input2, upper)
+
+
+def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
+    """``(L L^T)^-1`` from a Cholesky factor ``L`` (``upper``: ``(U^T U)^-1``).
+
+    >>> import ember
+    >>> ember.cholesky_inverse(ember.tensor([[2., 0.], [0., 1.]]))
+    tensor([[0.2500, 0.0000],
+            [0.0000, 1.0000]])
+    """
+    check_matrix(input, "cholesky_inverse")
+    m, n = input._data.shape[-2:]
+    if m != n:
+        raise RuntimeError(f"cholesky_inverse: A must be batches of square matrices, but they "
+                           f"are {m} by {n} matrices")
+    if input._data.dtype.kind != "f" or input.dtype is float16:
+        raise NotImplementedError(f'"cholesky_inverse_out_cpu" not implemented for '
+                                  f"'{input.dtype.scalar_name}'")
+    eye = Tensor._make(get_array_module(input._data).eye(n, dtype=input._data.dtype))
+    return D.cholesky_solve(eye, input, upper)
+
+
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     """``linalg.pinv`` with singular values at or below ``rcond`` times the largest dropped.
 
@@ -183,5 +239,6 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     return pinv(input, rtol=rcond)
 
 
-__all__ = ["logdet", "slogdet", "cholesky", "qr", "svd", "pinverse", "cross", "diagonal",
+__all__ = ["logdet", "slogdet", "cholesky", "cholesky_solve", "cholesky_inverse", "qr", "svd",
+           "pinverse", "cross", "diagonal",
            "diag_embed", "diag", "trace"]

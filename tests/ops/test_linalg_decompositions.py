@@ -22,6 +22,11 @@ def sym(x):
     return (x + x.mT) / 2
 
 
+def spd_np(n, seed=0):
+    a = randn(n, n, seed=seed)
+    return a @ a.T + n * np.eye(n)
+
+
 def spd_of(x):
     return x @ x.mT + x.shape[-1] * ember.eye(x.shape[-1], dtype=x.dtype)
 
@@ -155,6 +160,12 @@ GRAD_CASES = [
      [randn(3, 3, seed=53), randn(2, 3, seed=54)]),
     ("solve_ex", lambda a, b: LA.solve_ex(a, b).result,
      [well_conditioned(3, 3, seed=55), randn(3, seed=56)]),
+    # the factor's gradient is PyTorch's full-matrix one; the forward reads one triangle,
+    # so finite differences see the gradient through tril/triu
+    ("cholesky_solve", lambda b, f: ember.cholesky_solve(b, f.tril()),
+     [randn(2, 3, 2, seed=57), np.linalg.cholesky(spd_np(3, seed=58))]),
+    ("cholesky_inverse_upper", lambda f: ember.cholesky_inverse(f.triu(), upper=True),
+     [np.ascontiguousarray(np.linalg.cholesky(spd_np(3, seed=59)).T)]),
     ("cholesky", lambda a: LA.cholesky(spd_of(a)), [randn(2, 3, 3, seed=20)]),
     ("cholesky_upper", lambda a: LA.cholesky(spd_of(a), upper=True), [randn(3, 3, seed=21)]),
     ("qr_square", lambda a: LA.qr(a).Q * 2 + LA.qr(a).R, [randn(3, 3, seed=22)]),
@@ -205,7 +216,7 @@ def test_gradients(name, fn, arrays):
     check_grad(fn, *arrays)
 
 
-SECOND_ORDER = ["inv", "det", "slogdet", "solve", "solve_triangular", "cholesky", "qr_tall", "svdvals", "eigvalsh",
+SECOND_ORDER = ["inv", "det", "slogdet", "solve", "solve_triangular", "cholesky_solve", "cholesky", "qr_tall", "svdvals", "eigvalsh",
                 "pinv_tall", "lstsq", "matrix_norm_nuc", "eigh", "svd_tall"]
 
 

@@ -127,6 +127,21 @@ def test_cholesky(dtype, batch, upper):
             **tol(dtype))
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_solve_and_inverse(dtype, upper):
+    factor = np.linalg.cholesky(spd((2, 3, 3), np.float64, 64)).astype(dtype)
+    if upper:
+        factor = np.swapaxes(factor, -1, -2).copy()
+    b = randn((3, 2), dtype, 65)
+    compare(lambda lib, x, y: lib.cholesky_solve(x, y, upper), b, factor, **tol(dtype))
+    compare(lambda lib, x, y: x.cholesky_solve(y, upper=upper), b, factor, noncontiguous=True,
+            **tol(dtype))
+    compare(lambda lib, y: lib.cholesky_inverse(y, upper), factor, **tol(dtype))
+    compare(lambda lib, y: y.cholesky_inverse(upper=upper), factor, noncontiguous=True,
+            **tol(dtype))
+
+
 def test_cholesky_toplevel():
     a = spd((3, 3), np.float64, 7)
     with warnings.catch_warnings():
@@ -448,6 +463,16 @@ ERRORS = [
      [O((2, 2), np.int64), O((2, 1), np.int64)]),
     ("solve_ex_check", lambda lib, a, b: lib.linalg.solve_ex(a, b, check_errors=True),
      [SING, O(3)]),
+    ("cholesky_solve_1d", lambda lib, b, a: lib.cholesky_solve(b, a), [O(3), np.eye(3)]),
+    ("cholesky_solve_rect", lambda lib, b, a: lib.cholesky_solve(b, a), [O((3, 2)), O((3, 2))]),
+    ("cholesky_solve_size", lambda lib, b, a: lib.cholesky_solve(b, a), [O((2, 2)), np.eye(3)]),
+    ("cholesky_solve_dtype", lambda lib, b, a: lib.cholesky_solve(b, a),
+     [O((3, 2), np.float32), np.eye(3)]),
+    ("cholesky_solve_int", lambda lib, b, a: lib.cholesky_solve(b, a),
+     [O((3, 2), np.int64), np.eye(3, dtype=np.int64)]),
+    ("cholesky_inverse_1d", lambda lib, a: lib.cholesky_inverse(a), [O(3)]),
+    ("cholesky_inverse_rect", lambda lib, a: lib.cholesky_inverse(a), [O((3, 2))]),
+    ("cholesky_inverse_int", lambda lib, a: lib.cholesky_inverse(a), [O((2, 2), np.int64)]),
     ("diag_embed_same", lambda lib, a: lib.diag_embed(a, 0, 0, 0), [O((2, 3))]),
 ]
 
