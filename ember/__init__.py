@@ -41,6 +41,7 @@ zeros, ones, empty, full, arange, range, linspace, eye, rand, randn, randint, ra
 from math import inf, nan, pi, e  # noqa: E402,F401  (ember.inf, ember.pi, ...)
 from . import _tensor_methods
 from . import return_types
+from . import linalg  # noqa: F401  (ember.linalg)
 
 FloatTensor = _tensor_methods.LEGACY_TYPES["FloatTensor"]
 DoubleTensor = _tensor_methods.LEGACY_TYPES["DoubleTensor"]

@@ -914,3 +914,29 @@ def is_complex(input: Tensor) -> bool:
 
 __all__ += ["complex", "polar", "view_as_real", "view_as_complex", "real", "imag", "angle",
             "conj", "conj_physical", "resolve_conj", "is_conj", "is_complex"]
+
+
+# ---- matrix functions: ember.linalg's ops under PyTorch's top-level names ---------------------
+from . import linalg as _linalg  # noqa: E402  (the package holds their definitions)
+from .linalg import _toplevel as _LT, _norms as _LN  # noqa: E402
+
+det = op(_linalg.det, name="det")
+inverse = op(_linalg.inv, name="inverse")
+logdet = op(_LT.logdet)
+slogdet = op(_LT.slogdet)
+cholesky = op(_LT.cholesky)
+cholesky_solve = op(_LT.cholesky_solve)
+cholesky_inverse = op(_LT.cholesky_inverse)
+qr = op(_LT.qr)
+svd = op(_LT.svd)
+pinverse = op(_LT.pinverse)
+matrix_power = op(_LN.matrix_power)
+cross = op(_LT.cross)
+diag = op(_LT.diag)
+diagonal = op(_LT.diagonal)
+diag_embed = op(_LT.diag_embed)
+trace = op(_LT.trace)
+
+__all__ += ["det", "inverse", "logdet", "slogdet", "cholesky", "cholesky_solve",
+            "cholesky_inverse", "qr", "svd", "pinverse", "matrix_power", "cross", "diag",
+            "diagonal", "diag_embed", "trace"]

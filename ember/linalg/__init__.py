@@ -1,0 +1,21 @@
+"""``ember.linalg``: PyTorch's ``torch.linalg`` -- inverses, determinants, solves, the
+Cholesky, QR, SVD and symmetric eigen-decompositions, least squares, pseudo-inverse, norms
+and products, batched over leading dims and differentiable (twice, where PyTorch is).
+
+>>> import ember
+>>> A = ember.tensor([[4., 1.], [1., 3.]], requires_grad=True)
+>>> ember.linalg.det(A).backward()
+>>> A.grad
+tensor([[ 3., -1.],
+        [-1.,  4.]])
+"""
+from ._decompositions import (LinAlgError, inv, inv_ex, det, slogdet, solve, solve_ex,
+                              solve_triangular, cholesky, cholesky_ex, qr, svd, svdvals, eigh,
+                              eigvalsh, pinv, matrix_rank, lstsq)
+from ._norms import (vector_norm, matrix_norm, norm, cross, matmul, diagonal, multi_dot,
+                     vecdot, matrix_power)
+
+__all__ = ["LinAlgError", "inv", "inv_ex", "det", "slogdet", "solve", "solve_ex",
+           "solve_triangular", "cholesky", "cholesky_ex", "qr", "svd", "svdvals", "eigh",
+           "eigvalsh", "pinv", "matrix_rank", "lstsq", "vector_norm", "matrix_norm", "norm", "cross", "matmul", "diagonal",
+           "multi_dot", "vecdot", "matrix_power"]
