@@ -28,7 +28,7 @@ LAYERS = [
     ("functional API and methods", ["ember._registry", "ember._functions", "ember._tensor_methods"]),
     ("nn", ["ember.nn"]),
     ("libraries", ["ember.optim", "ember.utils", "ember.serialization", "ember.amp",
-                   "ember.cuda"]),
+                   "ember.cuda", "ember.onnx"]),
     ("package", ["ember"]),  # ember/__init__.py: the public namespace, made of all the above
     ("examples", ["ember.examples"]),
 ]
