@@ -10,13 +10,8 @@ import math
 import numpy as np
 
 from ..backend import to_host
+from ._trace import value_key
 from .errors import UnsupportedOperatorError
-
-
-def _key(t):
-    """Where a tensor's value sits in the recorded graph (see ``_trace``)."""
-    fn = t._grad_fn
-    return ("node", id(fn), t._output_nr) if fn is not None else ("tensor", id(t))
 
 
 def _pair(v, n=2):
@@ -27,19 +22,24 @@ class GraphBuilder:
     def __init__(self, onnx, opset, named_tensors, batch_dynamic):
         self.onnx, self.helper, self.opset = onnx, onnx.helper, opset
         self.nodes, self.initializers = [], []
-        self.names = {}          # _key(tensor) -> ONNX value name
+        self.names = {}          # value_key(tensor) -> ONNX value name
         self.keep = []           # tensors whose ids key ``names``: kept alive
         self.named_tensors = named_tensors  # id(parameter or buffer) -> its name in the model
         self.batch_dynamic = batch_dynamic
         self.counter = 0
+        self.keys = {}           # id(tensor) -> value_key when the op being added ran
 
     # ---- values -------------------------------------------------------------------------------
     def fresh(self, hint):
         self.counter += 1
         return f"/{hint}_{self.counter}"
 
+    def key(self, t):
+        key = self.keys.get(id(t))
+        return value_key(t) if key is None else key
+
     def bind(self, t, name):
-        self.names[_key(t)] = name
+        self.names[self.key(t)] = name
         self.keep.append(t)
 
     def constant(self, array, hint="onnx::Constant"):
@@ -50,8 +50,13 @@ class GraphBuilder:
     def value(self, t):
         """The ONNX name of tensor ``t``'s current value (an initializer for a tensor no
         recorded op produced)."""
-        name = self.names.get(_key(t))
+        key = self.key(t)
+        name = self.names.get(key)
         if name is None:
+            if key[0] == "node":  # computed from the inputs by an op not recorded
+                node = type(t._grad_fn).__name__
+                raise _unsupported(node[:-len("Backward0")] if node.endswith("Backward0")
+                                   else node, node, self.opset)
             data = to_host(t._data)
             model_name = self.named_tensors.get(id(t))
             if model_name is not None:
@@ -80,6 +85,7 @@ class GraphBuilder:
 
     # ---- ops ----------------------------------------------------------------------------------
     def add_op(self, op):
+        self.keys = op.keys
         if op.kind == "primitive":
             handler = PRIMITIVE_HANDLERS.get(op.target.__name__)
             if handler is None:
@@ -92,6 +98,7 @@ class GraphBuilder:
             out_names = [out_names]
         for t, name in zip(op.outputs, out_names):
             self.bind(t, name)
+        self.keys = {}
 
 
 def _unsupported(op_name, node_name, opset):

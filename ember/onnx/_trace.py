@@ -38,13 +38,25 @@ def is_in_onnx_export():
     return bool(_active)
 
 
+def value_key(t):
+    """Where a tensor's value sits in the recorded graph: its autograd node and output
+    number, or the tensor itself for a leaf."""
+    fn = t._grad_fn
+    return ("node", id(fn), t._output_nr) if fn is not None else ("tensor", id(t))
+
+
 class Op:
     """One recorded op: ``kind`` is ``"primitive"`` (``target`` the Primitive class, ``args``
     its positional arguments) or ``"functional"`` (``target`` the function name, ``args``
-    its bound arguments by name); ``outputs`` the tensors it produced."""
+    its bound arguments by name); ``outputs`` the tensors it produced. ``keys`` holds each
+    tensor's ``value_key`` when the op ran (a later in-place op moves a tensor on)."""
 
     def __init__(self, kind, target, args, outputs):
         self.kind, self.target, self.args, self.outputs = kind, target, args, outputs
+        values = args.values() if isinstance(args, dict) else args
+        self.keys = {id(t): value_key(t) for t in (*values, *outputs) if hasattr(t, "_grad_fn")}
+        # the nodes keyed by id stay alive as long as the record
+        self.nodes = [t._grad_fn for t in (*values, *outputs) if hasattr(t, "_grad_fn")]
 
 
 class Recorder:

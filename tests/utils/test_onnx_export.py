@@ -176,3 +176,39 @@ def test_function_returning_one_value_twice_and_an_input():
     np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(c, x.numpy())
     assert [o.name for o in proto.graph.output] == ["a", "b", "c"]
+
+
+def test_op_outside_the_recording_is_refused_not_folded():
+    class Double(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    def fn(x):
+        return Double.apply(x) + 1
+    with pytest.raises(ember.onnx.errors.UnsupportedOperatorError, match="DoubleBackward"):
+        ember.onnx.export(fn, (ember.randn(2),))
+
+
+def test_in_place_ops_are_followed():
+    model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.ReLU(inplace=True),
+                          nn.Flatten(), nn.Linear(2 * 4 * 4, 3))
+
+    def fn(x):
+        y = model(x) * 1.0
+        y += 3
+        return y.relu_() - 1
+
+    x = ember.randn(2, 1, 6, 6)
+    model.eval()
+    buf = io.BytesIO()
+    ember.onnx.export(fn, (x,), buf, input_names=["x"])
+    session = ort.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"])
+    with ember.no_grad():
+        expected = fn(x).numpy()
+    np.testing.assert_allclose(session.run(None, {"x": x.numpy()})[0], expected, rtol=1e-5,
+                               atol=1e-5)
