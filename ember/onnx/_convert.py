@@ -193,12 +193,57 @@ def _reshape(b, args, outs):
     """Every view-like op (view, reshape, flatten, squeeze, unsqueeze) as a Reshape to the
     output's shape; a leading size kept from the input is written 0 (copied at run time), a
     changed one -1 when the batch is dynamic, so a dynamic batch size carries through."""
-    x, out_shape = args[0], list(outs[0].shape)
-    if out_shape and x.dim() and out_shape[0] == x.shape[0]:
+    return _reshape_value(b, b.value(args[0]), list(args[0].shape), list(outs[0].shape))
+
+
+def _reshape_value(b, value, in_shape, out_shape):
+    if out_shape and in_shape and out_shape[0] == in_shape[0]:
         out_shape[0] = 0
     elif out_shape and b.batch_dynamic and -1 not in out_shape:
         out_shape[0] = -1
-    return b.node("Reshape", [b.value(x), b.int64s(out_shape)])
+    return b.node("Reshape", [value, b.int64s(out_shape)])
+
+
+_INT64_MAX = 2 ** 63 - 1
+
+
+def _basic_index(b, args, outs):
+    """``x[ints, slices, None, ...]``: a Slice over the indexed axes, then a Reshape to the
+    result's shape (dropping the int axes, adding the None ones)."""
+    x, index = args[0], tuple(args[1])
+    if Ellipsis in index:
+        at = index.index(Ellipsis)
+        used = sum(1 for i in index if i is not None and i is not Ellipsis)
+        index = index[:at] + (slice(None),) * (x.dim() - used) + index[at + 1:]
+    starts, ends, axes, steps = [], [], [], []
+    axis = 0
+    for item in index:
+        if item is None:
+            continue
+        if isinstance(item, slice):
+            step = 1 if item.step is None else item.step
+            if (item.start, item.stop, step) != (None, None, 1):
+                starts.append(0 if item.start is None else item.start)
+                ends.append(_INT64_MAX if item.stop is None else item.stop)
+                axes.append(axis)
+                steps.append(step)
+        else:  # an int: one element, its axis dropped by the reshape
+            i = int(item)
+            starts.append(i)
+            ends.append(_INT64_MAX if i == -1 else i + 1)
+            axes.append(axis)
+            steps.append(1)
+        axis += 1
+    value = b.value(x)
+    if axes:
+        value = b.node("Slice", [value, b.int64s(starts), b.int64s(ends), b.int64s(axes),
+                                 b.int64s(steps)])
+    sliced_shape = list(x.shape)
+    for a, st, en, sp in zip(axes, starts, ends, steps):
+        sliced_shape[a] = len(range(*slice(st, min(en, x.shape[a] + 1), sp).indices(x.shape[a])))
+    if sliced_shape == list(outs[0].shape):
+        return value if axes else b.node("Identity", [value])
+    return _reshape_value(b, value, sliced_shape, list(outs[0].shape))
 
 
 def _permute(b, args, outs):
@@ -255,7 +300,8 @@ PRIMITIVE_HANDLERS = {
     "Softmax": _softmax("Softmax"), "LogSoftmax": _softmax("LogSoftmax"),
     "Clone": _unary("Identity"),
     "View": _reshape, "ReshapeCopy": _reshape, "Unsqueeze": _reshape, "Squeeze": _reshape,
-    "SqueezeDim": _reshape, "SqueezeDims": _reshape, "UnsqueezeIndex": _reshape,
+    "SqueezeDim": _reshape, "SqueezeDims": _reshape, "UnsqueezeIndex": _basic_index,
+    "BasicIndex": _basic_index, "SelectIndex": _basic_index, "AliasIndex": _basic_index,
     "Permute": _permute, "Transpose": _permute, "T": _permute,
     "Expand": _expand, "Cat": _cat,
     "Mean": _reduce("Mean"), "MeanAll": _reduce("Mean"), "Sum": _reduce("Sum"),

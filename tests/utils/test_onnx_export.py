@@ -212,3 +212,18 @@ def test_in_place_ops_are_followed():
         expected = fn(x).numpy()
     np.testing.assert_allclose(session.run(None, {"x": x.numpy()})[0], expected, rtol=1e-5,
                                atol=1e-5)
+
+
+@pytest.mark.parametrize("index", [
+    lambda x: x[:, 0], lambda x: x[0], lambda x: x[:, 1:3], lambda x: x[..., -1],
+    lambda x: x[:, None, ::2], lambda x: x[1:, -2:, 1], lambda x: x[:, :, :]])
+def test_basic_indexing(index):
+    x = ember.randn(3, 4, 5)
+
+    def fn(t):
+        return index(t * 1.0)
+    buf = io.BytesIO()
+    ember.onnx.export(fn, (x,), buf, input_names=["x"])
+    session = ort.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"])
+    got = session.run(None, {"x": x.numpy()})[0]
+    np.testing.assert_array_equal(got, fn(x).detach().numpy())
