@@ -39,10 +39,10 @@ from ._errors import CallerError, LoadError, file_label
 from ._map_location import check_map_location
 from ._safe_globals import (add_safe_globals, clear_safe_globals, get_safe_globals,
                             safe_globals, user_allowed_globals)
-from ._torch_read import load_torch
+from ._torch_read import load_torch, unsafe_globals
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
-           "safe_globals"]
+           "safe_globals", "get_unsafe_globals_in_checkpoint"]
 
 _PICKLE_LOAD_ARGS = ("encoding", "errors", "fix_imports")
 
@@ -178,3 +178,43 @@ def _load_checkpoint(fh, name, options):
             return load_torch(archive, min(pkl, key=len), options)
     raise LoadError(f"ember.load: {name} is a zip file but neither an ember file "
                     f"(no {STRUCTURE}) nor a torch.save checkpoint (no data.pkl)")
+
+
+def get_unsafe_globals_in_checkpoint(f):
+    """The globals (``"module.qualname"`` strings) a ``torch.save`` checkpoint names that
+    :func:`load` would refuse: neither built in nor marked by :func:`add_safe_globals`.
+    Nothing in the file is run; an ember file names no globals (``[]``).
+
+    >>> import ember, io
+    >>> buf = io.BytesIO()
+    >>> ember.save({"w": ember.ones(1)}, buf)
+    >>> _ = buf.seek(0)
+    >>> ember.serialization.get_unsafe_globals_in_checkpoint(buf)
+    []
+    """
+    user_globals = user_allowed_globals()
+    name = file_label(f)
+    with (open(f, "rb") if isinstance(f, (str, os.PathLike)) else _borrowed(f)) as fh:
+        try:
+            zf = zipfile.ZipFile(fh)
+        except Exception as e:
+            raise LoadError(f"ember.load: {name} is not a valid checkpoint: {e}") from None
+        with zf:
+            pkl = [n for n in zf.namelist() if n.endswith("data.pkl")]
+            if STRUCTURE in zf.namelist() or not pkl:
+                return []
+            data = Archive(zf, name, fh.seek(0, os.SEEK_END)).read_bytes(min(pkl, key=len))
+    return unsafe_globals(data, user_globals)
+
+
+class _borrowed:
+    """A caller's file object as a context manager that leaves it open."""
+
+    def __init__(self, f):
+        self.f = f if hasattr(f, "seekable") and f.seekable() else io.BytesIO(f.read())
+
+    def __enter__(self):
+        return self.f
+
+    def __exit__(self, *exc):
+        return False

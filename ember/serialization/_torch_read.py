@@ -17,6 +17,7 @@ memory of its storage, not of its shape.
 import _compat_pickle
 import io
 import pickle
+import pickletools
 from collections import Counter, OrderedDict
 
 import numpy as np
@@ -71,10 +72,7 @@ class _TorchUnpickler(pickle._Unpickler):
         raise RefusedError(f"ember.load: {self.name}: {msg}")
 
     def find_class(self, module, qualname):
-        if (module, qualname) in _compat_pickle.NAME_MAPPING:  # protocol 2's Python 2 names
-            module, qualname = _compat_pickle.NAME_MAPPING[(module, qualname)]
-        elif module in _compat_pickle.IMPORT_MAPPING:
-            module = _compat_pickle.IMPORT_MAPPING[module]
+        module, qualname = _python3_name(module, qualname)
         path = f"{module}.{qualname}"
         if module in BLOCKED_MODULES:
             self.refuse(f"Trying to load unsupported GLOBAL {path} whose module {module} is "
@@ -224,6 +222,46 @@ class _TorchUnpickler(pickle._Unpickler):
         else:
             self.refuse("the state a tensor is built with must be (storage, storage_offset, "
                         f"size, stride), not {str(state)[:80]}")
+
+
+def _python3_name(module, qualname):
+    """The Python 3 name of a global a protocol-2 pickle may name in Python 2's terms."""
+    if (module, qualname) in _compat_pickle.NAME_MAPPING:
+        return _compat_pickle.NAME_MAPPING[(module, qualname)]
+    return _compat_pickle.IMPORT_MAPPING.get(module, module), qualname
+
+
+_REBUILD_FUNCTIONS = ("_rebuild_tensor_v2", "_rebuild_tensor", "_rebuild_parameter",
+                      "_rebuild_parameter_with_state")
+
+
+def _is_allowed(module, qualname, user_globals):
+    path = f"{module}.{qualname}"
+    if module in BLOCKED_MODULES:
+        return False
+    return (module == "torch._utils" and qualname in _REBUILD_FUNCTIONS
+            or module == "torch" and (qualname in _TORCH_STORAGES or qualname in _TORCH_DTYPES)
+            or path in _DEFAULT_GLOBALS or path in user_globals)
+
+
+def unsafe_globals(pickle_bytes, user_globals):
+    """The ``module.qualname`` of each global the pickle names that the loader would refuse,
+    in order of first appearance (read with pickletools: nothing is built)."""
+    found, strings = [], []
+    for opcode, arg, _ in pickletools.genops(pickle_bytes):
+        if opcode.name == "GLOBAL":
+            module, qualname = arg.split(" ", 1)
+        elif opcode.name == "STACK_GLOBAL" and len(strings) >= 2:
+            module, qualname = strings[-2], strings[-1]
+        else:
+            if isinstance(arg, str) and "UNICODE" in opcode.name:
+                strings.append(arg)
+            continue
+        module, qualname = _python3_name(module, qualname)
+        path = f"{module}.{qualname}"
+        if not _is_allowed(module, qualname, user_globals) and path not in found:
+            found.append(path)
+    return found
 
 
 def _set_state(inst, state):

@@ -279,3 +279,15 @@ def test_mmap_reads_torch_and_ember_files(tmp_path):
     legacy = _torch_file({"w": t}, tmp_path, "legacy.pt", _use_new_zipfile_serialization=False)
     with pytest.raises(RuntimeError, match="mmap can only be used"):
         load(legacy, mmap=True)
+
+
+def test_get_unsafe_globals_in_checkpoint_as_torch(tmp_path):
+    path = _checkpoint(tmp_path)
+    assert set(ember.serialization.get_unsafe_globals_in_checkpoint(path)) == \
+        set(torch.serialization.get_unsafe_globals_in_checkpoint(path))
+    with ember.serialization.safe_globals([RunConfig]), \
+            torch.serialization.safe_globals([RunConfig]):
+        with open(path, "rb") as fh:
+            got = set(ember.serialization.get_unsafe_globals_in_checkpoint(fh))
+        assert got == set(torch.serialization.get_unsafe_globals_in_checkpoint(path))
+        assert f"{__name__}.RunConfig" not in got and f"{__name__}.Phase" in got
