@@ -267,7 +267,7 @@ def nll_loss(x, t, weight, ignore_index, reduction, cdim):
     if x.dim() == 4:
         return NllLoss2d.apply(x, t, weight, ignore_index, reduction, cdim)
     n, c = x.shape[:2]
-    loss = NllLoss2d.apply(x.view(n, c, 1, -1), t.reshape(n, 1, -1), weight, ignore_index,
+    loss = NllLoss2d.apply(x.reshape(n, c, 1, -1), t.reshape(n, 1, -1), weight, ignore_index,
                            reduction, cdim)
     return loss.view(t.shape) if reduction == "none" else loss
 
