@@ -216,22 +216,34 @@ class NllLoss(Primitive):
             return xp.asarray(losses.sum() / total, d.dtype)
 
     @staticmethod
-    def backward(ctx, grad):
-        x, = ctx.saved_tensors  # raises if the graph was freed
-        if not ctx.needs_input_grad[0]:
-            return None, None, None, None, None, None
-        d = x._data
+    def _picks(ctx):
+        """The gradient for a unit incoming gradient: -w (over the total for 'mean') at each
+        picked class, 0 elsewhere; the gradient is linear in the incoming one."""
+        d = ctx.saved_arrays[0]  # raises if the graph was freed
         xp = get_array_module(d)
         w = ctx.w
         if ctx.reduction == "mean":
             with np.errstate(invalid="ignore", divide="ignore"):
                 w = w / ctx.total
-        # the gradient is linear in grad: a constant (-w at each picked class) times grad
         picks = xp.zeros(d.shape, d.dtype)
         xp.put_along_axis(picks, ctx.index, xp.expand_dims(-w, ctx.cdim), ctx.cdim)
+        return picks
+
+    @staticmethod
+    def backward(ctx, grad):
+        if not ctx.needs_input_grad[0]:
+            return None, None, None, None, None, None
         if ctx.reduction == "none":
             grad = grad.unsqueeze(ctx.cdim)
-        return _make(picks) * grad, None, None, None, None, None
+        return _make(NllLoss._picks(ctx)) * grad, None, None, None, None, None
+
+    @staticmethod
+    def backward_arrays(ctx, grad):
+        if not ctx.needs_input_grad[0]:
+            return None, None, None, None, None, None
+        if ctx.reduction == "none":
+            grad = grad.reshape(grad.shape[:ctx.cdim] + (1,) + grad.shape[ctx.cdim:])
+        return NllLoss._picks(ctx) * grad, None, None, None, None, None
 
 
 class NllLoss2d(NllLoss):
