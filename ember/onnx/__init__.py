@@ -15,7 +15,7 @@ __all__ = ["export", "is_in_onnx_export", "errors", "OnnxExporterError",
            "UnsupportedOperatorError"]
 
 DEFAULT_OPSET = 18
-MIN_OPSET = 13
+MIN_OPSET = 10
 
 # arguments of torch.onnx.export that select among torch's own exporters or tune them:
 # accepted with these values (ember has one exporter); any other value raises
@@ -39,7 +39,7 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     given; the ``onnx.ModelProto`` is returned either way. ``input_names`` /
     ``output_names`` name the graph's inputs and outputs; ``dynamic_axes`` maps such a name
     to the axes (a list, or a dict axis -> name) left symbolic, e.g. ``{"x": {0: "batch"}}``;
-    ``opset_version`` defaults to 18 (13 or more). Parameters and buffers are stored as
+    ``opset_version`` defaults to 18 (10 or more). Parameters and buffers are stored as
     initializers under their ``state_dict`` names; other tensors the model makes from
     constants are folded in. ``torch.onnx.export``'s switches between its own exporters
     (``dynamo``, ``optimize``, ...) are accepted at their defaults only; ``training`` other

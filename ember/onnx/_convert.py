@@ -173,6 +173,10 @@ def _clip(lo_index, hi_index):
         x = args[0]
         lo = args[lo_index] if len(args) > lo_index else None
         hi = args[hi_index] if len(args) > hi_index else None
+        if b.opset < 11:  # bounds were attributes then
+            bounds = {} if lo is None else {"min": float(lo)}
+            bounds.update({} if hi is None else {"max": float(hi)})
+            return b.node("Clip", [b.value(x)], **bounds)
         inputs = [b.value(x), "" if lo is None else b.operand(lo, x),
                   "" if hi is None else b.operand(hi, x)]
         while inputs[-1] == "":
@@ -185,7 +189,15 @@ def _softmax(op_type):
     def handler(b, args, outs):
         if len(args) > 2 and args[2] is not None:
             raise _unsupported(f"{op_type}(dtype=...)", f"{op_type}Backward0", b.opset)
-        return b.node(op_type, [b.value(args[0])], axis=int(args[1]))
+        x = args[0]
+        axis = int(args[1]) % max(x.dim(), 1)
+        if b.opset >= 13 or axis == x.dim() - 1:
+            return b.node(op_type, [b.value(x)], axis=axis)
+        # before opset 13 the op flattened the input to 2-D at axis: move the axis last
+        perm = [d for d in range(x.dim()) if d != axis] + [axis]
+        back = [perm.index(d) for d in range(x.dim())]
+        moved = b.node("Transpose", [b.value(x)], perm=perm)
+        return b.node("Transpose", [b.node(op_type, [moved], axis=x.dim() - 1)], perm=back)
     return handler
 
 
@@ -277,11 +289,16 @@ def _reduce(op_type):
             raise _unsupported(f"{op_type}(dtype=...)", f"{op_type}Backward0", b.opset)
         axes = list(range(x.dim())) if dim is None else \
             [d % x.dim() for d in (dim if isinstance(dim, (tuple, list)) else (dim,))]
-        onnx_op = "ReduceMean" if op_type == "Mean" else "ReduceSum"
-        if onnx_op == "ReduceSum" or b.opset >= 18:  # axes became an input (Sum: opset 13)
-            return b.node(onnx_op, [b.value(x), b.int64s(axes)], keepdims=int(keepdim))
-        return b.node(onnx_op, [b.value(x)], axes=axes, keepdims=int(keepdim))
+        return _reduce_node(b, "ReduceMean" if op_type == "Mean" else "ReduceSum", b.value(x),
+                            axes, keepdim)
     return handler
+
+
+def _reduce_node(b, onnx_op, value, axes, keepdim):
+    # axes became an input: ReduceSum in opset 13, the other reductions in opset 18
+    if b.opset >= (13 if onnx_op == "ReduceSum" else 18):
+        return b.node(onnx_op, [value, b.int64s(axes)], keepdims=int(keepdim))
+    return b.node(onnx_op, [value], axes=list(axes), keepdims=int(keepdim))
 
 
 PRIMITIVE_HANDLERS = {
@@ -385,8 +402,16 @@ def _layer_norm(b, a, outs):
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     dtype = x._data.dtype
     scale = b.constant(np.ones(shape, dtype)) if a["weight"] is None else b.value(a["weight"])
-    inputs = [b.value(x), scale] + ([] if a["bias"] is None else [b.value(a["bias"])])
-    return b.node("LayerNormalization", inputs, axis=-len(shape), epsilon=float(a["eps"]))
+    if b.opset >= 17:
+        inputs = [b.value(x), scale] + ([] if a["bias"] is None else [b.value(a["bias"])])
+        return b.node("LayerNormalization", inputs, axis=-len(shape), epsilon=float(a["eps"]))
+    # before opset 17: (x - mean) / sqrt(biased variance + eps) * weight + bias
+    axes = list(range(x.dim() - len(shape), x.dim()))
+    centered = b.node("Sub", [b.value(x), _reduce_node(b, "ReduceMean", b.value(x), axes, True)])
+    var = _reduce_node(b, "ReduceMean", b.node("Mul", [centered, centered]), axes, True)
+    std = b.node("Sqrt", [b.node("Add", [var, b.constant(np.asarray(a["eps"], dtype))])])
+    out = b.node("Mul", [b.node("Div", [centered, std]), scale])
+    return out if a["bias"] is None else b.node("Add", [out, b.value(a["bias"])])
 
 
 def _embedding(b, a, outs):

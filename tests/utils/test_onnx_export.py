@@ -227,3 +227,23 @@ def test_basic_indexing(index):
     session = ort.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"])
     got = session.run(None, {"x": x.numpy()})[0]
     np.testing.assert_array_equal(got, fn(x).detach().numpy())
+
+
+@pytest.mark.parametrize("opset", [10, 11, 13, 17, 18])
+def test_older_opsets(opset):
+    class Mixed(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = nn.LayerNorm(5)
+            self.fc = nn.Linear(5, 5)
+
+        def forward(self, x):
+            h = self.fc(self.norm(x)).clamp(-0.5, 0.5)
+            return F.softmax(h, dim=1) + h.sum(dim=2, keepdim=True) + h.mean(dim=1, keepdim=True)
+
+    ember.manual_seed(3)
+    model = Mixed()
+    x = ember.randn(2, 3, 5)
+    _, session = _export(model, x, opset_version=opset, dynamic_axes={"x": {0: "batch"}})
+    _check(session, model, x)
+    _check(session, model, ember.randn(4, 3, 5))
