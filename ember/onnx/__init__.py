@@ -6,13 +6,28 @@ The ``onnx`` package (and ``onnxruntime`` to run the file) come with the ``onnx`
 ``pip install ember[onnx]``. The ops covered are listed in docs/onnx.md; any other op
 raises :class:`~ember.onnx.errors.UnsupportedOperatorError` naming it.
 """
+import enum
+
 from . import errors
 from ._export import build_model
 from ._trace import is_in_onnx_export
 from .errors import OnnxExporterError, UnsupportedOperatorError
 
 __all__ = ["export", "is_in_onnx_export", "errors", "OnnxExporterError",
-           "UnsupportedOperatorError"]
+           "UnsupportedOperatorError", "TrainingMode"]
+
+
+class TrainingMode(enum.IntEnum):
+    """The mode a model is exported in (``export(training=...)``): ember exports EVAL, and
+    PRESERVE of a model in eval mode.
+
+    >>> import ember
+    >>> ember.onnx.TrainingMode.EVAL
+    <TrainingMode.EVAL: 0>
+    """
+    EVAL = 0
+    PRESERVE = 1
+    TRAINING = 2
 
 DEFAULT_OPSET = 18
 MIN_OPSET = 10
@@ -42,8 +57,10 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     ``opset_version`` defaults to 18 (10 or more). Parameters and buffers are stored as
     initializers under their ``state_dict`` names; other tensors the model makes from
     constants are folded in. ``torch.onnx.export``'s switches between its own exporters
-    (``dynamo``, ``optimize``, ...) are accepted at their defaults only; ``training`` other
-    than eval raises NotImplementedError.
+    (``dynamo``, ``optimize``, ``external_data``) are accepted, its other tuning arguments
+    at their defaults only (else NotImplementedError); ``training`` other
+    than eval (``TrainingMode.EVAL``, or PRESERVE of a model in eval mode) raises
+    NotImplementedError.
 
     >>> import io, ember
     >>> model = ember.nn.Sequential(ember.nn.Linear(3, 2), ember.nn.ReLU())
@@ -63,7 +80,9 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
             raise TypeError(f"export() got an unexpected keyword argument '{key}'")
         if not any(value is a or value == a for a in allowed):
             raise NotImplementedError(f"ember.onnx.export supports {key}={allowed[0]!r} only")
-    if training is not None and getattr(training, "name", training) not in ("EVAL", "eval"):
+    mode = TrainingMode(int(training)) if training is not None else TrainingMode.EVAL
+    if mode is TrainingMode.TRAINING or (mode is TrainingMode.PRESERVE
+                                         and getattr(model, "training", False)):
         raise NotImplementedError("ember.onnx.export exports in eval mode only "
                                   "(training=TrainingMode.EVAL)")
     opset = DEFAULT_OPSET if opset_version is None else int(opset_version)

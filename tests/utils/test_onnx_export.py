@@ -247,3 +247,16 @@ def test_older_opsets(opset):
     _, session = _export(model, x, opset_version=opset, dynamic_axes={"x": {0: "batch"}})
     _check(session, model, x)
     _check(session, model, ember.randn(4, 3, 5))
+
+
+def test_training_modes():
+    model = nn.Linear(2, 2)
+    x = ember.randn(1, 2)
+    ember.onnx.export(model, x, training=ember.onnx.TrainingMode.EVAL)
+    with pytest.raises(NotImplementedError, match="eval mode only"):
+        ember.onnx.export(model, x, training=ember.onnx.TrainingMode.TRAINING)
+    with pytest.raises(NotImplementedError, match="eval mode only"):
+        ember.onnx.export(model, x, training=ember.onnx.TrainingMode.PRESERVE)  # training
+    model.eval()
+    ember.onnx.export(model, x, training=ember.onnx.TrainingMode.PRESERVE)
+    assert not model.training
