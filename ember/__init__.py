@@ -60,5 +60,6 @@ from . import utils  # noqa: E402
 from . import optim  # noqa: E402
 from . import distributions  # noqa: E402
 from .serialization import save, load  # noqa: E402
+from . import onnx  # noqa: E402  (export; the onnx package itself is imported on use)
 from . import accelerator, backends, cuda, amp  # noqa: E402  (device queries of a CPU build)
 from .amp import autocast  # noqa: E402

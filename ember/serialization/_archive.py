@@ -6,6 +6,7 @@ back (a stored member holds its bytes verbatim; deflate expands at most ~1032-fo
 small file can't make ``ember.load`` allocate gigabytes, and a member that turns out shorter
 than declared is an error naming the file.
 """
+import struct
 import zipfile
 
 import numpy as np
@@ -20,8 +21,27 @@ _DEFLATE_MAX_RATIO = 1032
 class Archive:
     """An open checkpoint zip, ``name`` (the file's label for messages) and its size."""
 
-    def __init__(self, zf, name, file_size):
+    def __init__(self, zf, name, file_size, mmap_path=None):
         self.zf, self.name, self.file_size = zf, name, file_size
+        self.mmap_path = mmap_path  # set by load(mmap=True): stored members are mapped
+
+    def mapped(self, info, pos, count, dtype):
+        """``count`` elements of ``dtype`` at byte ``pos`` of stored member ``info``, mapped
+        copy-on-write from the file (writes to the array never reach it); None when the file
+        is not to be mapped or the member is compressed."""
+        if self.mmap_path is None or info.compress_type != zipfile.ZIP_STORED or count == 0:
+            return None
+        with open(self.mmap_path, "rb") as fh:
+            fh.seek(info.header_offset)
+            local = fh.read(30)  # the member's local header: its name and extra field follow
+        if len(local) != 30 or local[:4] != b"PK\x03\x04":
+            self.corrupt(f"{info.filename} has no valid local header")
+        name_len, extra_len = struct.unpack("<HH", local[26:30])
+        start = info.header_offset + 30 + name_len + extra_len + pos
+        if start + count * dtype.itemsize > self.file_size:
+            self.corrupt(f"{info.filename} runs past the end of the file")
+        return np.memmap(self.mmap_path, dtype=dtype, mode="c", offset=start,
+                         shape=(count,)).view(np.ndarray)
 
     def corrupt(self, msg):
         raise LoadError(f"ember.load: {self.name} is corrupt: {msg}")
@@ -83,9 +103,11 @@ class Archive:
         if info.file_size != expected:
             self.corrupt(f"{member} holds {info.file_size} bytes; its tensors' storage needs "
                          f"{expected} ({count} elements of {dtype.newbyteorder('=')})")
-        out = self.allocate(count, dtype, member)
-        with self.open(info) as fh:
-            self.fill(fh, out, member)
+        out = self.mapped(info, 0, count, dtype)
+        if out is None:
+            out = self.allocate(count, dtype, member)
+            with self.open(info) as fh:
+                self.fill(fh, out, member)
         return to_native(out)
 
 

@@ -89,8 +89,10 @@ class _Decoder:
             if count * found_dtype.itemsize != held:
                 self.fail(f"array {member} declares shape {list(found_shape)} "
                           f"({count * found_dtype.itemsize} bytes) but holds {held} bytes")
-            out = self.archive.allocate(count, found_dtype, f"array {member}")
-            self.archive.fill(fh, out, member)
+            out = self.archive.mapped(info, fh.tell(), count, found_dtype)
+            if out is None:
+                out = self.archive.allocate(count, found_dtype, f"array {member}")
+                self.archive.fill(fh, out, member)
         out = out.reshape(found_shape[::-1]).T if fortran else out.reshape(found_shape)
         out = to_native(out)
         return out if stored == dtype else out.view(dtype)

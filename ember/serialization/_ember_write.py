@@ -94,6 +94,13 @@ class Encoder:
             return {"$type": "tuple", "items": [self.encode(v) for v in obj]}
         if isinstance(obj, list):
             return {"$type": "list", "items": [self.encode(v) for v in obj]}
+        if callable(getattr(obj, "state_dict", None)):  # a Module, Optimizer, LRScheduler
+            raise TypeError(
+                f"ember.save can't store a whole {type(obj).__module__}."
+                f"{type(obj).__qualname__} object: ember saves no pickle, so it stores "
+                "tensors and plain containers only. Save its state_dict() instead "
+                "(ember.save(obj.state_dict(), f)) and restore it with load_state_dict() "
+                "on a freshly built object")
         raise TypeError(
             f"ember.save can't store an object of type {type(obj).__module__}."
             f"{type(obj).__qualname__}: it stores tensors, NumPy arrays, None, bools, ints, "

@@ -1,41 +1,44 @@
 """Reading ``torch.save`` checkpoints (the zip format with ``data.pkl``) without running code.
 
 The pickle is read by a restricted unpickler, on the rules of PyTorch's ``weights_only``
-loader: the only globals resolved are ``collections.OrderedDict``, torch's tensor and
-parameter rebuild functions, its storage types and dtypes, all mapped to ember's own code;
+loader: the only globals resolved are torch's tensor and parameter rebuild functions, its
+storage types, dtypes, ``torch.Size`` and ``torch.device`` (all mapped to ember's own code),
+``OrderedDict``, ``Counter``, ``set``, ``complex``, ``bytearray``, and the globals the user
+allowlisted with ``add_safe_globals`` / ``safe_globals`` (never from ``os`` or ``sys``).
 pickle's BUILD step only sets attributes of an OrderedDict (a state_dict's ``_metadata``) or
-gives a tensor the (storage, offset, size, stride) that ``Tensor.set_`` takes; items are only
-set on dicts and appended to lists. Anything else is refused before it can run.
+of an instance of an allowlisted class, or gives a tensor the (storage, offset, size, stride)
+that ``Tensor.set_`` takes; items are only set on dicts and appended to lists. Anything else
+is refused before it can run.
 
 Tensors are views of their storage, each storage read once: views that share a storage in
 the checkpoint share memory after loading, as in PyTorch, and an expanded tensor costs the
 memory of its storage, not of its shape.
 """
+import _compat_pickle
 import io
 import pickle
-from collections import OrderedDict
+import pickletools
+from collections import Counter, OrderedDict
 
 import numpy as np
 
-from .._tensor import Tensor
+from .._tensor import Size, Tensor
 from ..backend import dtypes
+from ..device import device
 from ..nn.parameter import Parameter
 from ._errors import RefusedError
 from ._map_location import relocate
+from ._safe_globals import BLOCKED_MODULES
 from ._views import view_of_storage
 
 # torch's storage types and dtypes a checkpoint may name: torch.FloatStorage, torch.float32
 # (or its alias torch.float), ..., read as the NumPy dtype
 _TORCH_STORAGES = {d.scalar_name + "Storage": d.np for d in dtypes.ALL}
-_TORCH_DTYPES = {name: d.np for d in dtypes.ALL for name in (d.name, d.alias) if name}
+_TORCH_DTYPES = {name: d for d in dtypes.ALL for name in (d.name, d.alias) if name}
+_DICTS = (dict, OrderedDict, Counter)
 
 
 class _StorageType:
-    def __init__(self, np_dtype):
-        self.np = np.dtype(np_dtype)
-
-
-class _TorchDtype:
     def __init__(self, np_dtype):
         self.np = np.dtype(np_dtype)
 
@@ -57,18 +60,23 @@ def _is_int(v):
 class _TorchUnpickler(pickle._Unpickler):
     dispatch = dict(pickle._Unpickler.dispatch)
 
-    def __init__(self, data, archive, prefix, map_location, big_endian):
-        super().__init__(io.BytesIO(data))
+    def __init__(self, data, archive, prefix, options, big_endian):
+        super().__init__(io.BytesIO(data), encoding=options.encoding, errors=options.errors,
+                         fix_imports=options.fix_imports)
         self.archive, self.prefix, self.name = archive, prefix, archive.name
-        self.map_location, self.big_endian = map_location, big_endian
+        self.map_location, self.big_endian = options.map_location, big_endian
+        self.user_globals = options.user_globals
         self.storages = {}
 
     def refuse(self, msg):
         raise RefusedError(f"ember.load: {self.name}: {msg}")
 
     def find_class(self, module, qualname):
-        if (module, qualname) == ("collections", "OrderedDict"):
-            return OrderedDict
+        module, qualname = _python3_name(module, qualname)
+        path = f"{module}.{qualname}"
+        if module in BLOCKED_MODULES:
+            self.refuse(f"Trying to load unsupported GLOBAL {path} whose module {module} is "
+                        "blocked.")
         if module == "torch._utils":
             fn = {"_rebuild_tensor_v2": self.rebuild_tensor,
                   "_rebuild_tensor": self.rebuild_tensor,
@@ -79,13 +87,25 @@ class _TorchUnpickler(pickle._Unpickler):
         if module == "torch" and qualname in _TORCH_STORAGES:
             return _StorageType(_TORCH_STORAGES[qualname])
         if module == "torch" and qualname in _TORCH_DTYPES:
-            return _TorchDtype(_TORCH_DTYPES[qualname])
-        if (module, qualname) == ("_codecs", "encode"):
-            return _latin1_encode
-        raise RefusedError(
-            f"ember.load: {self.name} refers to the global '{module}.{qualname}', which is "
-            "not allowed: only tensors, Parameters and plain containers are read from "
-            "torch.save checkpoints (nothing in a file is ever executed)")
+            return _TORCH_DTYPES[qualname]
+        found = _DEFAULT_GLOBALS.get(path)
+        if found is None:
+            found = self.user_globals.get(path)
+        if found is None:
+            if path.startswith("builtins."):
+                path = path[len("builtins."):]
+            raise RefusedError(
+                f"Weights only load failed for {self.name}: ember.load never executes code from "
+                "a file (whatever weights_only says), so it rebuilds only tensors, plain "
+                "containers and the globals allowlisted by the user.\n\tWeightsUnpickler "
+                f"error: Unsupported global: GLOBAL {path} was not an allowed global by "
+                f"default. Please use `torch.serialization.add_safe_globals([{path}])` or the "
+                f"`torch.serialization.safe_globals([{path}])` context manager to allowlist "
+                "this global if you trust this class/function.")
+        return found
+
+    def is_allowlisted_type(self, cls):
+        return any(cls is g for g in self.user_globals.values())
 
     # ---- restricted opcodes -------------------------------------------------------------------
     def load_build(self):
@@ -97,8 +117,11 @@ class _TorchUnpickler(pickle._Unpickler):
             inst.__dict__.update(state)
         elif type(inst) in (Tensor, Parameter):
             self.set_tensor_state(inst, state)
+        elif self.is_allowlisted_type(type(inst)):
+            _set_state(inst, state)
         else:
-            self.refuse(f"can only build Tensor, Parameter or OrderedDict, but got "
+            self.refuse(f"can only build Tensor, Parameter, OrderedDict or types allowlisted "
+                        f"via `add_safe_globals`, but got "
                         f"{type(inst).__module__}.{type(inst).__qualname__}")
     dispatch[pickle.BUILD[0]] = load_build
 
@@ -108,12 +131,12 @@ class _TorchUnpickler(pickle._Unpickler):
                         f"{type(target).__module__}.{type(target).__qualname__}")
 
     def load_setitem(self):
-        self.check_item_target(self.stack[-3], "SETITEM", (dict, OrderedDict), "dicts")
+        self.check_item_target(self.stack[-3], "SETITEM", _DICTS, "dicts")
         pickle._Unpickler.load_setitem(self)
     dispatch[pickle.SETITEM[0]] = load_setitem
 
     def load_setitems(self):
-        self.check_item_target(self.metastack[-1][-1], "SETITEMS", (dict, OrderedDict), "dicts")
+        self.check_item_target(self.metastack[-1][-1], "SETITEMS", _DICTS, "dicts")
         pickle._Unpickler.load_setitems(self)
     dispatch[pickle.SETITEMS[0]] = load_setitems
 
@@ -133,7 +156,7 @@ class _TorchUnpickler(pickle._Unpickler):
         if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):
             fail(f"unsupported persistent id {str(pid)[:80]}")
         _, storage_type, key, location, numel = pid
-        if isinstance(storage_type, _TorchDtype):  # UntypedStorage with a dtype
+        if isinstance(storage_type, dtypes.dtype):  # UntypedStorage with a dtype
             storage_type = _StorageType(storage_type.np)
         if not isinstance(storage_type, _StorageType):
             fail(f"unsupported storage type {str(storage_type)[:80]}")
@@ -201,17 +224,80 @@ class _TorchUnpickler(pickle._Unpickler):
                         f"size, stride), not {str(state)[:80]}")
 
 
+def _python3_name(module, qualname):
+    """The Python 3 name of a global a protocol-2 pickle may name in Python 2's terms."""
+    if (module, qualname) in _compat_pickle.NAME_MAPPING:
+        return _compat_pickle.NAME_MAPPING[(module, qualname)]
+    return _compat_pickle.IMPORT_MAPPING.get(module, module), qualname
+
+
+_REBUILD_FUNCTIONS = ("_rebuild_tensor_v2", "_rebuild_tensor", "_rebuild_parameter",
+                      "_rebuild_parameter_with_state")
+
+
+def _is_allowed(module, qualname, user_globals):
+    path = f"{module}.{qualname}"
+    if module in BLOCKED_MODULES:
+        return False
+    return (module == "torch._utils" and qualname in _REBUILD_FUNCTIONS
+            or module == "torch" and (qualname in _TORCH_STORAGES or qualname in _TORCH_DTYPES)
+            or path in _DEFAULT_GLOBALS or path in user_globals)
+
+
+def unsafe_globals(pickle_bytes, user_globals):
+    """The ``module.qualname`` of each global the pickle names that the loader would refuse,
+    in order of first appearance (read with pickletools: nothing is built)."""
+    found, strings = [], []
+    for opcode, arg, _ in pickletools.genops(pickle_bytes):
+        if opcode.name == "GLOBAL":
+            module, qualname = arg.split(" ", 1)
+        elif opcode.name == "STACK_GLOBAL" and len(strings) >= 2:
+            module, qualname = strings[-2], strings[-1]
+        else:
+            if isinstance(arg, str) and "UNICODE" in opcode.name:
+                strings.append(arg)
+            continue
+        module, qualname = _python3_name(module, qualname)
+        path = f"{module}.{qualname}"
+        if not _is_allowed(module, qualname, user_globals) and path not in found:
+            found.append(path)
+    return found
+
+
+def _set_state(inst, state):
+    """pickle's BUILD on an instance of an allowlisted class."""
+    setstate = getattr(inst, "__setstate__", None)
+    if setstate is not None:
+        setstate(state)
+        return
+    slotstate = None
+    if isinstance(state, tuple) and len(state) == 2:
+        state, slotstate = state
+    if state:
+        inst.__dict__.update(state)
+    if slotstate:
+        for k, v in slotstate.items():
+            setattr(inst, k, v)
+
+
 def _latin1_encode(s, encoding="latin1"):
     if not isinstance(s, str) or encoding not in ("latin1", "latin-1"):
         raise ValueError("unexpected bytes encoding in a checkpoint")
     return s.encode("latin1")
 
 
+# globals PyTorch's weights-only loader resolves by default besides tensors and storages
+_DEFAULT_GLOBALS = {"collections.OrderedDict": OrderedDict, "collections.Counter": Counter,
+                    "builtins.set": set, "builtins.complex": complex,
+                    "builtins.bytearray": bytearray, "torch.Size": Size, "torch.device": device,
+                    "_codecs.encode": _latin1_encode}
+
+
 def _torch_location(location):
     return "cpu" if location.startswith("cpu") else location
 
 
-def load_torch(archive, pkl_name, map_location):
+def load_torch(archive, pkl_name, options):
     prefix = pkl_name[:-len("data.pkl")]
     big_endian = False
     if prefix + "byteorder" in archive.names():
@@ -220,4 +306,4 @@ def load_torch(archive, pkl_name, map_location):
             archive.corrupt(f"byteorder is {order[:20]!r}, not 'little' or 'big'")
         big_endian = order == b"big"
     data = archive.read_bytes(pkl_name)
-    return _TorchUnpickler(data, archive, prefix, map_location, big_endian).load()
+    return _TorchUnpickler(data, archive, prefix, options, big_endian).load()

@@ -63,6 +63,13 @@ CASES = {
     "Log2": [(lambda a: ember.log2(a * a + 0.5), [(3, 4)])],
     "Log1p": [(lambda a: ember.log1p(a * a), [(3, 4)])],
     "Sqrt": [(lambda a: (a * a + 0.5).sqrt(), [(3, 4)])],
+    "NllLoss": [(lambda a: ember.nn.functional.nll_loss(a, ember.tensor([0, 3, 1])), [(3, 4)]),
+                (lambda a: ember.nn.functional.nll_loss(a, ember.tensor([2, 0]),
+                                                        reduction="none"), [(2, 3)]),
+                (lambda a: ember.nn.functional.nll_loss(a, ember.tensor(2), reduction="sum"),
+                 [(4,)])],
+    "NllLoss2d": [(lambda a: ember.nn.functional.nll_loss(
+        a, ember.tensor([[[0, 1], [2, 2]]]), reduction="none"), [(1, 3, 2, 2)])],
     "Reciprocal": [(lambda a: (a * a + 0.5).reciprocal(), [(3, 4)]),
                    (lambda a: 2.5 / (a * a + 0.5), [(3, 4)])],   # scalar / tensor
 }

@@ -12,8 +12,14 @@ MODULES = sorted(m.name for m in pkgutil.walk_packages(ember.__path__, "ember.")
                  if ".examples" not in m.name)
 
 
+# modules whose examples need an optional package
+NEEDS = {"ember.onnx": "onnx"}
+
+
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples_run(name):
+    if name in NEEDS:
+        pytest.importorskip(NEEDS[name])
     module = importlib.import_module(name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # examples may enable modes that warn (anomaly)

@@ -124,10 +124,11 @@ def test_build_only_on_tensors_and_ordered_dicts(tmp_path):
     # BUILD with state {"np": 1} on a plain dict, and on the storage type object the file named
     set_np = b"}X\x02\x00\x00\x00npK\x01sb."
     path = _raw_pickle_file(tmp_path / "build_dict.pt", b"\x80\x02}" + set_np)
-    assert "can only build Tensor, Parameter or OrderedDict, but got builtins.dict" in \
-        _refused(path)
+    assert "can only build Tensor, Parameter, OrderedDict or types allowlisted via " \
+           "`add_safe_globals`, but got builtins.dict" in _refused(path)
     path = _raw_pickle_file(tmp_path / "build_type.pt", b"\x80\x02ctorch\nFloatStorage\n" + set_np)
-    assert "can only build Tensor, Parameter or OrderedDict" in _refused(path)
+    assert "can only build Tensor, Parameter, OrderedDict or types allowlisted" in \
+        _refused(path)
     # an OrderedDict's attributes come from a dict of names (a state_dict's _metadata)
     path = _torch_style_file(tmp_path / "odict_slots.pt",
                              _Reduce(OrderedDict, (), (None, {"x": 1})), {})

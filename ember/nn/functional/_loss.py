@@ -1,15 +1,17 @@
 """Loss functions: mse, l1, smooth_l1, huber, nll, cross_entropy, binary cross
 entropy (on probabilities and on logits) and kl_div, as in ``torch.nn.functional``.
 
-Composed of ember ops; the two kernels that need care for numerical stability
-(log-sigmoid, clamped binary cross entropy) live in ``ember._ops.loss_ops``.
+The losses PyTorch records as one graph node (mse, smooth_l1, huber, binary cross entropy on
+probabilities and on logits, nll -- and so cross_entropy, ``NllLossBackward0`` on
+``LogSoftmaxBackward0``) run a Primitive of ``ember._ops.loss_nodes`` with the reduction inside
+it, so ``loss.grad_fn`` has PyTorch's name; the others (l1, kl_div, cross entropy with
+probabilities or label smoothing, the ``weight`` forms of mse/l1/huber) are composed of ember
+ops as in PyTorch.
 """
 import warnings
 
 from ... import _functions as _F
-from ..._ops.loss_ops import log_sigmoid as _log_sigmoid
-from ..._ops.loss_ops import binary_cross_entropy_elementwise as _bce
-from ..._ops.loss_ops import cross_entropy_indices as _cross_entropy_indices
+from ..._ops import loss_nodes as _nodes
 from ..._ops.nn_ops import log_softmax as _log_softmax
 from ...backend import dtypes as _dt
 from ...backend.dtypes import SCALAR_NAMES as _TYPE_NAMES
@@ -59,6 +61,13 @@ def _warn_size(input, target):
             "Please ensure they have the same size.", stacklevel=3)
 
 
+def _broadcast(input, target):
+    """``input`` and ``target`` broadcast to one shape (no view when they have it already)."""
+    if input.shape == target.shape:
+        return input, target
+    return _F.broadcast_tensors(input, target)
+
+
 def _weighted(loss, weight, input, reduction, mean_by_weight=True):
     """MSE/L1/Huber with per-element ``weight`` (PyTorch's Python fallback)."""
     if weight.shape != input.shape:
@@ -75,18 +84,17 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     """Mean squared error ``(input - target)**2``, reduced."""
     _warn_size(input, target)
     reduction = _resolve(reduction, size_average, reduce)
-    x, y = _F.broadcast_tensors(input, target)
-    loss = _F.square(x - y)
+    x, y = _broadcast(input, target)
     if weight is not None:
-        return _weighted(loss, weight, input, reduction)
-    return _reduce(loss, reduction)
+        return _weighted(_F.square(x - y), weight, input, reduction)
+    return _nodes.mse_loss(x, y, reduction)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error ``|input - target|``, reduced."""
     _warn_size(input, target)
     reduction = _resolve(reduction, size_average, reduce)
-    x, y = _F.broadcast_tensors(input, target)
+    x, y = _broadcast(input, target)
     loss = _F.abs(x - y)
     if weight is not None:
         return _weighted(loss, weight, input, reduction)
@@ -99,13 +107,10 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     reduction = _resolve(reduction, size_average, reduce)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    x, y = _F.broadcast_tensors(input, target)
-    d = x - y
-    ad = _F.abs(d)
-    if beta == 0:
-        return _reduce(ad, reduction)
-    loss = _F.where(ad < beta, 0.5 * d * d / beta, ad - 0.5 * beta)
-    return _reduce(loss, reduction)
+    x, y = _broadcast(input, target)
+    if beta == 0:  # PyTorch computes l1_loss then
+        return _reduce(_F.abs(x - y), reduction)
+    return _nodes.smooth_l1_loss(x, y, reduction, float(beta))
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -114,17 +119,17 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     reduction = _resolve(reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    x, y = _F.broadcast_tensors(input, target)
+    x, y = _broadcast(input, target)
+    if weight is None:
+        return _nodes.huber_loss(x, y, reduction, float(delta))
     d = x - y
     ad = _F.abs(d)
     loss = _F.where(ad < delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
-    if weight is not None:
-        return _weighted(loss, weight, input, reduction, mean_by_weight=False)
-    return _reduce(loss, reduction)
+    return _weighted(loss, weight, input, reduction, mean_by_weight=False)
 
 
-def _nll_terms(input, target, weight, ignore_index):
-    """Checks, then per-element ``-w[t] * input[t]``, the weights ``w[t]`` (0 where ignored)."""
+def _nll_check(input, target, weight):
+    """PyTorch's checks of nll_loss's arguments; the class dim and the targets as int64."""
     dim = input.dim()
     if dim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {dim})")
@@ -152,30 +157,21 @@ def _nll_terms(input, target, weight, ignore_index):
     if weight is not None and weight.numel() != n_classes:
         raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes "
                            f"or no classes but got weight tensor of shape: {list(weight.shape)}")
-    t = target.long()
-    valid = t != ignore_index
-    bad = valid & ((t < 0) | (t >= n_classes))
-    if bad.any().item():
-        raise IndexError(f"Target {t[bad].reshape(-1)[0].item()} is out of bounds.")
-    safe = _F.where(valid, t, 0)
-    picked = input.gather(cdim, safe.unsqueeze(cdim)).squeeze(cdim)
-    if weight is None:
-        w = valid.to(input.dtype)
-    else:
-        w = _F.where(valid, weight.detach().reshape(-1)[safe].to(input.dtype), 0.0)
-    return -picked * w, w, valid
+    return cdim, target.long()
+
+
+def _nll(input, target, weight, ignore_index, reduction):
+    """The ``NllLossBackward0`` node of log-probabilities ``input`` at ``target``."""
+    cdim, t = _nll_check(input, target, weight)
+    w = None if weight is None else weight.detach()._data
+    return _nodes.nll_loss(input, t._data, w, ignore_index, reduction, cdim), cdim, t
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     """Negative log likelihood of log-probabilities ``input`` (class at dim 1) at ``target``."""
     reduction = _resolve(reduction, size_average, reduce)
-    loss, w, _ = _nll_terms(input, target, weight, ignore_index)
-    if reduction == "none":
-        return loss
-    if reduction == "sum":
-        return loss.sum()
-    return loss.sum() / w.sum()
+    return _nll(input, target, weight, ignore_index, reduction)[0]
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -186,13 +182,6 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     reduction = _resolve(reduction, size_average, reduce)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    if (label_smoothing <= 0.0 and input.dim() == 2 and target.dim() == 1
-            and input.shape[1] > 0 and target.shape[0] == input.shape[0]
-            and target.dtype in (_dt.int64, _dt.uint8) and input.is_floating_point()
-            and (weight is None or (weight.dim() == 1 and weight.shape[0] == input.shape[1]))):
-        return _cross_entropy_indices(input, target._data,
-                                      None if weight is None else weight._data,
-                                      ignore_index, reduction)
     cdim = 0 if input.dim() == 1 else 1
     if input.dim() == 0:
         raise ValueError("Expected 1 or more dimensions (got 0)")
@@ -216,24 +205,22 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         if input.numel() == 0:
             return -prod.sum() * float("nan")
         return -prod.sum() / (input.numel() / n_classes)
-    loss, w, valid = _nll_terms(logp, target, weight, ignore_index)
+    nll, cdim, t = _nll(logp, target, weight, ignore_index, reduction)
     if label_smoothing <= 0.0:
-        if reduction == "none":
-            return loss
-        if reduction == "sum":
-            return loss.sum()
-        return loss.sum() / w.sum()
+        return nll
+    valid = t != ignore_index
     if weight is not None:
+        w = _F.where(valid, weight.detach().reshape(-1)[_F.where(valid, t, 0)].to(input.dtype),
+                     0.0)
         smooth = -(logp * weight.detach().view(wshape)).sum(cdim)
     else:
         smooth = -logp.sum(cdim)
     smooth = smooth.masked_fill(~valid, 0.0)
     if reduction == "none":
-        nll, ret = loss, smooth
+        ret = smooth
     elif reduction == "sum":
-        nll, ret = loss.sum(), smooth.sum()
+        ret = smooth.sum()
     else:
-        nll = loss.sum() / w.sum()
         ret = smooth.sum() / (w.sum() if weight is not None else valid.sum())
     return (1 - label_smoothing) * nll + ret * (label_smoothing / n_classes)
 
@@ -246,11 +233,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
                          f"size ({input.shape}) is deprecated. Please ensure they have the same "
                          "size.")
-    loss = _bce(input, target)
     if weight is not None:
         weight = weight.detach().expand(_F.broadcast_shapes(target.shape, weight.shape))
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    return _nodes.binary_cross_entropy(input, target, weight, reduction)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
@@ -261,13 +246,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
-    log_sig = _log_sigmoid(input)
-    if pos_weight is not None:
-        log_sig = log_sig * ((pos_weight.detach() - 1) * target + 1)
-    loss = (1 - target) * input - log_sig
-    if weight is not None:
-        loss = loss * weight.detach()
-    return _reduce(loss, reduction)
+    return _nodes.binary_cross_entropy_with_logits(
+        input, target, None if weight is None else weight.detach(),
+        None if pos_weight is None else pos_weight.detach(), reduction)
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):

@@ -1,6 +1,6 @@
-"""The fused hot-path ops of a training step vs PyTorch: Linear (one node), ReLU with a
-NumPy backward, fused cross entropy on class indices, in-place SGD. Values, first and
-second derivatives (create_graph goes through the ember-op backward), dtypes kept."""
+"""The hot-path ops of a training step vs PyTorch: Linear (one node), ReLU with a NumPy
+backward, cross entropy on class indices (NllLoss on LogSoftmax), in-place SGD. Values, first
+and second derivatives (create_graph goes through the ember-op backward), dtypes kept."""
 import numpy as np
 import pytest
 import torch
