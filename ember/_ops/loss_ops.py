@@ -5,11 +5,10 @@ is written with ember ops, so the losses built on them are twice
 differentiable. Everything else in ``nn.functional``'s losses is composed of
 ordinary ember ops.
 """
-import numpy as np
-
 from .nn_ops import log_softmax
 from .primitive import Primitive
 from .._tensor import Tensor
+from ..backend import get_array_module
 from ..autograd.grad_mode import _state as _grad_state
 
 
@@ -21,8 +20,9 @@ class LogSigmoid(Primitive):
     def forward(ctx, x):
         ctx.save_for_backward(x)
         d = x._data
-        with np.errstate(over="ignore"):
-            return -(np.maximum(-d, 0) + np.log1p(np.exp(-np.abs(d))))
+        xp = get_array_module(d)
+        with xp.errstate(over="ignore"):
+            return -(xp.maximum(-d, 0) + xp.log1p(xp.exp(-xp.abs(d))))
 
     @staticmethod
     def backward(ctx, grad):
@@ -41,10 +41,11 @@ class BinaryCrossEntropy(Primitive):
         if xd.size and ((xd < 0) | (xd > 1)).any():
             raise RuntimeError("all elements of input should be between 0 and 1")
         ctx.save_for_backward(x, t)
-        with np.errstate(divide="ignore"):
-            log_x = np.maximum(np.log(xd), -100)
-            log_1mx = np.maximum(np.log1p(-xd), -100)
-        return ((td - 1) * log_1mx - td * log_x).astype(np.result_type(xd, td), copy=False)
+        xp = get_array_module(xd, td)
+        with xp.errstate(divide="ignore"):
+            log_x = xp.maximum(xp.log(xd), -100)
+            log_1mx = xp.maximum(xp.log1p(-xd), -100)
+        return ((td - 1) * log_1mx - td * log_x).astype(xp.result_type(xd, td), copy=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -68,33 +69,34 @@ class CrossEntropy(Primitive):
     def forward(ctx, x, t, weight, ignore_index, reduction):
         d = x._data
         n, c = d.shape
+        xp = get_array_module(d)
         valid = t != ignore_index
         all_valid = valid.all()
-        safe = t if all_valid else np.where(valid, t, 0)
+        safe = t if all_valid else xp.where(valid, t, 0)
         if n and (safe.min() < 0 or safe.max() >= c):
             bad = valid & ((t < 0) | (t >= c))
             raise IndexError(f"Target {t[bad][0]} is out of bounds.")
         if weight is None:
-            w = np.ones(n, d.dtype) if all_valid else valid.astype(d.dtype)
+            w = xp.ones(n, d.dtype) if all_valid else valid.astype(d.dtype)
         else:
             w = weight[safe].astype(d.dtype, copy=False)
             if not all_valid:
                 w = w * valid
-        rows = np.arange(n)
+        rows = xp.arange(n)
         shifted = d - d.max(axis=1, keepdims=True) if c else d.copy()
-        e = np.exp(shifted)
+        e = xp.exp(shifted)
         s = e.sum(axis=1, keepdims=True)
-        losses = (np.log(s[:, 0]) - shifted[rows, safe]) * w
+        losses = (xp.log(s[:, 0]) - shifted[rows, safe]) * w
         e /= s  # softmax, kept for backward
         ctx.save_for_backward(x)
         ctx.softmax, ctx.w, ctx.rows, ctx.safe, ctx.reduction = e, w, rows, safe, reduction
         if reduction == "none":
             return losses
         if reduction == "sum":
-            return np.asarray(losses.sum(), d.dtype)
+            return xp.asarray(losses.sum(), d.dtype)
         ctx.total = total = w.sum()
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.asarray(losses.sum() / total, d.dtype)
+        with xp.errstate(invalid="ignore", divide="ignore"):
+            return xp.asarray(losses.sum() / total, d.dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -102,15 +104,16 @@ class CrossEntropy(Primitive):
         if not ctx.needs_input_grad[0]:
             return None, None, None, None, None
         w, reduction = ctx.w, ctx.reduction
+        xp = get_array_module(w)
         if reduction == "mean":
-            with np.errstate(invalid="ignore", divide="ignore"):
+            with xp.errstate(invalid="ignore", divide="ignore"):
                 w = w / ctx.total
         if not _grad_state.enabled:  # no graph to record: NumPy on the saved softmax
             coef = w * grad._data
             gx = ctx.softmax * coef[:, None]
             gx[ctx.rows, ctx.safe] -= coef
             return Tensor._make(gx), None, None, None, None
-        onehot = np.zeros(x._data.shape, x._data.dtype)
+        onehot = xp.zeros(x._data.shape, x._data.dtype)
         onehot[ctx.rows, ctx.safe] = 1
         coef = grad * Tensor._make(w)
         gx = (log_softmax(x, 1).exp() - Tensor._make(onehot)) * coef.unsqueeze(1)
