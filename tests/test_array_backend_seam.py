@@ -193,13 +193,11 @@ STRICT.asnumpy = lambda a: numpy.array(numpy.ndarray.view(a, numpy.ndarray), cop
 
 #: tests whose modules still call NumPy directly: strict xfails until those are converted
 _NOT_CONVERTED = {"Tensor", "Tensor_data", "arange", "arange_float", "as_tensor", "attention",
-                  "conv2d", "conv2d_long_patch", "conv_transpose2d", "creation_like", "embedding",
-                  "embedding_extras", "empty", "eye", "full", "gather_scatter", "gradcheck",
-                  "indexing", "inplace_and_views", "integer_ops", "interpolate", "linspace",
-                  "matmul_linear", "max_min_argmax", "model_default", "model_registered", "ones",
-                  "pad_dropout", "pool_pad_extras", "pooling", "rand", "randint", "randn",
-                  "randperm", "setitem", "shape_views", "softmax_cross_entropy", "sort_topk",
-                  "tensor", "tensor_int", "zeros"}
+                  "creation_like", "embedding", "embedding_extras", "empty", "eye", "full",
+                  "gather_scatter", "gradcheck", "indexing", "integer_ops", "interpolate",
+                  "linspace", "max_min_argmax", "model_default", "model_registered", "ones",
+                  "pad_dropout", "pool_pad_extras", "rand", "randint", "randn", "randperm",
+                  "setitem", "softmax_cross_entropy", "sort_topk", "tensor", "tensor_int", "zeros"}
 
 
 def _unless_converted(name):

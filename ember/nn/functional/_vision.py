@@ -1,8 +1,6 @@
 """F.interpolate: 'nearest', 'linear' (3-D) and 'bilinear' (4-D) with size= or scale_factor=."""
 import math
 
-import numpy as np
-
 from ... import _creation
 from ..._ops.interpolate import nearest_index, linear_matrix
 
@@ -110,19 +108,19 @@ def _output_size(input, out, scales, op_name):
 def _allocating(input, out, compute):
     """``compute()`` with PyTorch's errors for an output too large to allocate."""
     shape = tuple(input.shape[:2]) + tuple(out)
-    return _creation.allocate(compute, shape, np.dtype(input.dtype.np))
+    return _creation.allocate(compute, shape, input.dtype.np)
 
 
 def _nearest(input, out, scales):
     x = input
     for i, (n, o, s) in enumerate(zip(input.shape[2:], out, scales)):
         if n != o:
-            x = x.index_select(2 + i, nearest_index(n, o, s))
+            x = x.index_select(2 + i, nearest_index(n, o, s, input))
     return x if x is not input else input.clone()
 
 
 def _linear(input, out, scales, align_corners):
-    mats = [linear_matrix(n, o, s, align_corners, input.dtype.np)
+    mats = [linear_matrix(n, o, s, align_corners, input.dtype.np, input)
             for n, o, s in zip(input.shape[2:], out, scales)]
     if input.dim() == 3:
         return input @ mats[0].mT
