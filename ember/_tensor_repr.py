@@ -1,6 +1,10 @@
-"""``repr(tensor)`` laid out like PyTorch's: ``tensor([1.5000, 2.0000], requires_grad=True)``."""
+"""``repr(tensor)`` laid out like PyTorch's: ``tensor([1.5000, 2.0000], requires_grad=True)``.
+
+The values are formatted on the host: NumPy on a ``to_host`` copy (the array itself when it
+is NumPy's)."""
 import numpy as np
 
+from .backend import to_host
 from .backend.dtypes import get_default_dtype, int64, bool_
 
 _THRESHOLD = 1000
@@ -69,7 +73,7 @@ def _format_array(a, fmt, width, indent, summarize):
 
 
 def tensor_repr(t):
-    a = t._data
+    a = to_host(t._data)
     prefix = "tensor("
     summarize = a.size > _THRESHOLD
     suffixes = []
