@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from .._tensor import Tensor
-from ..backend import get_array_module, broadcast_shapes
+from ..backend import get_array_module, broadcast_shapes, numpy_function, numpy_ndarray
 from ..backend import dtypes
 from .activation_ops import erf_array, sigmoid_array
 from .primitive import Primitive, unbroadcast, sum_to
@@ -399,28 +399,31 @@ class Neg(Primitive):
 
 # ---- unary math ---------------------------------------------------------------------------
 def _unary(name, fn, grad_fn, saves="input", float_only=True, array_grad=None):
-    """Define a unary Primitive: ``fn(xp, d)`` on arrays of module ``xp`` (or ``fn`` the name
-    of the module's function, ``"exp"``), ``grad_fn(grad, x, out)`` on tensors.
+    """Define a unary Primitive: ``fn`` the name of the array module's function (``"exp"``)
+    or a function of the array that finds its module itself; ``grad_fn(grad, x, out)`` on
+    tensors.
 
     ``array_grad(grad, x, out)`` is the gradient on arrays (``backward_arrays``);
     ``array_grad=True`` says ``grad_fn`` is plain arithmetic that works on arrays too.
     (NumPy's overflow/domain warnings are filtered, not np.errstate'd: ember/backend/process.py.)
     """
 
-    if isinstance(fn, str):  # the module's own function: looked up, no wrapper to call
-        fn_name = fn
+    if isinstance(fn, str):  # the module's own function: no wrapper to call
+        fn_name, numpy_fn = fn, numpy_function(fn)
 
         def forward(ctx, x):
             if saves == "input":
                 ctx.save_for_backward(x)
             d = x._data if not float_only or x._data.dtype.kind == "f" else _float_unary(x)
+            if type(d) is numpy_ndarray:  # the fast path: get_array_module's own first test
+                return numpy_fn(d)
             return getattr(get_array_module(d), fn_name)(d)
     else:
         def forward(ctx, x):
             if saves == "input":
                 ctx.save_for_backward(x)
             d = x._data if not float_only or x._data.dtype.kind == "f" else _float_unary(x)
-            return fn(get_array_module(d), d)
+            return fn(d)
 
     def backward(ctx, grad):
         saved = ctx.saved_tensors
@@ -456,9 +459,9 @@ Log2 = _unary("Log2", "log2", lambda g, x, o: g / (x * _LN2), array_grad=True)
 Log1p = _unary("Log1p", "log1p", lambda g, x, o: g / (x + 1), array_grad=True)
 Expm1 = _unary("Expm1", "expm1", lambda g, x, o: g * (o + 1), saves="output", array_grad=True)
 Sqrt = _unary("Sqrt", "sqrt", lambda g, x, o: g / (2 * o), saves="output", array_grad=True)
-Rsqrt = _unary("Rsqrt", lambda xp, d: 1 / xp.sqrt(d), lambda g, x, o: g * -0.5 * o * o * o,
-               saves="output")
-Reciprocal = _unary("Reciprocal", lambda xp, d: 1 / d, lambda g, x, o: -g * (o * o),
+Rsqrt = _unary("Rsqrt", lambda d: 1 / get_array_module(d).sqrt(d),
+               lambda g, x, o: g * -0.5 * o * o * o, saves="output")
+Reciprocal = _unary("Reciprocal", lambda d: 1 / d, lambda g, x, o: -g * (o * o),
                     saves="output", array_grad=True)
 Sin = _unary("Sin", "sin", lambda g, x, o: g * x.cos())
 Cos = _unary("Cos", "cos", lambda g, x, o: -g * x.sin())
@@ -508,11 +511,9 @@ Tanh = _unary("Tanh", "tanh", lambda g, x, o: TanhGrad.apply(g, o), saves="outpu
 Floor = _unary("Floor", "floor", _zero_grad, saves=None, float_only=False)
 Ceil = _unary("Ceil", "ceil", _zero_grad, saves=None, float_only=False)
 Trunc = _unary("Trunc", "trunc", _zero_grad, saves=None, float_only=False)
-Sigmoid = _unary("Sigmoid", lambda xp, d: sigmoid_array(d),
-                 lambda g, x, o: SigmoidGrad.apply(g, o), saves="output",
-                 array_grad=lambda g, x, o: _sigmoid_grad(g, o))
-Erf = _unary("Erf", lambda xp, d: erf_array(d),
-             lambda g, x, o: g * (2 / math.sqrt(math.pi)) * (-(x * x)).exp())
+Sigmoid = _unary("Sigmoid", sigmoid_array, lambda g, x, o: SigmoidGrad.apply(g, o),
+                 saves="output", array_grad=lambda g, x, o: _sigmoid_grad(g, o))
+Erf = _unary("Erf", erf_array, lambda g, x, o: g * (2 / math.sqrt(math.pi)) * (-(x * x)).exp())
 
 
 class Round(Primitive):
@@ -606,12 +607,16 @@ class ClampTensor(Primitive):
 class Maximum(Primitive):
     _backward_name = "MaximumBackward0"
     pick = "maximum"  # the array module's function
+    numpy_pick = numpy_function(pick)
 
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
         x, y = _arrays(a, b)
-        return getattr(get_array_module(x, y), type(ctx)._forward_cls.pick)(x, y)
+        cls = type(ctx)._forward_cls
+        if type(x) is numpy_ndarray:  # the fast path (see _unary)
+            return cls.numpy_pick(x, y)
+        return getattr(get_array_module(x, y), cls.pick)(x, y)
 
     @staticmethod
     def backward(ctx, grad):
@@ -630,6 +635,7 @@ class Maximum(Primitive):
 class Minimum(Maximum):
     _backward_name = "MinimumBackward0"
     pick = "minimum"
+    numpy_pick = numpy_function(pick)
 
 
 def _lerp_dtype_error(start, end, weight):
@@ -667,9 +673,13 @@ class Lerp(Primitive):
 # ---- comparisons and logic (no gradient) -------------------------------------------------
 def _compare(name, fn):
     """A comparison or logic op: ``fn`` names the array module's function."""
+    numpy_fn = numpy_function(fn)
+
     def forward(ctx, a, b):
         _check_broadcast(a, b)
         x, y = _arrays(a, b)
+        if type(x) is numpy_ndarray:  # the fast path (see _unary)
+            return numpy_fn(x, y)
         return getattr(get_array_module(x, y), fn)(x, y)
     return type(name, (Primitive,), {"forward": staticmethod(forward), "differentiable": False,
                                      "__module__": __name__})
