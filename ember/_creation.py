@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from ._tensor import Tensor, Size, _init
+from .backend import get_array_module, default_array_module
 from .backend import dtypes
 from .backend.dtypes import get_default_dtype
 from . import random as _random
@@ -29,6 +30,19 @@ def _np_dtype(dtype, default=None):
     if not isinstance(dtype, dtypes.dtype):
         dtype = dtypes.from_numpy_dtype(dtype)
     return dtype.np
+
+
+def _module(like):
+    """Where a new array goes: the array module of tensor ``like``, else the default one."""
+    return default_array_module() if like is None else get_array_module(like._data)
+
+
+def beside(t, like):
+    """``t`` (a tensor just made) with its array moved to the module of tensor ``like``
+    (no copy when it is there already)."""
+    if type(t._data) is not type(like._data):
+        t._data = get_array_module(like._data).asarray(t._data)
+    return t
 
 
 def _finish(array, requires_grad=False, device=None):
@@ -135,9 +149,11 @@ def allocate(make, shape, np_dtype):
 
 
 def to_array(data, dtype=None):
-    """Convert Python/NumPy data into a fresh array with PyTorch's dtype inference."""
+    """Convert Python/NumPy data into a fresh array with PyTorch's dtype inference: a
+    tensor's copied in its own array module, anything else read on the host (NumPy)."""
     if isinstance(data, Tensor):
-        arr = np.array(data._data, copy=True)
+        d = data._data
+        arr = get_array_module(d).array(d, copy=True)
         return arr if dtype is None else arr.astype(_np_dtype(dtype))
     if isinstance(data, np.ndarray):
         arr = np.array(data, copy=True)
@@ -396,7 +412,13 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
                       "sourceTensor.clone().detach() or sourceTensor.clone().detach()."
                       "requires_grad_(True), rather than torch.tensor(sourceTensor).",
                       UserWarning, stacklevel=2)
-    return _finish(to_array(data, dtype), requires_grad, device)
+    return _finish(_to_module(to_array(data, dtype), data), requires_grad, device)
+
+
+def _to_module(array, data, like=None):
+    """``array`` read from ``data`` by ``to_array``: host data goes to the array module new
+    arrays go to (``_module(like)``); a tensor's copy stays where it is."""
+    return array if isinstance(data, Tensor) else _module(like).asarray(array)
 
 
 #: the one layout ember's tensors have (``Tensor.layout``); ``ember.strided``
@@ -436,21 +458,23 @@ def from_numpy(array):
     return Tensor._make(array)
 
 
-def legacy_tensor_data(args, dtype=None):
-    """``Tensor(2, 3)``, ``Tensor([1, 2])``, ``Tensor()``, ``Tensor(Size)``."""
+def legacy_tensor_data(args, dtype=None, like=None):
+    """``Tensor(2, 3)``, ``Tensor([1, 2])``, ``Tensor()``, ``Tensor(Size)``; new arrays go to
+    ``like``'s array module (a tensor) or the default one."""
     dt = dtype or get_default_dtype()
+    xp = _module(like)
     if not args:
-        return np.empty((0,), dt.np)
+        return xp.empty((0,), dt.np)
     if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
         data = args[0]
         if isinstance(data, Tensor):
             return data._data
         if isinstance(data, Size):
-            return _empty_array(tuple(data), dt.np)
+            return _empty_array(tuple(data), dt.np, xp)
         if not isinstance(data, np.ndarray) and not _is_sequence(data):
             raise TypeError(f"new(): data must be a sequence (got {_type_name(data)})")
-        return to_array(data, dt)
-    return _empty_array(_sizes(args, "new"), dt.np)
+        return _to_module(to_array(data, dt), data, like)
+    return _empty_array(_sizes(args, "new"), dt.np, xp)
 
 
 def _legacy_init(self, *args, dtype=None, device=None):
@@ -463,14 +487,16 @@ def _legacy_init(self, *args, dtype=None, device=None):
 Tensor.__init__ = _legacy_init
 
 
-def _empty_array(shape, np_dtype):
-    return allocate(lambda: np.empty(shape, np_dtype), shape, np_dtype)
+def _empty_array(shape, np_dtype, xp):
+    return allocate(lambda: xp.empty(shape, np_dtype), shape, np_dtype)
 
 
 def _filled(fill, size, dtype, requires_grad, device, default=None, name="empty",
-            negative=None):
+            negative=None, like=None):
+    """A tensor of ``size`` holding ``fill``, in ``like``'s array module or the default."""
     shape, np_dtype = _sizes(size, name, negative), _np_dtype(dtype, default)
-    arr = allocate(lambda: np.full(shape, fill, dtype=np_dtype), shape, np_dtype)
+    xp = _module(like)
+    arr = allocate(lambda: xp.full(shape, fill, dtype=np_dtype), shape, np_dtype)
     return _finish(arr, requires_grad, device)
 
 
@@ -490,7 +516,13 @@ def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=Non
     dtypes.check_memory_format(memory_format, "empty")
     _check_layout(layout, "empty")
     _check_pin_memory(pin_memory)
-    return _finish(_empty_array(_sizes(size), _np_dtype(dtype)), requires_grad, device)
+    return _empty(size, dtype, requires_grad, device)
+
+
+def _empty(size, dtype, requires_grad, device, like=None):
+    """``empty`` in ``like``'s array module (a tensor) or the default one."""
+    array = _empty_array(_sizes(size), _np_dtype(dtype), _module(like))
+    return _finish(array, requires_grad, device)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
@@ -505,24 +537,23 @@ def _like_dtype(t, dtype):
 
 def zeros_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     dtypes.check_memory_format(memory_format, "zeros_like")
-    return _filled(0, t.shape, _like_dtype(t, dtype), requires_grad, device)
+    return _filled(0, t.shape, _like_dtype(t, dtype), requires_grad, device, like=t)
 
 
 def ones_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     dtypes.check_memory_format(memory_format, "ones_like")
-    return _filled(1, t.shape, _like_dtype(t, dtype), requires_grad, device)
+    return _filled(1, t.shape, _like_dtype(t, dtype), requires_grad, device, like=t)
 
 
 def empty_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     dtypes.check_memory_format(memory_format, "empty_like")
-    return empty(t.shape, dtype=_like_dtype(t, dtype), device=device,
-                 requires_grad=requires_grad)
+    return _empty((t.shape,), _like_dtype(t, dtype), requires_grad, device, like=t)
 
 
 def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None):
     dtypes.check_memory_format(memory_format, "full_like")
-    return _filled(fill_value, t.shape, _like_dtype(t, dtype), requires_grad, device)
+    return _filled(fill_value, t.shape, _like_dtype(t, dtype), requires_grad, device, like=t)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
@@ -539,10 +570,11 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         is_int = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in vals)
         dtype = dtypes.int64 if is_int else get_default_dtype()
     n = max(int(math.ceil((vals[1] - vals[0]) / vals[2])), 0)
+    xp = default_array_module()
 
     def make():
-        arr = (vals[0] + vals[2] * np.arange(n, dtype=np.float64)) \
-            if dtype.is_floating_point else np.arange(vals[0], vals[1], vals[2])
+        arr = (vals[0] + vals[2] * xp.arange(n, dtype=xp.float64)) \
+            if dtype.is_floating_point else xp.arange(vals[0], vals[1], vals[2])
         return arr.astype(dtype.np)
     return _finish(allocate(make, (n,), dtype.np), requires_grad, device)
 
@@ -583,17 +615,21 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
     np_dtype = _np_dtype(dtype)
-    arr = allocate(lambda: np.linspace(start, end, steps).astype(np_dtype), (steps,), np_dtype)
+    xp = default_array_module()
+    arr = allocate(lambda: xp.linspace(start, end, steps).astype(np_dtype), (steps,), np_dtype)
     return _finish(arr, requires_grad, device)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     np_dtype = _np_dtype(dtype)
-    arr = allocate(lambda: np.eye(n, m, dtype=np_dtype), (n, n if m is None else m), np_dtype)
+    xp = default_array_module()
+    arr = allocate(lambda: xp.eye(n, m, dtype=np_dtype), (n, n if m is None else m), np_dtype)
     return _finish(arr, requires_grad, device)
 
 
-def _random_float(draw, size, dtype, generator, requires_grad, device, name):
+def _random_float(draw, size, dtype, generator, requires_grad, device, name, like=None):
+    """Samples drawn on the host by ember's generator, handed to ``like``'s array module
+    (a tensor) or the default one."""
     dt = _np_dtype(dtype)
     if dt.kind != "f":
         raise RuntimeError(f"\"check_uniform_bounds\" not implemented for "
@@ -601,32 +637,39 @@ def _random_float(draw, size, dtype, generator, requires_grad, device, name):
     size = _sizes(size, name)
     gen = _random.rng(generator)
     drawn = dt if dt in (np.float32, np.float64) else np.float32
-    arr = allocate(lambda: draw(gen, size, drawn).astype(dt, copy=False), size, dt)
+    xp = _module(like)
+    arr = allocate(lambda: xp.asarray(draw(gen, size, drawn).astype(dt, copy=False)), size, dt)
     return _finish(arr, requires_grad, device)
+
+
+def _uniform(gen, shape, dtype):
+    return gen.random(shape, dtype=dtype)
+
+
+def _normal(gen, shape, dtype):
+    return gen.standard_normal(shape, dtype=dtype)
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples on [0, 1)."""
-    return _random_float(lambda g, s, d: g.random(s, dtype=d), size, dtype, generator,
-                         requires_grad, device, "rand")
+    return _random_float(_uniform, size, dtype, generator, requires_grad, device, "rand")
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal samples."""
-    return _random_float(lambda g, s, d: g.standard_normal(s, dtype=d), size, dtype, generator,
-                         requires_grad, device, "randn")
+    return _random_float(_normal, size, dtype, generator, requires_grad, device, "randn")
 
 
 def rand_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     dtypes.check_memory_format(memory_format, "rand_like")
-    return rand(t.shape, dtype=_like_dtype(t, dtype), device=device,
-                requires_grad=requires_grad)
+    return _random_float(_uniform, (t.shape,), _like_dtype(t, dtype), None, requires_grad,
+                         device, "rand", like=t)
 
 
 def randn_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     dtypes.check_memory_format(memory_format, "randn_like")
-    return randn(t.shape, dtype=_like_dtype(t, dtype), device=device,
-                 requires_grad=requires_grad)
+    return _random_float(_normal, (t.shape,), _like_dtype(t, dtype), None, requires_grad,
+                         device, "randn", like=t)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
@@ -643,15 +686,18 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
                            f"to={high}")
     shape, np_dtype = _sizes((tuple(size),), "randint"), _np_dtype(dtype, dtypes.int64)
     gen = _random.rng(generator)
-    arr = allocate(lambda: gen.integers(low, high, shape).astype(np_dtype), shape, np_dtype)
+    xp = default_array_module()
+    arr = allocate(lambda: xp.asarray(gen.integers(low, high, shape).astype(np_dtype)), shape,
+                   np_dtype)
     return _finish(arr, requires_grad, device)
 
 
 def randint_like(t, low, high=None, *, dtype=None, device=None):
-    return randint(low, high, t.shape, dtype=_like_dtype(t, dtype), device=device)
+    return beside(randint(low, high, t.shape, dtype=_like_dtype(t, dtype), device=device), t)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     np_dtype, gen = _np_dtype(dtype, dtypes.int64), _random.rng(generator)
-    arr = allocate(lambda: gen.permutation(n).astype(np_dtype), (n,), np_dtype)
+    xp = default_array_module()
+    arr = allocate(lambda: xp.asarray(gen.permutation(n).astype(np_dtype)), (n,), np_dtype)
     return _finish(arr, requires_grad, device)

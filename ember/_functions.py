@@ -16,14 +16,14 @@ import warnings
 
 import numpy as np
 
-from ._creation import tensor
+from ._creation import tensor, beside
 from ._tensor import Tensor, Size, _wrap_dim
 from ._typing import Any, Number, Sequence, dtype
 from ._registry import op, alias, unary, binary
 from ._ops import elementwise as E, reduction as R, shape as S, indexing as I, linalg as L
 from ._ops import activation_ops as A, nn_ops as N, special as SP
 from ._ops import trig as T, sets as Z
-from .backend import dtypes, get_array_module, to_host
+from .backend import dtypes, get_array_module, to_host, broadcast_shapes as _broadcast_shapes
 
 
 def _tensor_arg(x, name="other"):
@@ -35,8 +35,9 @@ def _tensor_arg(x, name="other"):
 
 def _as_tensor_like(scalar, like):
     """A scalar operand as a 0-d tensor of the op's dtype (a float64 tensor keeps a float
-    scalar in float64, as PyTorch's wrapped numbers do)."""
-    return tensor(scalar, dtype=dtypes.result_type(scalar, like))
+    scalar in float64, as PyTorch's wrapped numbers do), in ``like``'s array module."""
+    t = tensor(scalar, dtype=dtypes.result_type(scalar, like))
+    return beside(t, like) if isinstance(like, Tensor) else t
 
 
 # ---- arithmetic ---------------------------------------------------------------------------
@@ -213,19 +214,22 @@ bitwise_not = unary(E.BitwiseNot, "bitwise_not")
 
 @op
 def equal(input: Tensor, other: Tensor) -> bool:
-    return input.shape == other.shape and bool(np.array_equal(input._data, other._data))
+    a, b = input._data, other._data
+    return input.shape == other.shape and bool(get_array_module(a, b).array_equal(a, b))
 
 
 @op
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
              equal_nan: bool = False) -> bool:
-    return bool(np.allclose(input._data, other._data, rtol, atol, equal_nan))
+    a, b = input._data, other._data
+    return bool(get_array_module(a, b).allclose(a, b, rtol, atol, equal_nan))
 
 
 @op
 def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Tensor:
-    return Tensor._make(np.isclose(input._data, other._data, rtol, atol, equal_nan))
+    a, b = input._data, other._data
+    return Tensor._make(get_array_module(a, b).isclose(a, b, rtol, atol, equal_nan))
 
 
 def _where_method(self: Tensor, condition: Tensor, other: Tensor | Number) -> Tensor:
@@ -238,7 +242,7 @@ def where(condition: Tensor, input: Tensor | Number | None = None,
     if input is None and other is None:
         return I.nonzero(condition, as_tuple=True)
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        input = tensor(input)
+        input = beside(tensor(input), condition)  # in the condition's array module
     return E.Where.apply(condition, input, other)
 
 
@@ -475,7 +479,7 @@ def detach(input: Tensor) -> Tensor:
 @op(method=False)
 def broadcast_shapes(*shapes: Sequence[int]) -> Size:
     try:
-        return Size(np.broadcast_shapes(*shapes))
+        return Size(_broadcast_shapes(*shapes))
     except ValueError:
         raise RuntimeError("shape mismatch: objects cannot be broadcast to a single shape") \
             from None

@@ -9,8 +9,9 @@ import warnings
 
 import numpy as np
 
+from .backend import get_array_module, broadcast_shapes
 from . import _functions as F
-from ._creation import legacy_tensor_data, tensor, _filled, empty, full
+from ._creation import legacy_tensor_data, tensor, beside, _filled, _empty
 from ._tensor import Tensor
 from ._typing import Any, Number, Sequence, dtype
 from ._registry import DECLARED, method
@@ -144,7 +145,7 @@ def pin_memory(self, device: device | str | None = None) -> Tensor:
 # ---- new_* constructors -------------------------------------------------------------------
 @method
 def new(self, *args: Any) -> Tensor:
-    data = legacy_tensor_data(args, self.dtype)
+    data = legacy_tensor_data(args, self.dtype, like=self)
     return Tensor._make(data.astype(self._data.dtype, copy=False))
 
 
@@ -153,13 +154,13 @@ def new_tensor(self, data: Any, dtype: dtype | None = None, device: device | str
                requires_grad: bool = False) -> Tensor:
     if isinstance(data, Tensor):
         data = data._data
-    return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return beside(tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad), self)
 
 
 def _new_filled(name, fill):
     def make(self, *size: int | Sequence[int], dtype: dtype | None = None,
              device: device | str | None = None, requires_grad: bool = False) -> Tensor:
-        return _filled(fill, size, dtype or self.dtype, requires_grad, device)
+        return _filled(fill, size, dtype or self.dtype, requires_grad, device, like=self)
     make.__name__ = make.__qualname__ = name
     return method(make)
 
@@ -171,13 +172,14 @@ _new_filled("new_ones", 1)
 @method
 def new_empty(self, *size: int | Sequence[int], dtype: dtype | None = None,
               device: device | str | None = None, requires_grad: bool = False) -> Tensor:
-    return empty(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return _empty(size, dtype or self.dtype, requires_grad, None, like=self)
 
 
 @method
 def new_full(self, size: Sequence[int], fill_value: Number, *, dtype: dtype | None = None,
              device: device | str | None = None, requires_grad: bool = False) -> Tensor:
-    return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return _filled(fill_value, (size,), dtype or self.dtype, requires_grad, None, name="full",
+                   like=self)
 
 
 # ---- in-place helpers ---------------------------------------------------------------------
@@ -189,7 +191,8 @@ class Overwrite(Primitive):
     def forward(ctx, x, value):
         ctx.value_shape = value._data.shape if isinstance(value, Tensor) else None
         v = value._data if isinstance(value, Tensor) else value
-        return np.broadcast_to(np.asarray(v).astype(x._data.dtype, copy=False),
+        xp = get_array_module(x._data)
+        return xp.broadcast_to(xp.asarray(v).astype(x._data.dtype, copy=False),
                                x._data.shape).copy()
 
     @staticmethod
@@ -219,21 +222,22 @@ def copy_(self, src: Tensor, non_blocking: bool = False) -> Tensor:
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
                         f"{type(src).__name__}")
     try:
-        np.broadcast_to(src._data, self._data.shape)
+        get_array_module(src._data).broadcast_to(src._data, self._data.shape)
     except ValueError:
         _check_broadcast(self, src)  # PyTorch's message for the first mismatched dim
         # broadcastable together, but to a larger shape than self's
         dims = lambda shape: "[" + ", ".join(map(str, shape)) + "]"  # noqa: E731
         raise RuntimeError(
             f"output with shape {dims(self._data.shape)} doesn't match the broadcast shape "
-            f"{dims(np.broadcast_shapes(self._data.shape, src._data.shape))}") from None
+            f"{dims(broadcast_shapes(self._data.shape, src._data.shape))}") from None
     return self._inplace(Overwrite.apply, src)
 
 
 def _random_fill(self, draw):
     if self._data.dtype.kind != "f":
         raise NotImplementedError("random fills are only for floating point tensors")
-    return self._inplace(Overwrite.apply, draw(self._data.shape).astype(self._data.dtype))
+    values = draw(self._data.shape).astype(self._data.dtype)  # drawn on the host
+    return self._inplace(Overwrite.apply, get_array_module(self._data).asarray(values))
 
 
 @method
@@ -251,14 +255,15 @@ def random_(self, from_: int = 0, to: int | None = None, *, generator: Any = Non
     if to is None:
         from_, to = 0, (from_ if from_ else 2 ** 24 if self._data.dtype.kind == "f" else
                         int(np.iinfo(self._data.dtype).max) + 1)
-    vals = rng(generator).integers(from_, to, self._data.shape)
-    return self._inplace(Overwrite.apply, vals.astype(self._data.dtype))
+    vals = rng(generator).integers(from_, to, self._data.shape).astype(self._data.dtype)
+    return self._inplace(Overwrite.apply, get_array_module(self._data).asarray(vals))
 
 
 @method
 def bernoulli_(self, p: float | Tensor = 0.5, *, generator: Any = None) -> Tensor:
+    xp = get_array_module(self._data)
     prob = p._data if isinstance(p, Tensor) else check_probability(p)
-    vals = rng(generator).random(self._data.shape) < prob
+    vals = xp.asarray(rng(generator).random(self._data.shape)) < prob  # drawn on the host
     return self._inplace(Overwrite.apply, vals.astype(self._data.dtype))
 
 
@@ -269,7 +274,7 @@ def resize_(self, *sizes: int | Sequence[int], memory_format: Any = None) -> Ten
     if self._requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     sizes = S.parse_sizes(sizes)
-    new = np.zeros(sizes, self._data.dtype)
+    new = get_array_module(self._data).zeros(sizes, self._data.dtype)
     flat_old, flat_new = self._data.reshape(-1), new.reshape(-1)
     n = min(flat_old.size, flat_new.size)
     flat_new[:n] = flat_old[:n]
@@ -306,7 +311,7 @@ def _rtruediv(self, other):
 
 def _scalar_as_tensor(fn):
     def reflected(self, other):
-        return fn(tensor(other) if not isinstance(other, Tensor) else other, self)
+        return fn(beside(tensor(other), self) if not isinstance(other, Tensor) else other, self)
     return reflected
 
 

@@ -7,9 +7,10 @@ gradient at the kinks), so every activation is twice differentiable.
 """
 import math
 
-import numpy as np
+import numpy as np  # host-side erf fallback only
 
 from .primitive import Primitive
+from ..backend import get_array_module, to_host
 from ..backend.parallel import parallel_for
 
 _SQRT1_2 = 1 / math.sqrt(2)
@@ -26,23 +27,27 @@ def _float_data(x, name):
 
 
 def _scalar(v, d):
-    return np.asarray(v, dtype=d.dtype)
+    return get_array_module(d).asarray(v, dtype=d.dtype)
 
 
 def sigmoid_array(d):
     """``1 / (1 + exp(-d))`` in ``d``'s dtype, computing exp of non-positive numbers only:
     no overflow warnings for large ``|d|``."""
-    e = np.exp(-np.abs(d))
-    return np.where(d >= 0, 1 / (1 + e), e / (1 + e)).astype(d.dtype, copy=False)
+    xp = get_array_module(d)
+    e = xp.exp(-xp.abs(d))
+    return xp.where(d >= 0, 1 / (1 + e), e / (1 + e)).astype(d.dtype, copy=False)
 
 
 def erf_array(d):
-    """The error function in ``d``'s dtype (SciPy's when installed)."""
+    """The error function in ``d``'s dtype (SciPy's when installed). NumPy has none, so it
+    runs on a host copy whose result goes back to ``d``'s array module."""
+    host = to_host(d)
     try:
         from scipy.special import erf  # optional dependency, and slow to import
-        return erf(d).astype(d.dtype, copy=False)
+        out = erf(host).astype(d.dtype, copy=False)
     except ImportError:
-        return np.vectorize(math.erf, otypes=[d.dtype])(d) if d.size else d.copy()
+        out = np.vectorize(math.erf, otypes=[d.dtype])(host) if d.size else host.copy()
+    return out if type(d) is np.ndarray else get_array_module(d).asarray(out)
 
 
 # Large ReLUs run in rows of _ROW elements against a row of zeros: NumPy's maximum takes
@@ -52,10 +57,10 @@ _ROW = 4096
 _ZERO_ROWS = {}
 
 
-def _zero_row(dtype):
-    z = _ZERO_ROWS.get(dtype)
+def _zero_row(xp, dtype):
+    z = _ZERO_ROWS.get((xp, dtype))
     if z is None:
-        z = _ZERO_ROWS[dtype] = np.zeros(_ROW, dtype=dtype)
+        z = _ZERO_ROWS[xp, dtype] = xp.zeros(_ROW, dtype=dtype)
     return z
 
 
@@ -68,38 +73,39 @@ def relu_array(d):
     """``max(0, d)`` in ``d``'s dtype, element for element what ``np.maximum(0, d)`` gives
     (zero first: on equal operands np.maximum returns the second, so relu(-0.0) is -0.0, as
     PyTorch keeps x unless x < 0)."""
+    xp = get_array_module(d)
     if d.size < 2 * _ROW or d.dtype.kind not in "fiu" or not d.flags.c_contiguous:
-        return np.maximum(0, d, dtype=d.dtype)
-    out = np.empty(d.shape, dtype=d.dtype)
+        return xp.maximum(0, d, dtype=d.dtype)
+    out = xp.empty(d.shape, dtype=d.dtype)
     rows, tail = _rows(d.size)
     flat, oflat = d.reshape(-1), out.reshape(-1)
     main, omain = flat[:rows * _ROW].reshape(rows, _ROW), oflat[:rows * _ROW].reshape(rows, _ROW)
-    zero = _zero_row(d.dtype)
+    zero = _zero_row(xp, d.dtype)
 
     def chunk(lo, hi):
-        np.maximum(zero, main[lo:hi], out=omain[lo:hi])
+        xp.maximum(zero, main[lo:hi], out=omain[lo:hi])
     parallel_for(rows, chunk, 2 * d.nbytes)
     if tail:
-        np.maximum(0, flat[rows * _ROW:], out=oflat[rows * _ROW:], dtype=d.dtype)
+        xp.maximum(0, flat[rows * _ROW:], out=oflat[rows * _ROW:], dtype=d.dtype)
     return out
 
 
-def _pass_where(g, keep, out=None):
+def _pass_where(xp, g, keep, out=None):
     """``g`` where ``keep``, +0 elsewhere, as a select: the bits of ``g`` times 0 or 1 (an
     integer multiply), so an inf or NaN gradient where ``keep`` is False gives 0, not NaN --
     PyTorch's ``keep ? g : 0`` -- at the cost of the float multiply ``g * keep``."""
-    bits = np.dtype(f"u{g.dtype.itemsize}")
-    res = np.multiply(g.view(bits), keep, dtype=bits, out=None if out is None else out.view(bits))
+    bits = xp.dtype(f"u{g.dtype.itemsize}")
+    res = xp.multiply(g.view(bits), keep, dtype=bits, out=None if out is None else out.view(bits))
     return res.view(g.dtype)
 
 
-def relu_keep(out):
+def relu_keep(xp, out):
     """Where ReLU passes its gradient, from its output: not ``out <= 0`` (PyTorch's
     threshold_backward), so a NaN output passes it."""
-    keep = np.less_equal(out, 0)
-    if type(keep) is np.ndarray:
-        return np.logical_not(keep, out=keep)
-    return np.logical_not(keep)  # a 0-d output gives a NumPy bool
+    keep = xp.less_equal(out, 0)
+    if type(keep) is xp.ndarray:
+        return xp.logical_not(keep, out=keep)
+    return xp.logical_not(keep)  # a 0-d output gives a NumPy bool
 
 
 def relu_grad_array(g, out):
@@ -107,17 +113,18 @@ def relu_grad_array(g, out):
     over the thread pool."""
     if g.dtype.kind != "f":
         return g * (out > 0)
+    xp = get_array_module(g)
     if (g.shape != out.shape or g.size < 2 * _ROW or not g.flags.c_contiguous
             or not out.flags.c_contiguous):
-        return _pass_where(g, relu_keep(out))
-    res = np.empty(g.shape, dtype=g.dtype)
+        return _pass_where(xp, g, relu_keep(xp, out))
+    res = xp.empty(g.shape, dtype=g.dtype)
     gf, of, rf = g.reshape(-1), out.reshape(-1), res.reshape(-1)
     n = g.size
     step = -(-n // 64)  # 64 pieces, so that each chunk is a few contiguous slices
 
     def chunk(lo, hi):
         a, b = lo * step, min(n, hi * step)
-        _pass_where(gf[a:b], relu_keep(of[a:b]), out=rf[a:b])
+        _pass_where(xp, gf[a:b], relu_keep(xp, of[a:b]), out=rf[a:b])
     parallel_for(-(-n // step), chunk, g.nbytes + out.nbytes + res.nbytes)
     return res
 
@@ -152,9 +159,10 @@ class Hardtanh(Primitive):
         d = x._data
         ctx.save_for_backward(x)
         ctx.lo, ctx.hi = min_val, max_val
+        xp = get_array_module(d)
         if d.dtype.kind == "f":
-            return np.minimum(np.maximum(d, _scalar(min_val, d)), _scalar(max_val, d))
-        return np.minimum(np.maximum(d, min_val), max_val).astype(d.dtype)
+            return xp.minimum(xp.maximum(d, _scalar(min_val, d)), _scalar(max_val, d))
+        return xp.minimum(xp.maximum(d, min_val), max_val).astype(d.dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -170,7 +178,7 @@ class LeakyRelu(Primitive):
         d = _float_data(x, "leaky_relu_cpu")
         ctx.save_for_backward(x)
         ctx.slope = slope
-        return np.where(d > 0, d, d * _scalar(slope, d))
+        return get_array_module(d).where(d > 0, d, d * _scalar(slope, d))
 
     @staticmethod
     def backward(ctx, grad):
@@ -188,9 +196,10 @@ class Elu(Primitive):
         d = _float_data(x, "elu_cpu")
         ctx.save_for_backward(x)
         ctx.alpha = alpha
-        with np.errstate(over="ignore", invalid="ignore"):
-            neg = np.expm1(np.minimum(d, 0)) * _scalar(alpha, d)
-        return np.where(d > 0, d, neg)
+        xp = get_array_module(d)
+        with xp.errstate(over="ignore", invalid="ignore"):
+            neg = xp.expm1(xp.minimum(d, 0)) * _scalar(alpha, d)
+        return xp.where(d > 0, d, neg)
 
     @staticmethod
     def backward(ctx, grad):
@@ -211,9 +220,10 @@ class Gelu(Primitive):
             raise RuntimeError("approximate argument must be either none or tanh.")
         ctx.save_for_backward(x)
         ctx.approximate = approximate
+        xp = get_array_module(d)
         if approximate == "tanh":
             inner = _scalar(_GELU_BETA, d) * (d + _scalar(_GELU_KAPPA, d) * d * d * d)
-            return _scalar(0.5, d) * d * (1 + np.tanh(inner))
+            return _scalar(0.5, d) * d * (1 + xp.tanh(inner))
         return d * _scalar(0.5, d) * (1 + erf_array(d * _scalar(_SQRT1_2, d)))
 
     @staticmethod
@@ -256,9 +266,10 @@ class Softplus(Primitive):
         ctx.save_for_backward(x)
         ctx.beta, ctx.threshold = beta, threshold
         bx = d * _scalar(beta, d)
-        with np.errstate(over="ignore"):
-            soft = np.log1p(np.exp(bx)) / _scalar(beta, d)
-        return np.where(bx > threshold, d, soft)
+        xp = get_array_module(d)
+        with xp.errstate(over="ignore"):
+            soft = xp.log1p(xp.exp(bx)) / _scalar(beta, d)
+        return xp.where(bx > threshold, d, soft)
 
     @staticmethod
     def backward(ctx, grad):
@@ -276,8 +287,9 @@ class Mish(Primitive):
     def forward(ctx, x):
         d = _float_data(x, "mish_cpu")
         ctx.save_for_backward(x)
-        with np.errstate(over="ignore"):
-            return d * np.tanh(np.log1p(np.exp(d)))
+        xp = get_array_module(d)
+        with xp.errstate(over="ignore"):
+            return d * xp.tanh(xp.log1p(xp.exp(d)))
 
     @staticmethod
     def backward(ctx, grad):

@@ -16,10 +16,10 @@ Geometry (``_Geom``) is per spatial dim: stride, dilation, padding as
 (before, after) pairs (asymmetric for 'same' with even kernels), and the
 unpadded input size.
 """
+import itertools
 import math
 
-import numpy as np
-from numpy.lib.stride_tricks import as_strided
+from ..backend import get_array_module
 
 from ..autograd.grad_mode import _state as _grad_state
 from ..backend.parallel import parallel_for
@@ -100,9 +100,10 @@ def _padded_channels_last(x, geom):
     nd = x.ndim - 2
     padded = tuple(s + lo + hi for s, (lo, hi) in zip(x.shape[2:], geom.pad))
     xl = x.transpose(_nd_perm(nd))
+    xp = get_array_module(x)
     if padded == x.shape[2:]:
-        return np.ascontiguousarray(xl)
-    buf = np.zeros((x.shape[0],) + padded + (x.shape[1],), dtype=x.dtype)
+        return xp.ascontiguousarray(xl)
+    buf = xp.zeros((x.shape[0],) + padded + (x.shape[1],), dtype=x.dtype)
     inner = tuple(slice(lo, lo + s) for s, (lo, hi) in zip(x.shape[2:], geom.pad))
     buf[(slice(None),) + inner] = xl
     return buf
@@ -113,7 +114,7 @@ def _padded_channels_first(x, geom):
     padded = tuple(s + lo + hi for s, (lo, hi) in zip(x.shape[2:], geom.pad))
     if padded == x.shape[2:]:
         return x
-    buf = np.zeros(x.shape[:2] + padded, dtype=x.dtype)
+    buf = get_array_module(x).zeros(x.shape[:2] + padded, dtype=x.dtype)
     inner = tuple(slice(lo, lo + s) for s, (lo, hi) in zip(x.shape[2:], geom.pad))
     buf[(slice(None), slice(None)) + inner] = x
     return buf
@@ -122,12 +123,12 @@ def _padded_channels_first(x, geom):
 def _window_first(x, ksize, out, geom):
     """Strided window view (N, C, *k, *out) of the zero-padded channels-first input."""
     nd = len(ksize)
-    xp = _padded_channels_first(x, geom)
-    st = xp.strides
-    shape = xp.shape[:2] + tuple(ksize) + tuple(out)
+    padded = _padded_channels_first(x, geom)
+    st = padded.strides
+    shape = padded.shape[:2] + tuple(ksize) + tuple(out)
     strides = (st[:2] + tuple(st[2 + i] * geom.dilation[i] for i in range(nd))
                + tuple(st[2 + i] * geom.stride[i] for i in range(nd)))
-    return as_strided(xp, shape, strides, writeable=False)
+    return _as_strided(padded, shape, strides)
 
 
 def _window_last(x, ksize, out, geom):
@@ -138,7 +139,13 @@ def _window_last(x, ksize, out, geom):
     shape = (xl.shape[0],) + tuple(out) + tuple(ksize) + (xl.shape[-1],)
     strides = ((st[0],) + tuple(st[1 + i] * geom.stride[i] for i in range(nd))
                + tuple(st[1 + i] * geom.dilation[i] for i in range(nd)) + (st[-1],))
-    return as_strided(xl, shape, strides, writeable=False)
+    return _as_strided(xl, shape, strides)
+
+
+def _as_strided(a, shape, strides):
+    """A read-only strided view of ``a`` (the array module's ``as_strided``)."""
+    as_strided = get_array_module(a).lib.stride_tricks.as_strided
+    return as_strided(a, shape, strides, writeable=False)
 
 
 def _as_shape(a, shape):
@@ -194,17 +201,17 @@ def _grad_matrix(gy, g):
     gl = gl.transpose((1, 0) + tuple(range(3, 3 + nd)) + (2,))
     # contiguous even when gy is a broadcast (e.g. the gradient of a sum): a zero-stride
     # reshape stays a view, and matmul on it leaves BLAS for a slow generic loop
-    return np.ascontiguousarray(gl.reshape(g, -1, o // g))
+    return get_array_module(gl).ascontiguousarray(gl.reshape(g, -1, o // g))
 
 
 def _mm(a, b):
     if a.shape[0] == 1:
         return (a[0] @ b[0])[None]
-    return np.matmul(a, b)
+    return get_array_module(a, b).matmul(a, b)
 
 
 def _dtype(a, b):
-    return np.result_type(a.dtype, b.dtype)
+    return get_array_module(a, b).result_type(a.dtype, b.dtype)
 
 
 class _Conv:
@@ -239,7 +246,8 @@ def conv_forward(x, w, geom, bias=None):
     s = _Conv(x.shape[0], x.shape[1], w.shape, geom)
     n, o, g, og, nd, out = s.n, s.o, s.g, s.og, s.nd, s.out
     dt = _dtype(x, w)
-    res = np.empty((n, o) + out, dtype=dt)
+    xp = get_array_module(x, w)
+    res = xp.empty((n, o) + out, dtype=dt)
     if s.short:                                                    # n, G, Cg*K, P
         wm = w.reshape(g, og, -1)
         bb = None if bias is None else bias[:, None]
@@ -247,10 +255,10 @@ def conv_forward(x, w, geom, bias=None):
         def block(i, lo, hi):
             cb = _fill_cols(None, x[lo:hi], s.ksize, out, geom)
             yb = _as_shape(res[lo:hi], (hi - lo, g, og, s.p))
-            np.matmul(wm, cb, out=yb)                              # n, G, Og, P
+            xp.matmul(wm, cb, out=yb)                              # n, G, Og, P
             if bb is not None:
                 yv = yb.reshape(hi - lo, o, s.p)
-                np.add(yv, bb, out=yv)
+                xp.add(yv, bb, out=yv)
     else:                                                          # G, n*P, K*Cg
         wmat = _weight_matrix(w, g).transpose(0, 2, 1)             # G, K*Cg, Og
         perm = (1, 0, 2 + nd) + tuple(range(2, 2 + nd))            # n, G, Og, *out
@@ -263,7 +271,7 @@ def conv_forward(x, w, geom, bias=None):
             if bb is None:
                 dst[...] = y
             else:  # the bias rides along the one transposing copy
-                np.add(y, bb, out=dst)
+                xp.add(y, bb, out=dst)
     col = s.col_bytes(x.itemsize)
     _run_blocks(_blocks(n, col), block, x.nbytes + res.nbytes + n * col)
     return res
@@ -272,9 +280,9 @@ def conv_forward(x, w, geom, bias=None):
 def _col2im_first(cols, s, geom, dst):
     """Adjoint of the channels-first im2col: cols (n, C, *k, *out) added into the padded
     input gradient, cropped into ``dst`` (n, C, *S)."""
-    gx = np.zeros((cols.shape[0], s.c) + s.padded, dtype=cols.dtype)
+    gx = get_array_module(cols).zeros((cols.shape[0], s.c) + s.padded, dtype=cols.dtype)
     lead = (slice(None), slice(None))
-    for kidx in np.ndindex(*s.ksize):
+    for kidx in itertools.product(*map(range, s.ksize)):
         sl = tuple(slice(k * d, k * d + st * (m - 1) + 1, st)
                    for k, d, st, m in zip(kidx, geom.dilation, geom.stride, s.out))
         gx[lead + sl] += cols[lead + kidx]
@@ -287,13 +295,14 @@ def _col2im_rows(gm, wk, s, geom, dst):
     long runs (rows of W*C), then the crop and the transpose back to (n, C, *S) into dst."""
     nb = dst.shape[0]
     nd, g, cg = s.nd, s.g, s.cg
-    cols = np.matmul(gm[:, None], wk)                               # G, K, n*P, Cg
+    xp = get_array_module(gm, wk)
+    cols = xp.matmul(gm[:, None], wk)                               # G, K, n*P, Cg
     cols = cols.reshape((g, s.kk, nb) + s.out + (cg,))
     # view as K, n, *out, G, Cg (no copy)
     cols = cols.transpose((1, 2) + tuple(range(3, 3 + nd)) + (0, 3 + nd))
-    gx = np.zeros((nb,) + s.padded + (g, cg), dtype=cols.dtype)
+    gx = xp.zeros((nb,) + s.padded + (g, cg), dtype=cols.dtype)
     lead = (slice(None),)
-    for j, kidx in enumerate(np.ndindex(*s.ksize)):
+    for j, kidx in enumerate(itertools.product(*map(range, s.ksize))):
         sl = tuple(slice(k * d, k * d + st * (m - 1) + 1, st)
                    for k, d, st, m in zip(kidx, geom.dilation, geom.stride, s.out))
         gx[lead + sl] += cols[j]
@@ -303,7 +312,8 @@ def _col2im_rows(gm, wk, s, geom, dst):
 
 def _wk(w, s):
     """(O, Cg, *k) -> (G, K, Og, Cg) contiguous: one weight matrix per kernel offset."""
-    return np.ascontiguousarray(w.reshape((s.g, s.og, s.cg, s.kk)).transpose(0, 3, 1, 2))
+    return get_array_module(w).ascontiguousarray(
+        w.reshape((s.g, s.og, s.cg, s.kk)).transpose(0, 3, 1, 2))
 
 
 def conv_backward(x, w, gy, geom, need=(True, True, False)):
@@ -314,7 +324,8 @@ def conv_backward(x, w, gy, geom, need=(True, True, False)):
     s = _Conv(x.shape[0], x.shape[1], w.shape, geom, gy.shape[2:])
     g, og, nd = s.g, s.og, s.nd
     dt = _dtype(gy, w)
-    gx = np.empty((s.n, s.c) + tuple(geom.in_size), dtype=dt) if need_x else None
+    xp = get_array_module(gy, w)
+    gx = xp.empty((s.n, s.c) + tuple(geom.in_size), dtype=dt) if need_x else None
     blocks = _blocks(s.n, s.col_bytes(x.itemsize))
     wparts = [None] * len(blocks) if need_w else None
     bparts = [None] * len(blocks) if need_b else None
@@ -322,14 +333,14 @@ def conv_backward(x, w, gy, geom, need=(True, True, False)):
         wt = w.reshape(g, og, -1).transpose(0, 2, 1) if need_x else None  # G, Cg*K, Og
 
         def block(i, lo, hi):
-            gl = np.ascontiguousarray(gy[lo:hi]).reshape(hi - lo, g, og, -1)
+            gl = xp.ascontiguousarray(gy[lo:hi]).reshape(hi - lo, g, og, -1)
             if need_x:
-                cb = np.matmul(wt, gl)                              # n, G, Cg*K, P
+                cb = xp.matmul(wt, gl)                              # n, G, Cg*K, P
                 _col2im_first(cb.reshape((hi - lo, s.c) + s.ksize + s.out), s, geom,
                               gx[lo:hi])
             if need_w:
                 cb = _fill_cols(None, x[lo:hi], s.ksize, s.out, geom)
-                wparts[i] = np.matmul(gl, cb.transpose(0, 1, 3, 2)).sum(axis=0)  # G,Og,CgK
+                wparts[i] = xp.matmul(gl, cb.transpose(0, 1, 3, 2)).sum(axis=0)  # G,Og,CgK
             if need_b:
                 bparts[i] = gl.sum(axis=(0, 3))                     # G, Og
     else:
@@ -350,16 +361,16 @@ def conv_backward(x, w, gy, geom, need=(True, True, False)):
     _run_blocks(blocks, block, work)
     gw = gb = None
     if not blocks:  # an empty batch: zero weight and bias gradients
-        wparts = None if wparts is None else [np.zeros(
+        wparts = None if wparts is None else [xp.zeros(
             (g, og, s.cg * s.kk) if s.short else (g, s.kk * s.cg, og), dtype=dt)]
-        bparts = None if bparts is None else [np.zeros((g, og), dtype=dt)]
+        bparts = None if bparts is None else [xp.zeros((g, og), dtype=dt)]
     if need_w:
         gw = _sum_parts(wparts)
         if s.short:
             gw = gw.reshape((s.o, s.cg) + s.ksize)
         else:
             gw = gw.transpose(0, 2, 1).reshape((s.o,) + s.ksize + (s.cg,))
-            gw = np.ascontiguousarray(gw.transpose((0, 1 + nd) + tuple(range(1, 1 + nd))))
+            gw = xp.ascontiguousarray(gw.transpose((0, 1 + nd) + tuple(range(1, 1 + nd))))
     if need_b:
         gb = _sum_parts(bparts).reshape(s.o)
     return gx, gw, gb
@@ -368,14 +379,16 @@ def conv_backward(x, w, gy, geom, need=(True, True, False)):
 def conv_input_grad(gy, w, geom):
     """gx = conv^T(gy, w): the gradient of conv w.r.t. its input (col2im)."""
     n = gy.shape[0]
-    x = np.broadcast_to(np.zeros((), gy.dtype), (n, w.shape[1] * geom.groups) + geom.in_size)
+    xp = get_array_module(gy)
+    x = xp.broadcast_to(xp.zeros((), gy.dtype), (n, w.shape[1] * geom.groups) + geom.in_size)
     return conv_backward(x, w, gy, geom, need=(True, False, False))[0]
 
 
 def conv_weight_grad(x, gy, ksize, geom):
     """gw: the gradient of conv w.r.t. its weight, shape (O, C/G, *k)."""
     n, o = gy.shape[:2]
-    w = np.broadcast_to(np.zeros((), gy.dtype), (o, x.shape[1] // geom.groups) + tuple(ksize))
+    xp = get_array_module(gy)
+    w = xp.broadcast_to(xp.zeros((), gy.dtype), (o, x.shape[1] // geom.groups) + tuple(ksize))
     return conv_backward(x, w, gy, geom, need=(False, True, False))[1]
 
 

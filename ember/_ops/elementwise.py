@@ -8,8 +8,9 @@ import math
 import numpy as np
 
 from .._tensor import Tensor
+from ..backend import get_array_module, broadcast_shapes, numpy_function, numpy_ndarray
 from ..backend import dtypes
-from .activation_ops import erf_array as _erf, sigmoid_array as _sigmoid
+from .activation_ops import erf_array, sigmoid_array
 from .primitive import Primitive, unbroadcast, sum_to
 
 _LN2 = math.log(2.0)
@@ -29,28 +30,29 @@ def _arrays(a, b):
                 return x, b  # NumPy's weak scalars keep the tensor's float dtype
             # (NumPy scalars are not weak in NumPy 2: they take the general path below)
     dt = dtypes.result_type(a, b).np
-    return _as(a, dt), _as(b, dt)
+    xp = _module(a, b)
+    return _as(a, dt, xp), _as(b, dt, xp)
 
 
-def _as(x, dt):
+def _module(*operands):
+    """The array module of the tensors among ``operands``."""
+    return get_array_module(*[t._data for t in operands if isinstance(t, Tensor)])
+
+
+def _as(x, dt, xp):
     if isinstance(x, Tensor):
         d = x._data
         return d if d.dtype == dt else d.astype(dt)
-    return np.asarray(x, dtype=dt)
+    return xp.asarray(x, dtype=dt)
 
 
 def _float_arrays(a, b):
     """Like ``_arrays`` but integer results are lifted to the default float dtype."""
     x, y = _arrays(a, b)
-    kind = x.dtype.kind if isinstance(x, np.ndarray) else np.asarray(x).dtype.kind
-    if kind in "biu":  # complex and bfloat16 (kind "V") keep their dtype
+    if x.dtype.kind in "biu":  # complex and bfloat16 (kind "V") keep their dtype
         dt = dtypes.get_default_dtype().np
-        x, y = _as_arr(x, dt), _as_arr(y, dt)
+        x, y = x.astype(dt), y.astype(dt)
     return x, y
-
-
-def _as_arr(x, dt):
-    return x.astype(dt) if isinstance(x, np.ndarray) else np.asarray(x, dt)
 
 
 def _float_unary(x):
@@ -74,7 +76,7 @@ def _check_broadcast(a, b):
     sa, sb = _shape(a), _shape(b)
     if sa != sb:
         try:
-            np.broadcast_shapes(sa, sb)
+            broadcast_shapes(sa, sb)
         except ValueError:
             for i in range(1, min(len(sa), len(sb)) + 1):
                 if sa[-i] != sb[-i] and sa[-i] != 1 and sb[-i] != 1:
@@ -146,7 +148,7 @@ class Sub(Add):
 
 
 def _bool_sub_error(x):
-    if np.asarray(x).dtype == np.bool_:
+    if x.dtype.kind == "b":
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
     raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
@@ -205,9 +207,10 @@ class Div(Primitive):
             if rounding_mode == "floor":
                 return _floor_divide(x, y)
             if rounding_mode == "trunc":
-                q = np.true_divide(x, y)
-                return np.trunc(q).astype(np.result_type(x, y)) if q.dtype != np.result_type(x, y) \
-                    else np.trunc(q)
+                xp = get_array_module(x, y)
+                q = xp.true_divide(x, y)
+                dt = xp.result_type(x, y)
+                return xp.trunc(q).astype(dt) if q.dtype != dt else xp.trunc(q)
             raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
                                f"'floor' but found '{rounding_mode}'")
         ctx.save_for_backward(a if isinstance(a, Tensor) else None,
@@ -248,11 +251,12 @@ class Div(Primitive):
 
 
 def _floor_divide(x, y):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if np.asarray(x).dtype.kind in "iub" and np.asarray(y).dtype.kind in "iub":
-            if np.any(np.asarray(y) == 0):
+    xp = get_array_module(x, y)
+    with xp.errstate(divide="ignore", invalid="ignore"):
+        if xp.asarray(x).dtype.kind in "iub" and xp.asarray(y).dtype.kind in "iub":
+            if xp.any(xp.asarray(y) == 0):
                 raise RuntimeError("ZeroDivisionError")
-        return np.floor_divide(x, y)
+        return xp.floor_divide(x, y)
 
 
 class FloorDivide(Primitive):
@@ -276,10 +280,11 @@ class Remainder(Primitive):
         ctx.save_for_backward(a if isinstance(a, Tensor) else None,
                               b if isinstance(b, Tensor) else None)
         x, y = _arrays(a, b)
-        if np.asarray(x).dtype.kind in "iu" and np.any(np.asarray(y) == 0):
+        xp = get_array_module(x, y)
+        if xp.asarray(x).dtype.kind in "iu" and xp.any(xp.asarray(y) == 0):
             raise RuntimeError("ZeroDivisionError")
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.remainder(x, y)
+        with xp.errstate(divide="ignore", invalid="ignore"):
+            return xp.remainder(x, y)
 
     @staticmethod
     def backward(ctx, grad):
@@ -301,14 +306,15 @@ class Pow(Primitive):
         if not isinstance(b, Tensor):
             ctx.exponent = b
         x, y = _arrays(a, b)
-        if isinstance(x, np.ndarray) and x.dtype.kind in "iu":
+        xp = get_array_module(x)
+        if x.dtype.kind in "iu":
             if not isinstance(b, Tensor):
                 if y < 0:
                     raise RuntimeError("Integers to negative integer powers are not allowed.")
             else:
                 return _int_power(x, y)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.power(x, y)
+        with xp.errstate(divide="ignore", invalid="ignore"):
+            return xp.power(x, y)
 
     @staticmethod
     def backward(ctx, grad):
@@ -336,15 +342,16 @@ class Pow(Primitive):
 def _int_power(x, y):
     """Integer ``x ** y`` with an integer tensor exponent, as C integer math (PyTorch):
     negative exponents give 0 except for bases 1 and -1."""
-    y = np.asarray(y)
+    xp = get_array_module(x, y)
+    y = xp.asarray(y)
     neg = y < 0
     if not neg.any():
-        return np.power(x, y)
-    x = np.asarray(x)
-    out = np.power(x, np.where(neg, 0, y))
-    odd = (np.abs(y) % 2).astype(bool)
-    small = np.where(x == 1, 1, np.where(x == -1, np.where(odd, -1, 1), 0)).astype(out.dtype)
-    return np.where(neg, small, out)
+        return xp.power(x, y)
+    x = xp.asarray(x)
+    out = xp.power(x, xp.where(neg, 0, y))
+    odd = (xp.abs(y) % 2).astype(bool)
+    small = xp.where(x == 1, 1, xp.where(x == -1, xp.where(odd, -1, 1), 0)).astype(out.dtype)
+    return xp.where(neg, small, out)
 
 
 class RPow(Primitive):
@@ -358,8 +365,9 @@ class RPow(Primitive):
         x, y = _arrays(base, b)
         if y.dtype.kind in "iu":
             return _int_power(x, y)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.power(x, y)
+        xp = get_array_module(x, y)
+        with xp.errstate(divide="ignore", invalid="ignore"):
+            return xp.power(x, y)
 
     @staticmethod
     def backward(ctx, grad):
@@ -374,7 +382,7 @@ class Neg(Primitive):
 
     @staticmethod
     def forward(ctx, x):
-        if x._data.dtype == np.bool_:
+        if x._data.dtype.kind == "b":
             raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
                                "If you are trying to invert a mask, use the `~` or "
                                "`logical_not()` operator instead.")
@@ -391,18 +399,31 @@ class Neg(Primitive):
 
 # ---- unary math ---------------------------------------------------------------------------
 def _unary(name, fn, grad_fn, saves="input", float_only=True, array_grad=None):
-    """Define a unary Primitive: ``fn`` on arrays, ``grad_fn(grad, x, out)`` on tensors.
+    """Define a unary Primitive: ``fn`` the name of the array module's function (``"exp"``)
+    or a function of the array that finds its module itself; ``grad_fn(grad, x, out)`` on
+    tensors.
 
     ``array_grad(grad, x, out)`` is the gradient on arrays (``backward_arrays``);
     ``array_grad=True`` says ``grad_fn`` is plain arithmetic that works on arrays too.
     (NumPy's overflow/domain warnings are filtered, not np.errstate'd: ember/backend/process.py.)
     """
 
-    def forward(ctx, x):
-        if saves == "input":
-            ctx.save_for_backward(x)
-        d = x._data if not float_only or x._data.dtype.kind not in "biu" else _float_unary(x)
-        return fn(d)
+    if isinstance(fn, str):  # the module's own function: no wrapper to call
+        fn_name, numpy_fn = fn, numpy_function(fn)
+
+        def forward(ctx, x):
+            if saves == "input":
+                ctx.save_for_backward(x)
+            d = x._data if not float_only or x._data.dtype.kind not in "biu" else _float_unary(x)
+            if type(d) is numpy_ndarray:  # the fast path: get_array_module's own first test
+                return numpy_fn(d)
+            return getattr(get_array_module(d), fn_name)(d)
+    else:
+        def forward(ctx, x):
+            if saves == "input":
+                ctx.save_for_backward(x)
+            d = x._data if not float_only or x._data.dtype.kind not in "biu" else _float_unary(x)
+            return fn(d)
 
     def backward(ctx, grad):
         saved = ctx.saved_tensors
@@ -429,22 +450,24 @@ def _zero_grad(grad, x, out):
     return grad * 0
 
 
-Abs = _unary("Abs", np.abs, lambda g, x, o: g * x.sign(), float_only=False)
-Sign = _unary("Sign", np.sign, _zero_grad, saves=None, float_only=False)
-Exp = _unary("Exp", np.exp, lambda g, x, o: g * o, saves="output", array_grad=True)
-Exp2 = _unary("Exp2", np.exp2, lambda g, x, o: g * o * _LN2, saves="output", array_grad=True)
-Log = _unary("Log", np.log, lambda g, x, o: g / x, array_grad=True)
-Log2 = _unary("Log2", np.log2, lambda g, x, o: g / (x * _LN2), array_grad=True)
-Log1p = _unary("Log1p", np.log1p, lambda g, x, o: g / (x + 1), array_grad=True)
-Expm1 = _unary("Expm1", np.expm1, lambda g, x, o: g * (o + 1), saves="output", array_grad=True)
-Sqrt = _unary("Sqrt", np.sqrt, lambda g, x, o: g / (2 * o), saves="output", array_grad=True)
-Rsqrt = _unary("Rsqrt", lambda d: 1 / np.sqrt(d), lambda g, x, o: g * -0.5 * o * o * o,
-               saves="output")
-Reciprocal = _unary("Reciprocal", lambda d: 1 / d, lambda g, x, o: -g * (o * o), saves="output",
-                    array_grad=True)
-Sin = _unary("Sin", np.sin, lambda g, x, o: g * x.cos())
-Cos = _unary("Cos", np.cos, lambda g, x, o: -g * x.sin())
-Tan = _unary("Tan", np.tan, lambda g, x, o: g * (1 + o * o), saves="output")
+Abs = _unary("Abs", "abs", lambda g, x, o: g * x.sign(), float_only=False)
+Sign = _unary("Sign", "sign", _zero_grad, saves=None, float_only=False)
+Exp = _unary("Exp", "exp", lambda g, x, o: g * o, saves="output", array_grad=True)
+Exp2 = _unary("Exp2", "exp2", lambda g, x, o: g * o * _LN2, saves="output", array_grad=True)
+Log = _unary("Log", "log", lambda g, x, o: g / x, array_grad=True)
+Log2 = _unary("Log2", "log2", lambda g, x, o: g / (x * _LN2), array_grad=True)
+Log1p = _unary("Log1p", "log1p", lambda g, x, o: g / (x + 1), array_grad=True)
+Expm1 = _unary("Expm1", "expm1", lambda g, x, o: g * (o + 1), saves="output", array_grad=True)
+Sqrt = _unary("Sqrt", "sqrt", lambda g, x, o: g / (2 * o), saves="output", array_grad=True)
+Rsqrt = _unary("Rsqrt", lambda d: 1 / get_array_module(d).sqrt(d),
+               lambda g, x, o: g * -0.5 * o * o * o, saves="output")
+Reciprocal = _unary("Reciprocal", lambda d: 1 / d, lambda g, x, o: -g * (o * o),
+                    saves="output", array_grad=True)
+Sin = _unary("Sin", "sin", lambda g, x, o: g * x.cos())
+Cos = _unary("Cos", "cos", lambda g, x, o: -g * x.sin())
+Tan = _unary("Tan", "tan", lambda g, x, o: g * (1 + o * o), saves="output")
+
+
 def _tanh_grad(g, o):
     return g * (1 - o * o)
 
@@ -483,19 +506,14 @@ class SigmoidGrad(Primitive):
         return gg * out * (1 - out), gg * grad * (1 - 2 * out)
 
 
-Tanh = _unary("Tanh", np.tanh, lambda g, x, o: TanhGrad.apply(g, o), saves="output",
+Tanh = _unary("Tanh", "tanh", lambda g, x, o: TanhGrad.apply(g, o), saves="output",
               array_grad=lambda g, x, o: _tanh_grad(g, o))
-Floor = _unary("Floor", np.floor, _zero_grad, saves=None, float_only=False)
-Ceil = _unary("Ceil", np.ceil, _zero_grad, saves=None, float_only=False)
-Trunc = _unary("Trunc", np.trunc, _zero_grad, saves=None, float_only=False)
-
-
-
-Sigmoid = _unary("Sigmoid", _sigmoid, lambda g, x, o: SigmoidGrad.apply(g, o), saves="output",
-                 array_grad=lambda g, x, o: _sigmoid_grad(g, o))
-
-
-Erf = _unary("Erf", _erf, lambda g, x, o: g * (2 / math.sqrt(math.pi)) * (-(x * x)).exp())
+Floor = _unary("Floor", "floor", _zero_grad, saves=None, float_only=False)
+Ceil = _unary("Ceil", "ceil", _zero_grad, saves=None, float_only=False)
+Trunc = _unary("Trunc", "trunc", _zero_grad, saves=None, float_only=False)
+Sigmoid = _unary("Sigmoid", sigmoid_array, lambda g, x, o: SigmoidGrad.apply(g, o),
+                 saves="output", array_grad=lambda g, x, o: _sigmoid_grad(g, o))
+Erf = _unary("Erf", erf_array, lambda g, x, o: g * (2 / math.sqrt(math.pi)) * (-(x * x)).exp())
 
 
 class Round(Primitive):
@@ -503,7 +521,8 @@ class Round(Primitive):
 
     @staticmethod
     def forward(ctx, x, decimals=0):
-        return np.round(x._data, decimals)  # half to even, like PyTorch
+        d = x._data
+        return get_array_module(d).round(d, decimals)  # half to even, like PyTorch
 
     @staticmethod
     def backward(ctx, grad):
@@ -522,12 +541,13 @@ class Clamp(Primitive):
         d = x._data
         if d.dtype.kind != "f" and (isinstance(min, float) or isinstance(max, float)):
             d = d.astype(dtypes.result_type(x, min, max).np)  # int tensor, float bound
+        xp = get_array_module(d)
         if min is not None:
-            d = np.maximum(d, np.asarray(min).astype(d.dtype) if d.dtype.kind == "f" else min)
+            d = xp.maximum(d, xp.asarray(min).astype(d.dtype) if d.dtype.kind == "f" else min)
         if max is not None:
-            d = np.minimum(d, np.asarray(max).astype(d.dtype) if d.dtype.kind == "f" else max)
+            d = xp.minimum(d, xp.asarray(max).astype(d.dtype) if d.dtype.kind == "f" else max)
         if min is not None and max is not None and min > max:
-            d = np.full_like(d, max)
+            d = xp.full_like(d, max)
         return d
 
     @staticmethod
@@ -552,12 +572,13 @@ class ClampTensor(Primitive):
         ctx.save_for_backward(x, lo, hi)
         dt = dtypes.result_type(x, lo, hi).np
         d = x._data.astype(dt, copy=False)
+        xp = get_array_module(d)
         if lo is not None:
             _check_broadcast(x, lo)
-            d = np.maximum(d, lo._data.astype(dt, copy=False))
+            d = xp.maximum(d, lo._data.astype(dt, copy=False))
         if hi is not None:
             _check_broadcast(x, hi)
-            d = np.minimum(d, hi._data.astype(dt, copy=False))
+            d = xp.minimum(d, hi._data.astype(dt, copy=False))
         return d
 
     @staticmethod
@@ -585,13 +606,17 @@ class ClampTensor(Primitive):
 
 class Maximum(Primitive):
     _backward_name = "MaximumBackward0"
-    pick = staticmethod(np.maximum)
+    pick = "maximum"  # the array module's function
+    numpy_pick = numpy_function(pick)
 
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
         x, y = _arrays(a, b)
-        return type(ctx)._forward_cls.pick(x, y)
+        cls = type(ctx)._forward_cls
+        if type(x) is numpy_ndarray:  # the fast path (see _unary)
+            return cls.numpy_pick(x, y)
+        return getattr(get_array_module(x, y), cls.pick)(x, y)
 
     @staticmethod
     def backward(ctx, grad):
@@ -609,7 +634,8 @@ class Maximum(Primitive):
 
 class Minimum(Maximum):
     _backward_name = "MinimumBackward0"
-    pick = staticmethod(np.minimum)
+    pick = "minimum"
+    numpy_pick = numpy_function(pick)
 
 
 def _lerp_dtype_error(start, end, weight):
@@ -646,40 +672,46 @@ class Lerp(Primitive):
 
 # ---- comparisons and logic (no gradient) -------------------------------------------------
 def _compare(name, fn):
+    """A comparison or logic op: ``fn`` names the array module's function."""
+    numpy_fn = numpy_function(fn)
+
     def forward(ctx, a, b):
         _check_broadcast(a, b)
         x, y = _arrays(a, b)
-        return fn(x, y)
+        if type(x) is numpy_ndarray:  # the fast path (see _unary)
+            return numpy_fn(x, y)
+        return getattr(get_array_module(x, y), fn)(x, y)
     return type(name, (Primitive,), {"forward": staticmethod(forward), "differentiable": False,
                                      "__module__": __name__})
 
 
-Eq = _compare("Eq", np.equal)
-Ne = _compare("Ne", np.not_equal)
-Lt = _compare("Lt", np.less)
-Le = _compare("Le", np.less_equal)
-Gt = _compare("Gt", np.greater)
-Ge = _compare("Ge", np.greater_equal)
-LogicalAnd = _compare("LogicalAnd", lambda x, y: np.logical_and(x, y))
-LogicalOr = _compare("LogicalOr", lambda x, y: np.logical_or(x, y))
-LogicalXor = _compare("LogicalXor", lambda x, y: np.logical_xor(x, y))
+Eq = _compare("Eq", "equal")
+Ne = _compare("Ne", "not_equal")
+Lt = _compare("Lt", "less")
+Le = _compare("Le", "less_equal")
+Gt = _compare("Gt", "greater")
+Ge = _compare("Ge", "greater_equal")
+LogicalAnd = _compare("LogicalAnd", "logical_and")
+LogicalOr = _compare("LogicalOr", "logical_or")
+LogicalXor = _compare("LogicalXor", "logical_xor")
 
 
 def _bitwise(name, fn):
+    """A bitwise op: ``fn`` names the array module's function."""
     def forward(ctx, a, b):
         x, y = _arrays(a, b)
-        dt = np.asarray(x).dtype
+        dt = x.dtype
         if dt.kind == "f":
             raise NotImplementedError(f"\"{name.lower()}_cpu\" not implemented for "
                                       f"'{dtypes._BY_NUMPY[dt].scalar_name}'")
-        return fn(x, y)
+        return getattr(get_array_module(x, y), fn)(x, y)
     return type(name, (Primitive,), {"forward": staticmethod(forward), "differentiable": False,
                                      "__module__": __name__})
 
 
-BitwiseAnd = _bitwise("bitwise_and", np.bitwise_and)
-BitwiseOr = _bitwise("bitwise_or", np.bitwise_or)
-BitwiseXor = _bitwise("bitwise_xor", np.bitwise_xor)
+BitwiseAnd = _bitwise("bitwise_and", "bitwise_and")
+BitwiseOr = _bitwise("bitwise_or", "bitwise_or")
+BitwiseXor = _bitwise("bitwise_xor", "bitwise_xor")
 
 
 class LogicalNot(Primitive):
@@ -687,7 +719,8 @@ class LogicalNot(Primitive):
 
     @staticmethod
     def forward(ctx, x):
-        return np.logical_not(x._data)
+        d = x._data
+        return get_array_module(d).logical_not(d)
 
 
 class BitwiseNot(Primitive):
@@ -698,7 +731,8 @@ class BitwiseNot(Primitive):
         if x._data.dtype.kind == "f":
             raise NotImplementedError("\"bitwise_not_cpu\" not implemented for "
                                       f"'{x.dtype.scalar_name}'")
-        return np.invert(x._data)
+        d = x._data
+        return get_array_module(d).invert(d)
 
 
 class IsNan(Primitive):
@@ -706,7 +740,8 @@ class IsNan(Primitive):
 
     @staticmethod
     def forward(ctx, x):
-        return np.isnan(x._data)
+        d = x._data
+        return get_array_module(d).isnan(d)
 
 
 class Where(Primitive):
@@ -714,13 +749,17 @@ class Where(Primitive):
 
     @staticmethod
     def forward(ctx, cond, a, b):
-        if cond._data.dtype != np.bool_:
+        if cond._data.dtype.kind != "b":
             raise RuntimeError(f"where expected condition to be a boolean tensor, but got a "
                                f"tensor with dtype {cond.dtype.scalar_name}")
         ctx.save_for_backward(cond)
         ctx.a_shape, ctx.b_shape = _shape(a), _shape(b)
         x, y = _arrays(a, b)
-        return np.where(cond._data, x, y)
+        c = cond._data
+        xp = get_array_module(c)
+        if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+            x, y = xp.asarray(x), xp.asarray(y)  # two scalars: made in the default module
+        return xp.where(c, x, y)
 
     @staticmethod
     def backward(ctx, grad):
@@ -738,7 +777,7 @@ class MaskedFill(Primitive):
 
     @staticmethod
     def forward(ctx, x, mask, value):
-        if mask._data.dtype != np.bool_:
+        if mask._data.dtype.kind != "b":
             raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with "
                                f"dtype {mask.dtype.cpp_name}")
         if isinstance(value, Tensor) and value.dim() != 0:
@@ -750,7 +789,8 @@ class MaskedFill(Primitive):
         ctx.x_shape = d.shape
         if mask._data.shape != d.shape:
             _check_broadcast(mask, x)  # the out-of-place form broadcasts both ways
-        return np.where(mask._data, np.asarray(v).astype(d.dtype), d)
+        xp = get_array_module(d)
+        return xp.where(mask._data, xp.asarray(v).astype(d.dtype), d)
 
     @staticmethod
     def backward(ctx, grad):

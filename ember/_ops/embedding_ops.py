@@ -3,8 +3,8 @@
 import numpy as np
 
 from .primitive import Primitive
-from .. import _creation
 from .._tensor import Tensor
+from ..backend import get_array_module
 from ..backend.dtypes import _BY_NUMPY
 
 
@@ -46,22 +46,23 @@ class Embedding(Primitive):
         if ctx.padding_idx is not None and ctx.padding_idx >= 0:
             keep = idx != ctx.padding_idx
         if ctx.scale:
-            counts = np.bincount(idx._data, minlength=ctx.num)[idx._data]
+            counts = get_array_module(idx._data).bincount(idx._data, minlength=ctx.num)[idx._data]
             factor = Tensor._make((1.0 / counts).astype(grad._data.dtype)).unsqueeze(1)
             g = g * factor
         if keep is not None:
             g = g * keep.unsqueeze(1)
-        out = _creation.zeros(ctx.num, dim, dtype=grad.dtype)
+        out = grad.new_zeros(ctx.num, dim)
         return out.index_add(0, idx, g), None, None, None
 
 
 def embedding_renorm_(weight, indices, max_norm, norm_type):
     """Rescale (in place, no autograd) the rows of ``weight`` that ``indices`` reference
     so that their ``norm_type``-norm is at most ``max_norm``."""
-    idx = np.unique(_check_indices(indices, weight._data.shape[0]))
+    xp = get_array_module(weight._data)
+    idx = xp.unique(_check_indices(indices, weight._data.shape[0]))
     rows = weight._data[idx]
-    norms = np.linalg.norm(rows.astype(np.float64), ord=norm_type, axis=1) \
-        if norm_type != 2 else np.sqrt((rows.astype(np.float64) ** 2).sum(axis=1))
+    norms = xp.linalg.norm(rows.astype(xp.float64), ord=norm_type, axis=1) \
+        if norm_type != 2 else xp.sqrt((rows.astype(xp.float64) ** 2).sum(axis=1))
     over = norms > max_norm
     scale = (max_norm / (norms + 1e-7)).astype(rows.dtype)
     rows[over] = rows[over] * scale[over, None]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
+from ..backend import get_array_module, broadcast_shapes
 from ..autograd.grad_mode import _state as _grad_state
 from .primitive import Primitive, unbroadcast
 from .. import return_types
@@ -21,12 +22,14 @@ def _index_array(t):
     d = t._data
     if d.dtype.kind == "f":
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-    return d.astype(np.bool_) if d.dtype == np.uint8 else d
+    return d.astype(bool) if d.dtype == np.uint8 else d
 
 
-def normalize_index(index, shape):
-    """(numpy index tuple, view class or None if advanced); PyTorch's errors for bad
-    indices. The view class is named after the last op PyTorch would apply."""
+def normalize_index(index, shape, data):
+    """(array index tuple, view class or None if advanced); PyTorch's errors for bad
+    indices. The view class is named after the last op PyTorch would apply. Lists and
+    NumPy arrays among the indices become arrays of ``data``'s module (``data`` is the
+    array indexed)."""
     view_cls = AliasIndex
     if not isinstance(index, tuple):
         if type(index) is slice:  # PyTorch's single-slice fast path always slices
@@ -61,7 +64,7 @@ def normalize_index(index, shape):
             dim += n
             adv += n
             basic = False
-            out.append(arr)
+            out.append(get_array_module(data).asarray(arr))
         elif item is None:
             out.append(None)
             view_cls = UnsqueezeIndex
@@ -184,9 +187,10 @@ class IndexGrad(Primitive):
     def forward(ctx, grad, shape, index, accumulate):
         ctx.index = index
         ctx.advanced = accumulate
-        out = np.zeros(shape, grad._data.dtype)
+        xp = get_array_module(grad._data)
+        out = xp.zeros(shape, grad._data.dtype)
         if accumulate:
-            np.add.at(out, index, grad._data)
+            xp.add.at(out, index, grad._data)
         else:
             out[index] = grad._data
         return out
@@ -198,7 +202,7 @@ class IndexGrad(Primitive):
 
 
 def getitem(x, index):
-    np_index, view_cls = normalize_index(index, x._data.shape)
+    np_index, view_cls = normalize_index(index, x._data.shape, x._data)
     if view_cls is not None:
         return view_cls.apply(x, np_index)
     return AdvancedIndex.apply(x, np_index)
@@ -220,16 +224,17 @@ class IndexPut(Primitive):
             target = x._data[index].shape
             if _is_basic(index if isinstance(index, tuple) else (index,)):
                 # PyTorch copies into the view: expand's message
-                Tensor._make(np.asarray(v)).expand(target)
+                Tensor._make(get_array_module(out).asarray(v)).expand(target)
+            shape = get_array_module(out).shape(v)
             raise RuntimeError(f"shape mismatch: value tensor of shape "
-                               f"[{', '.join(map(str, np.shape(v)))}] cannot be broadcast to "
+                               f"[{', '.join(map(str, shape))}] cannot be broadcast to "
                                f"indexing result of shape [{', '.join(map(str, target))}]") \
                 from None
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        keep = np.ones(grad._data.shape, grad._data.dtype)
+        keep = get_array_module(grad._data).ones(grad._data.shape, grad._data.dtype)
         keep[ctx.index] = 0
         gx = grad * Tensor._make(keep)
         gv = None
@@ -245,7 +250,7 @@ def _is_basic(index):
 
 
 def setitem(x, index, value):
-    np_index, view_cls = normalize_index(index, x._data.shape)
+    np_index, view_cls = normalize_index(index, x._data.shape, x._data)
     if view_cls is not None and _grad_state.enabled and (
             x._requires_grad or (isinstance(value, Tensor) and value._requires_grad)):
         # PyTorch writes through the view for a basic index: copy_/fill_ on x[index], so the
@@ -283,7 +288,7 @@ def first_out_of_range(idx, size):
     if unsigned.max() < size:
         return None
     flat = idx.reshape(-1)
-    return int(flat[np.argmax((flat < 0) | (flat >= size))])
+    return int(flat[get_array_module(flat).argmax((flat < 0) | (flat >= size))])
 
 
 def _check_scatter_gather_range(idx, shape, dim):
@@ -328,7 +333,8 @@ def _check_index_add_range(idx, shape, dim, alpha):
 # ---- gather / scatter --------------------------------------------------------------------
 def _grid(index, dim):
     """An index tuple addressing ``index``'s positions, with ``index`` along ``dim``."""
-    grids = list(np.ix_(*[np.arange(s) for s in index.shape]))
+    xp = get_array_module(index)
+    grids = list(xp.ix_(*[xp.arange(s) for s in index.shape]))
     grids[dim] = index
     return tuple(grids)
 
@@ -450,8 +456,8 @@ class ScatterAdd(Primitive):
         if src._requires_grad:  # only src's gradient reads the index (as PyTorch saves it)
             ctx.save_for_backward(index)
         out = x._data.copy()
-        np.add.at(_nonempty(out), _grid(_nonempty(index._data), dim),
-                  _src_block(src._data, index._data))
+        get_array_module(out).add.at(_nonempty(out), _grid(_nonempty(index._data), dim),
+                                     _src_block(src._data, index._data))
         return out
 
     @staticmethod
@@ -495,7 +501,8 @@ class IndexSelect(Primitive):
         _check_index_select_range(index._data, x._data.shape, dim)
         ctx.in_shape, ctx.dim = x._data.shape, dim
         ctx.save_for_backward(index)
-        return np.take(x._data, index._data, axis=dim) if x._data.ndim else x._data.copy()
+        d = x._data
+        return get_array_module(d).take(d, index._data, axis=dim) if d.ndim else d.copy()
 
     @staticmethod
     def backward(ctx, grad):
@@ -532,10 +539,11 @@ class IndexAdd(Primitive):
         out = x._data.copy()
         if out.size == 0:
             return out
-        moved = np.moveaxis(out, dim, 0) if out.ndim else out.reshape(1)
+        xp = get_array_module(out)
+        moved = xp.moveaxis(out, dim, 0) if out.ndim else out.reshape(1)
         src = source._data if source._data.ndim else source._data.reshape(1)
-        np.add.at(moved, index._data.reshape(-1),
-                  np.moveaxis(src * alpha, dim, 0).astype(out.dtype, copy=False))
+        xp.add.at(moved, index._data.reshape(-1),
+                  xp.moveaxis(src * alpha, dim, 0).astype(out.dtype, copy=False))
         return out
 
     @staticmethod
@@ -568,11 +576,12 @@ def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *,
 
 
 def masked_select(x: Tensor, mask: Tensor) -> Tensor:
-    if mask._data.dtype != np.bool_:
+    if mask._data.dtype.kind != "b":
         raise RuntimeError(f"masked_select: expected BoolTensor for mask")
-    shape = np.broadcast_shapes(x._data.shape, mask._data.shape)
+    shape = broadcast_shapes(x._data.shape, mask._data.shape)
     xb = x.expand(shape) if x._data.shape != shape else x
-    mb = mask._data if mask._data.shape == shape else np.broadcast_to(mask._data, shape)
+    m = mask._data
+    mb = m if m.shape == shape else get_array_module(m).broadcast_to(m, shape)
     return AdvancedIndex.apply(xb, (mb,))
 
 
@@ -608,7 +617,7 @@ def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor
 def _broadcast_shape(a, b):
     """PyTorch's infer_size: the broadcast of two shapes, or its error."""
     try:
-        return np.broadcast_shapes(tuple(a), tuple(b))
+        return broadcast_shapes(tuple(a), tuple(b))
     except ValueError:
         n = max(len(a), len(b))
         for i in range(1, min(len(a), len(b)) + 1):
@@ -624,14 +633,18 @@ class Nonzero(Primitive):
 
     @staticmethod
     def forward(ctx, x):
-        return np.argwhere(x._data).astype(np.int64)
+        d = x._data
+        xp = get_array_module(d)
+        return xp.argwhere(d).astype(xp.int64)
 
 
 def nonzero(x: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
     if as_tuple:
-        if x._data.ndim == 0:
-            return (Tensor._make(np.nonzero(x._data.reshape(1))[0].astype(np.int64)),)
-        return tuple(Tensor._make(i.astype(np.int64)) for i in np.nonzero(x._data))
+        d = x._data
+        xp = get_array_module(d)
+        if d.ndim == 0:
+            return (Tensor._make(xp.nonzero(d.reshape(1))[0].astype(xp.int64)),)
+        return tuple(Tensor._make(i.astype(xp.int64)) for i in xp.nonzero(d))
     return Nonzero.apply(x)
 
 
@@ -643,9 +656,10 @@ class SortLike(Primitive):
     @staticmethod
     def forward(ctx, x, dim, indices):
         ctx.in_shape, ctx.dim, ctx.indices = x._data.shape, dim, indices
-        if x._data.ndim == 0:
-            return x._data.copy()
-        return np.take_along_axis(x._data, indices, dim)
+        d = x._data
+        if d.ndim == 0:
+            return d.copy()
+        return get_array_module(d).take_along_axis(d, indices, dim)
 
     @staticmethod
     def backward(ctx, grad):
@@ -658,20 +672,21 @@ class SortLike(Primitive):
 def sort(x: Tensor, dim: int = -1, descending: bool = False,
          stable: bool = False) -> tuple[Tensor, Tensor]:
     d = x._data
+    xp = get_array_module(d)
     if d.ndim == 0:
-        return return_types.sort(SortLike.apply(x, 0, None), Tensor._make(np.zeros((), np.int64)))
+        return return_types.sort(SortLike.apply(x, 0, None), Tensor._make(xp.zeros((), xp.int64)))
     dim = _wrap_dim(dim, d.ndim)
     key = -d if descending and d.dtype.kind in "fi" else d
-    idx = np.argsort(key, axis=dim, kind="stable")
+    idx = xp.argsort(key, axis=dim, kind="stable")
     if descending and d.dtype.kind not in "fi":
-        idx = np.flip(np.argsort(d, axis=dim, kind="stable"), dim)
+        idx = xp.flip(xp.argsort(d, axis=dim, kind="stable"), dim)
     if descending and d.dtype.kind == "f":
         # NaN sorts first when descending, like PyTorch
-        idx = np.argsort(np.where(np.isnan(d), -np.inf, -d), axis=dim, kind="stable")
-        nan_first = np.argsort(~np.isnan(np.take_along_axis(d, idx, dim)), axis=dim,
+        idx = xp.argsort(xp.where(xp.isnan(d), -xp.inf, -d), axis=dim, kind="stable")
+        nan_first = xp.argsort(~xp.isnan(xp.take_along_axis(d, idx, dim)), axis=dim,
                                kind="stable")
-        idx = np.take_along_axis(idx, nan_first, dim)
-    idx = idx.astype(np.int64)
+        idx = xp.take_along_axis(idx, nan_first, dim)
+    idx = idx.astype(xp.int64)
     return return_types.sort(SortLike.apply(x, dim, idx), Tensor._make(idx))
 
 
@@ -688,5 +703,6 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True,
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
     order = sort(x.detach(), dim, descending=largest).indices._data
-    idx = np.ascontiguousarray(np.take(order, np.arange(k), axis=dim)) if d.ndim else order
+    xp = get_array_module(order)
+    idx = xp.ascontiguousarray(xp.take(order, xp.arange(k), axis=dim)) if d.ndim else order
     return return_types.topk(SortLike.apply(x, dim, idx), Tensor._make(idx))

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from .._tensor import Tensor
+from ..backend import get_array_module
 from ..random import rng
 
 
@@ -73,7 +74,10 @@ def orthogonal_array(rows, cols, generator=None):
 
 
 def _fill(tensor, array):
-    return tensor.copy_(Tensor._make(array.reshape(tensor._data.shape).astype(tensor._data.dtype)))
+    """Copy the host array ``array`` into ``tensor`` (through its array module)."""
+    d = tensor._data
+    values = get_array_module(d).asarray(array.reshape(d.shape).astype(d.dtype))
+    return tensor.copy_(Tensor._make(values))
 
 
 def trunc_normal_fill_(tensor, mean, std, a, b, generator=None):

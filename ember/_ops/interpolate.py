@@ -4,7 +4,7 @@ Nearest neighbour becomes one ``index_select`` per spatial dim; (bi)linear
 becomes one small interpolation matrix per spatial dim, applied with matmul.
 Both are differentiable (twice) through those ops.
 """
-import numpy as np
+from ..backend import get_array_module
 
 from .._tensor import Tensor
 
@@ -18,31 +18,38 @@ def _scale(in_size, out_size, scale_factor, align_corners):
     return in_size / out_size
 
 
-def nearest_index(in_size, out_size, scale_factor):
-    """int64 tensor of the source index of each output position (mode='nearest')."""
-    scale = np.float32(_scale(in_size, out_size, scale_factor, False))
-    dst = np.arange(out_size, dtype=np.float32)
-    src = np.floor(dst * scale).astype(np.int64)
-    return Tensor._make(np.minimum(src, in_size - 1))
+def nearest_index(in_size, out_size, scale_factor, like):
+    """int64 tensor of the source index of each output position (mode='nearest'), in the
+    array module of the tensor ``like``."""
+    xp = get_array_module(like._data)
+    scale = xp.asarray(_scale(in_size, out_size, scale_factor, False), dtype=xp.float32)
+    dst = xp.arange(out_size, dtype=xp.float32)
+    src = xp.floor(dst * scale).astype(xp.int64)
+    return Tensor._make(xp.minimum(src, in_size - 1))
 
 
-def linear_matrix(in_size, out_size, scale_factor, align_corners, dtype):
-    """(out, in) interpolation matrix of mode='linear'/'bilinear' along one dim."""
-    ft = np.float32 if dtype == np.float32 else np.float64
-    scale = ft(_scale(in_size, out_size, scale_factor, align_corners))
-    dst = np.arange(out_size, dtype=ft)
+def linear_matrix(in_size, out_size, scale_factor, align_corners, dtype, like):
+    """(out, in) interpolation matrix of mode='linear'/'bilinear' along one dim, in the
+    array module of the tensor ``like``."""
+    xp = get_array_module(like._data)
+    ft = xp.float32 if dtype == xp.float32 else xp.float64
+
+    def const(v):  # a 0-d array of ft: keeps the arithmetic in ft, as ft scalars would
+        return xp.asarray(v, dtype=ft)
+    scale = const(_scale(in_size, out_size, scale_factor, align_corners))
+    dst = xp.arange(out_size, dtype=ft)
     if align_corners:
         src = dst * scale
     else:
-        src = np.maximum((dst + ft(0.5)) * scale - ft(0.5), ft(0))
-    i0 = np.minimum(src.astype(np.int64), in_size - 1)
+        src = xp.maximum((dst + const(0.5)) * scale - const(0.5), const(0))
+    i0 = xp.minimum(src.astype(xp.int64), in_size - 1)
     i1 = i0 + (i0 < in_size - 1)
     l1 = (src - i0.astype(ft)).astype(ft)
-    l0 = (ft(1) - l1).astype(ft)
-    m = np.zeros((out_size, in_size), dtype=dtype)
-    rows = np.arange(out_size)
-    np.add.at(m, (rows, i0), l0)
-    np.add.at(m, (rows, i1), l1)
+    l0 = (const(1) - l1).astype(ft)
+    m = xp.zeros((out_size, in_size), dtype=dtype)
+    rows = xp.arange(out_size)
+    xp.add.at(m, (rows, i0), l0)
+    xp.add.at(m, (rows, i1), l1)
     return Tensor._make(m)
 
 

@@ -2,9 +2,10 @@
 mv, outer, addmm, einsum."""
 from __future__ import annotations
 
-import numpy as np
+import math
 
 from .._tensor import Tensor
+from ..backend import get_array_module, broadcast_shapes
 from .primitive import Primitive
 from ..autograd.grad_mode import _state as _grad_state
 from ..backend.gemm import matmul as _gemm, matmul_pair as _gemm_pair
@@ -50,7 +51,7 @@ class Matmul(Primitive):
         a2 = a.unsqueeze(0) if len(a_shape) == 1 else a
         b2 = b.unsqueeze(-1) if len(b_shape) == 1 else b
         sa, sb = a2._data.shape, b2._data.shape
-        g = grad.reshape(np.broadcast_shapes(sa[:-2], sb[:-2]) + (sa[-2], sb[-1]))
+        g = grad.reshape(broadcast_shapes(sa[:-2], sb[:-2]) + (sa[-2], sb[-1]))
         ga = gb = None
         if ctx.needs_input_grad[0]:
             ga = matmul(g, b2.mT).sum_to_size(a2._data.shape).reshape(a_shape)
@@ -120,11 +121,11 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         inner_b = sb[0] if len(sb) == 1 else sb[-2]
         if sa[-1] != inner_b:
             raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                               f"[{int(np.prod(sa[:-2])) if len(sa) > 2 else 1}, {sa[-1]}] "
-                               f"but got: [{int(np.prod(sb[:-2])) if len(sb) > 2 else 1}, "
+                               f"[{math.prod(sa[:-2]) if len(sa) > 2 else 1}, {sa[-1]}] "
+                               f"but got: [{math.prod(sb[:-2]) if len(sb) > 2 else 1}, "
                                f"{inner_b}].")
         try:
-            np.broadcast_shapes(sa[:-2], sb[:-2])
+            broadcast_shapes(sa[:-2], sb[:-2])
         except ValueError:
             raise RuntimeError(f"The size of tensor a ({sa[-3] if len(sa) > 2 else 1}) must "
                                f"match the size of tensor b ({sb[-3] if len(sb) > 2 else 1}) at "
@@ -172,7 +173,8 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Number = 1,
         # input's values are ignored (nan and inf included) but it gets a zero gradient
         if not input.requires_grad:
             return prod
-        return prod + input.masked_fill(Tensor._make(np.ones(input._data.shape, bool)), 0.0)
+        everywhere = get_array_module(input._data).ones(input._data.shape, bool)
+        return prod + input.masked_fill(Tensor._make(everywhere), 0.0)
     return prod + (input if beta == 1 else input * beta)
 
 
@@ -246,7 +248,9 @@ class Einsum(Primitive):
     def forward(ctx, spec, *operands):
         ctx.spec = spec
         ctx.save_for_backward(*operands)
-        return np.asarray(np.einsum(spec, *[o._data for o in operands], optimize=len(operands) > 2))
+        arrays = [o._data for o in operands]
+        xp = get_array_module(*arrays)
+        return xp.asarray(xp.einsum(spec, *arrays, optimize=len(operands) > 2))
 
     @staticmethod
     def backward(ctx, grad):
@@ -275,15 +279,16 @@ class Einsum(Primitive):
                                     for k in range(len(s))))
                 g = g.expand(shape)
                 if len(first) != len(s):
-                    g = g * Tensor._make(_diagonal_mask(s, shape, g._data.dtype))
+                    g = g * Tensor._make(_diagonal_mask(get_array_module(g._data), s, shape,
+                                                        g._data.dtype))
             grads.append(g)
         return tuple(grads)
 
 
-def _diagonal_mask(sub, shape, dtype):
+def _diagonal_mask(xp, sub, shape, dtype):
     """1 where every repeated subscript letter takes equal indices, else 0."""
-    mask = np.ones(shape, bool)
-    grids = np.indices(shape, sparse=True)
+    mask = xp.ones(shape, bool)
+    grids = xp.indices(shape, sparse=True)
     for k, c in enumerate(sub):
         j = sub.index(c)
         if j != k:

@@ -1,9 +1,8 @@
 """Numerically stable log-sigmoid, a ``Primitive`` whose backward is written with ember
 ops (twice differentiable). The losses that are one node in PyTorch's graph are in
 ``loss_nodes``."""
-import numpy as np
-
 from .primitive import Primitive
+from ..backend import get_array_module
 
 
 class LogSigmoid(Primitive):
@@ -14,8 +13,9 @@ class LogSigmoid(Primitive):
     def forward(ctx, x):
         ctx.save_for_backward(x)
         d = x._data
-        with np.errstate(over="ignore"):
-            return -(np.maximum(-d, 0) + np.log1p(np.exp(-np.abs(d))))
+        xp = get_array_module(d)
+        with xp.errstate(over="ignore"):
+            return -(xp.maximum(-d, 0) + xp.log1p(xp.exp(-xp.abs(d))))
 
     @staticmethod
     def backward(ctx, grad):

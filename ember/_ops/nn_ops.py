@@ -3,10 +3,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from .._tensor import _wrap_dim
-from ..backend import dtypes
+from ..backend import dtypes, get_array_module
 from .primitive import Primitive
 from .._typing import dtype
 
@@ -34,10 +32,11 @@ class Softmax(Primitive):
     def forward(ctx, x, dim, dtype=None):
         d, dim = _prepare(x, dim, dtype)
         ctx.dim = dim
+        xp = get_array_module(d)
         if d.ndim == 0:
-            return np.ones_like(d)
-        with np.errstate(invalid="ignore"):  # a slice of all -inf gives nan, like PyTorch
-            e = np.exp(d - d.max(axis=dim, keepdims=True))
+            return xp.ones_like(d)
+        with xp.errstate(invalid="ignore"):  # a slice of all -inf gives nan, like PyTorch
+            e = xp.exp(d - d.max(axis=dim, keepdims=True))
             return e / e.sum(axis=dim, keepdims=True)
 
     @staticmethod
@@ -56,11 +55,12 @@ class LogSoftmax(Primitive):
     def forward(ctx, x, dim, dtype=None):
         d, dim = _prepare(x, dim, dtype)
         ctx.dim = dim
+        xp = get_array_module(d)
         if d.ndim == 0:
-            return np.zeros_like(d)
-        with np.errstate(invalid="ignore"):
+            return xp.zeros_like(d)
+        with xp.errstate(invalid="ignore"):
             shifted = d - d.max(axis=dim, keepdims=True)
-            return shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+            return shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
 
     @staticmethod
     def backward(ctx, grad):

@@ -7,8 +7,12 @@ gradient scatters into those indices with ``scatter_add`` (its own gradient is a
 gather), so max pooling is twice differentiable. ``WindowSum`` and
 ``WindowSumT`` are each other's adjoints.
 """
+import itertools
+import math
+
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
+
+from ..backend import get_array_module
 
 from .._tensor import Tensor
 from .primitive import Primitive
@@ -27,19 +31,20 @@ def pool_out_size(size, k, s, p, d, ceil_mode):
 
 def _pad_value(dtype):
     if dtype.kind == "f":
-        return -np.inf
+        return -math.inf
     if dtype.kind == "b":
         return False
     return np.iinfo(dtype).min
 
 
-def _window_view(xp, out, ksize, stride, dilation):
+def _window_view(padded, out, ksize, stride, dilation):
     nd = len(ksize)
-    st = xp.strides
-    shape = xp.shape[:2] + tuple(out) + tuple(ksize)
+    st = padded.strides
+    shape = padded.shape[:2] + tuple(out) + tuple(ksize)
     strides = (st[:2] + tuple(st[2 + i] * stride[i] for i in range(nd))
                + tuple(st[2 + i] * dilation[i] for i in range(nd)))
-    return as_strided(xp, shape, strides, writeable=False)
+    as_strided = get_array_module(padded).lib.stride_tricks.as_strided
+    return as_strided(padded, shape, strides, writeable=False)
 
 
 def _padded(x, out, ksize, stride, padding, dilation, value):
@@ -50,36 +55,37 @@ def _padded(x, out, ksize, stride, padding, dilation, value):
         pads.append((p, max(0, need - n - p)))
     if not any(lo or hi for lo, hi in pads):
         return x
-    return np.pad(x, ((0, 0), (0, 0)) + tuple(pads), constant_values=value)
+    return get_array_module(x).pad(x, ((0, 0), (0, 0)) + tuple(pads), constant_values=value)
 
 
 def _flat_indices(arg, out, ksize, stride, padding, dilation, in_size):
     """Window-local argmax (N, C, *out) -> flat input index per channel."""
     nd = len(ksize)
-    kpos = np.unravel_index(arg, ksize)
+    xp = get_array_module(arg)
+    kpos = xp.unravel_index(arg, ksize)
     flat = 0
     for i in range(nd):
-        o = np.arange(out[i]).reshape((out[i],) + (1,) * (nd - 1 - i))
+        o = xp.arange(out[i]).reshape((out[i],) + (1,) * (nd - 1 - i))
         pos = o * stride[i] + kpos[i] * dilation[i] - padding[i]
         flat = flat * in_size[i] + pos
-    return flat.astype(np.int64)
+    return flat.astype(xp.int64)
 
 
 def max_pool_indices(x, ksize, stride, padding, dilation, ceil_mode):
     """(values, flat indices) of max pooling on an array (N, C, *S)."""
     out = tuple(pool_out_size(n, k, s, p, d, ceil_mode) for n, k, s, p, d in
                 zip(x.shape[2:], ksize, stride, padding, dilation))
-    xp = _padded(x, out, ksize, stride, padding, dilation, _pad_value(x.dtype))
-    win = _window_view(xp, out, ksize, stride, dilation)
+    padded = _padded(x, out, ksize, stride, padding, dilation, _pad_value(x.dtype))
+    win = _window_view(padded, out, ksize, stride, dilation)
     # the window size spelled out, not -1: an empty batch has no size to infer it from
-    win = win.reshape(win.shape[:2 + len(out)] + (int(np.prod(ksize)),))
+    win = win.reshape(win.shape[:2 + len(out)] + (math.prod(ksize),))
     arg = win.argmax(axis=-1)
-    vals = np.take_along_axis(win, arg[..., None], axis=-1)[..., 0]
+    vals = get_array_module(x).take_along_axis(win, arg[..., None], axis=-1)[..., 0]
     return vals, _flat_indices(arg, out, ksize, stride, padding, dilation, x.shape[2:])
 
 
-def _adaptive_bounds(size, out):
-    i = np.arange(out)
+def _adaptive_bounds(xp, size, out):
+    i = xp.arange(out)
     start = (i * size) // out
     end = -((-(i + 1) * size) // out)
     return start, end
@@ -89,12 +95,13 @@ def adaptive_max_pool_indices(x, out):
     """(values, flat indices) of adaptive max pooling on an array (N, C, *S)."""
     nd = len(out)
     sizes = x.shape[2:]
+    xp = get_array_module(x)
     idx = []
     for n, o in zip(sizes, out):
-        start, end = _adaptive_bounds(n, o)
+        start, end = _adaptive_bounds(xp, n, o)
         kmax = int((end - start).max())
-        pos = start[:, None] + np.arange(kmax)[None, :]
-        idx.append(np.minimum(pos, end[:, None] - 1))  # repeat the last: argmax keeps the first
+        pos = start[:, None] + xp.arange(kmax)[None, :]
+        idx.append(xp.minimum(pos, end[:, None] - 1))  # repeat the last: argmax keeps the first
     # gather (N, C, *out, *k) with broadcast fancy indices
     grids = []
     for i in range(nd):
@@ -103,16 +110,16 @@ def adaptive_max_pool_indices(x, out):
         shape[nd + i] = idx[i].shape[1]
         grids.append(idx[i].reshape(shape))
     win = x[(slice(None), slice(None)) + tuple(grids)]
-    win = win.reshape(win.shape[:2 + nd] + (int(np.prod(win.shape[2 + nd:])),))
+    win = win.reshape(win.shape[:2 + nd] + (math.prod(win.shape[2 + nd:]),))
     arg = win.argmax(axis=-1)
-    vals = np.take_along_axis(win, arg[..., None], axis=-1)[..., 0]
+    vals = xp.take_along_axis(win, arg[..., None], axis=-1)[..., 0]
     kshape = tuple(g.shape[1] for g in idx)
-    kpos = np.unravel_index(arg, kshape)
+    kpos = xp.unravel_index(arg, kshape)
     flat = 0
     for i in range(nd):
-        o = np.arange(out[i]).reshape((out[i],) + (1,) * (nd - 1 - i))
+        o = xp.arange(out[i]).reshape((out[i],) + (1,) * (nd - 1 - i))
         flat = flat * sizes[i] + idx[i][o, kpos[i]]
-    return vals, flat.astype(np.int64)
+    return vals, flat.astype(xp.int64)
 
 
 class MaxPoolGather(Primitive):
@@ -140,18 +147,19 @@ class MaxPoolScatter(Primitive):
         ctx.indices = indices
         ctx.out_shape = grad._data.shape
         n, c = in_shape[:2]
-        size = int(np.prod(in_shape[2:], dtype=np.int64))
-        per = int(np.prod(indices._data.shape[2:], dtype=np.int64))  # not -1: n may be 0
-        idx = indices._data.reshape(n * c, per) + (np.arange(n * c) * size)[:, None]
+        size = math.prod(in_shape[2:])
+        per = math.prod(indices._data.shape[2:])  # not -1: n may be 0
         g = grad._data
-        summed = np.bincount(idx.ravel(), weights=g.ravel(), minlength=n * c * size)
+        xp = get_array_module(g)
+        idx = indices._data.reshape(n * c, per) + (xp.arange(n * c) * size)[:, None]
+        summed = xp.bincount(idx.ravel(), weights=g.ravel(), minlength=n * c * size)
         return summed.astype(g.dtype, copy=False).reshape(in_shape)
 
     @staticmethod
     def backward(ctx, gg):
         n, c = gg._data.shape[:2]
-        idx = ctx.indices.reshape(n, c, int(np.prod(ctx.indices.shape[2:], dtype=np.int64)))
-        flat = gg.reshape(n, c, int(np.prod(gg._data.shape[2:], dtype=np.int64)))
+        idx = ctx.indices.reshape(n, c, math.prod(ctx.indices.shape[2:]))
+        flat = gg.reshape(n, c, math.prod(gg._data.shape[2:]))
         return Gather.apply(flat, 2, idx).reshape(ctx.out_shape), None, None
 
 
@@ -177,7 +185,7 @@ class _TileGeom:
         """(code value, index into the window view) for every window offset."""
         nd = len(self.ksize)
         lead = (slice(None), slice(None))
-        for j, kidx in enumerate(np.ndindex(*self.ksize)):
+        for j, kidx in enumerate(itertools.product(*map(range, self.ksize))):
             sel = lead
             for i in range(nd):
                 sel += (slice(None), kidx[i])
@@ -207,26 +215,27 @@ def tiled_max(x, geom):
     over the thread pool."""
     nd = len(geom.ksize)
     perm = tuple(3 + 2 * i for i in range(nd)) + (0, 1) + tuple(2 + 2 * i for i in range(nd))
-    nk = int(np.prod(geom.ksize))
-    ctype = np.uint8 if nk <= 256 else np.int64
+    nk = math.prod(geom.ksize)
+    xp = get_array_module(x)
+    ctype = xp.uint8 if nk <= 256 else xp.int64
     shape = x.shape[:2] + geom.out
-    vals = np.empty(shape, dtype=x.dtype)
-    code = np.empty(shape, dtype=ctype)
+    vals = xp.empty(shape, dtype=x.dtype)
+    code = xp.empty(shape, dtype=ctype)
 
     def chunk(lo, hi):
         xs = x[lo:hi]
         win = geom.tiles(xs)                                  # n, C, o1, k1, o2, k2, ...
-        slabs = np.ascontiguousarray(win.transpose(perm)).reshape((nk,) + xs.shape[:2]
+        slabs = xp.ascontiguousarray(win.transpose(perm)).reshape((nk,) + xs.shape[:2]
                                                                   + geom.out)
         v, c = vals[lo:hi], code[lo:hi]
-        np.copyto(v, slabs[0])
+        xp.copyto(v, slabs[0])
         c.fill(0)
-        gt = np.empty(v.shape, dtype=bool)
+        gt = xp.empty(v.shape, dtype=bool)
         for j in range(1, nk):
             s = slabs[j]
-            np.greater(s, v, out=gt)
-            np.maximum(c, gt.view(np.uint8) * ctype(j) if ctype is np.uint8 else gt * j, out=c)
-            np.maximum(v, s, out=v)
+            xp.greater(s, v, out=gt)
+            xp.maximum(c, gt.view(xp.uint8) * ctype(j) if ctype is xp.uint8 else gt * j, out=c)
+            xp.maximum(v, s, out=v)
     _by_samples(x.shape[0], chunk, 2 * x.nbytes)
     return vals, code
 
@@ -235,16 +244,17 @@ def tiled_scatter(grad, geom):
     """Gradient of ``tiled_max``: each output's gradient at its window's argmax."""
     g = grad
     full = all(o * k == n for o, k, n in zip(geom.out, geom.ksize, geom.in_shape[2:]))
-    gx = (np.empty if full else np.zeros)(geom.in_shape, dtype=g.dtype)
+    xp = get_array_module(g)
+    gx = (xp.empty if full else xp.zeros)(geom.in_shape, dtype=g.dtype)
     code = geom.code
     if g.shape != code.shape:  # a broadcast gradient (e.g. of a sum)
-        g = np.broadcast_to(g, code.shape)
+        g = xp.broadcast_to(g, code.shape)
 
     def chunk(lo, hi):
         win = geom.tiles(gx[lo:hi])
         gs, cs = g[lo:hi], code[lo:hi]
         for j, sel in geom.offsets():
-            np.multiply(gs, cs == j, out=win[sel])
+            xp.multiply(gs, cs == j, out=win[sel])
     _by_samples(gx.shape[0], chunk, 2 * gx.nbytes)
     return gx
 
@@ -252,16 +262,17 @@ def tiled_scatter(grad, geom):
 def tiled_gather(a, geom):
     """Adjoint of ``tiled_scatter``: each window's value at its argmax."""
     code = geom.code
-    out = np.empty(code.shape, dtype=a.dtype)
+    xp = get_array_module(a)
+    out = xp.empty(code.shape, dtype=a.dtype)
 
     def chunk(lo, hi):
         win = geom.tiles(a[lo:hi])
         cs, o = code[lo:hi], out[lo:hi]
         it = geom.offsets()
         _, sel = next(it)
-        np.copyto(o, win[sel])
+        xp.copyto(o, win[sel])
         for j, sel in it:
-            np.copyto(o, win[sel], where=cs == j)
+            xp.copyto(o, win[sel], where=cs == j)
     _by_samples(code.shape[0], chunk, 2 * a.nbytes)
     return out
 
@@ -269,13 +280,14 @@ def tiled_gather(a, geom):
 def tiled_indices(geom):
     """PyTorch's flat per-channel indices from the window-local codes."""
     nd = len(geom.ksize)
-    kpos = np.unravel_index(geom.code, geom.ksize)
+    xp = get_array_module(geom.code)
+    kpos = xp.unravel_index(geom.code, geom.ksize)
     in_size = geom.in_shape[2:]
     flat = 0
     for i in range(nd):
-        o = np.arange(geom.out[i]).reshape((geom.out[i],) + (1,) * (nd - 1 - i))
+        o = xp.arange(geom.out[i]).reshape((geom.out[i],) + (1,) * (nd - 1 - i))
         flat = flat * in_size[i] + (o * geom.ksize[i] + kpos[i])
-    return flat.astype(np.int64)
+    return flat.astype(xp.int64)
 
 
 class TiledMax(Primitive):
@@ -331,7 +343,7 @@ def max_pool(x, ksize, stride, padding, dilation, ceil_mode, need_indices=True):
         vals, geom.code = tiled_max(a, geom)
         # NaN: the running maximum propagates it but the code keeps an earlier position;
         # the general path below picks the NaN's own index
-        if not (a.dtype.kind == "f" and np.isnan(vals).any()):
+        if not (a.dtype.kind == "f" and get_array_module(vals).isnan(vals).any()):
             indices = Tensor._make(tiled_indices(geom)) if need_indices else None
             return TiledMax.apply(x, geom, vals), indices
     vals, idx = max_pool_indices(a, ksize, stride, padding, dilation, ceil_mode)
@@ -357,8 +369,8 @@ class _SumGeom:
 
 def window_sum(x, geom):
     ones = (1,) * len(geom.ksize)
-    xp = _padded(x, geom.out, geom.ksize, geom.stride, geom.padding, ones, 0)
-    win = _window_view(xp, geom.out, geom.ksize, geom.stride, ones)
+    padded = _padded(x, geom.out, geom.ksize, geom.stride, geom.padding, ones, 0)
+    win = _window_view(padded, geom.out, geom.ksize, geom.stride, ones)
     nd = len(geom.ksize)
     return win.sum(axis=tuple(range(2 + nd, 2 + 2 * nd)))
 
@@ -366,14 +378,15 @@ def window_sum(x, geom):
 def window_sum_t(g, geom):
     padded = tuple((o - 1) * s + k for o, s, k in zip(geom.out, geom.stride, geom.ksize))
     padded = tuple(max(pd, n + p) for pd, n, p in zip(padded, geom.in_size, geom.padding))
-    gx = np.zeros(g.shape[:2] + padded, dtype=g.dtype)
+    xp = get_array_module(g)
+    gx = xp.zeros(g.shape[:2] + padded, dtype=g.dtype)
     lead = (slice(None), slice(None))
-    for kidx in np.ndindex(*geom.ksize):
+    for kidx in itertools.product(*map(range, geom.ksize)):
         sl = tuple(slice(k, k + s * (o - 1) + 1, s)
                    for k, s, o in zip(kidx, geom.stride, geom.out))
         gx[lead + sl] += g
     crop = tuple(slice(p, p + n) for p, n in zip(geom.padding, geom.in_size))
-    return np.ascontiguousarray(gx[lead + crop])
+    return xp.ascontiguousarray(gx[lead + crop])
 
 
 class WindowSum(Primitive):
@@ -404,16 +417,16 @@ class WindowSumT(Primitive):
         return WindowSum.apply(grad, ctx.geom), None
 
 
-def _divisor(in_size, out, ksize, stride, padding, count_include_pad):
+def _divisor(xp, in_size, out, ksize, stride, padding, count_include_pad):
     """Per-output-position divisor of average pooling, as PyTorch computes it."""
     div = 1
     nd = len(ksize)
     for i, (n, o, k, s, p) in enumerate(zip(in_size, out, ksize, stride, padding)):
-        start = np.arange(o) * s - p
-        end = np.minimum(start + k, n + p)
+        start = xp.arange(o) * s - p
+        end = xp.minimum(start + k, n + p)
         size = end - start
         if not count_include_pad:
-            size = np.minimum(end, n) - np.maximum(start, 0)
+            size = xp.minimum(end, n) - xp.maximum(start, 0)
         div = div * size.reshape((o,) + (1,) * (nd - 1 - i))
     return div
 
@@ -427,17 +440,20 @@ def avg_pool(x, ksize, stride, padding, ceil_mode, count_include_pad, divisor_ov
     summed = WindowSum.apply(x, _SumGeom(ksize, stride, padding, in_size, out))
     if divisor_override:
         return summed / divisor_override
-    div = _divisor(in_size, out, ksize, stride, padding, count_include_pad)
+    div = _divisor(get_array_module(x._data), in_size, out, ksize, stride, padding,
+                   count_include_pad)
     inv = Tensor._make((1.0 / div).astype(x._data.dtype))
     return summed * inv
 
 
-def adaptive_avg_matrices(in_size, out, dtype):
-    """One averaging matrix (out_i, in_i) per spatial dim, as tensors of ``dtype``."""
+def adaptive_avg_matrices(in_size, out, dtype, like):
+    """One averaging matrix (out_i, in_i) per spatial dim, as tensors of ``dtype`` in the
+    array module of the tensor ``like``."""
+    xp = get_array_module(like._data)
     mats = []
     for n, o in zip(in_size, out):
-        start, end = _adaptive_bounds(n, o)
-        pos = np.arange(n)
+        start, end = _adaptive_bounds(xp, n, o)
+        pos = xp.arange(n)
         m = ((pos[None, :] >= start[:, None]) & (pos[None, :] < end[:, None]))
         mats.append(Tensor._make((m / (end - start)[:, None]).astype(dtype)))
     return mats

@@ -1,9 +1,9 @@
 """Reductions: sum, mean, prod, max/min (with and without dim), var/std,
 logsumexp, norm, all/any, cumsum/cumprod, argmax/argmin."""
-import numpy as np
+import math
 
 from .._tensor import Tensor, _wrap_dim
-from ..backend import dtypes
+from ..backend import dtypes, get_array_module
 from .elementwise import Maximum, Minimum
 from .primitive import Primitive
 from .shape import cat
@@ -47,7 +47,7 @@ class ExpandBack(Primitive):
         ctx.grad_shape, ctx.dims = d.shape, dims
         if not keepdim:
             d = d.reshape(_kept_shape(in_shape, dims))
-        out = np.empty(in_shape, d.dtype)
+        out = get_array_module(d).empty(in_shape, d.dtype)
         out[...] = d
         return out
 
@@ -72,9 +72,10 @@ class Sum(Primitive):
         ctx.in_shape, ctx.dims, ctx.keepdim = d.shape, dims, keepdim
         out = d.sum(axis=_np_axis(dims, d.ndim), keepdims=keepdim)
         if dtype is not None:
-            return np.asarray(out).astype(dtype.np, copy=False)
+            return get_array_module(d).asarray(out).astype(dtype.np, copy=False)
         if d.dtype.kind in "iub":
-            return np.asarray(out).astype(np.int64, copy=False)
+            xp = get_array_module(d)
+            return xp.asarray(out).astype(xp.int64, copy=False)
         return out
 
     @staticmethod
@@ -101,8 +102,8 @@ class Mean(Primitive):
                 f"point or complex dtype. Got: {x.dtype.scalar_name}")
         dims = reduce_dims(dim, d.ndim)
         ctx.in_shape, ctx.dims, ctx.keepdim = d.shape, dims, keepdim
-        ctx.count = int(np.prod([d.shape[i] for i in dims])) if d.ndim else 1
-        with np.errstate(invalid="ignore", divide="ignore"):
+        ctx.count = math.prod(d.shape[i] for i in dims) if d.ndim else 1
+        with get_array_module(d).errstate(invalid="ignore", divide="ignore"):
             return d.mean(axis=_np_axis(dims, d.ndim), keepdims=keepdim)
 
     @staticmethod
@@ -132,9 +133,10 @@ class Prod(Primitive):
         else:
             ctx.dims = reduce_dims(dim, d.ndim)
             out = d.prod(axis=_np_axis(ctx.dims, d.ndim), keepdims=keepdim)
+        xp = get_array_module(d)
         if d.dtype.kind in "iub" and dtype is None:
-            out = np.asarray(out).astype(np.int64)
-        return out if dtype is None else np.asarray(out).astype(dtype.np)
+            out = xp.asarray(out).astype(xp.int64)
+        return out if dtype is None else xp.asarray(out).astype(dtype.np)
 
     @staticmethod
     def backward(ctx, grad):
@@ -156,7 +158,7 @@ def _prod_of_others(x, dim):
     n = x._data.shape[dim]
     ones_shape = list(x._data.shape)
     ones_shape[dim] = 1
-    one = Tensor._make(np.ones(ones_shape, x._data.dtype))
+    one = Tensor._make(get_array_module(x._data).ones(ones_shape, x._data.dtype))
     left = x.narrow(dim, 0, n - 1)
     right = x.narrow(dim, 1, n - 1)
     excl_left = cat([one, left.cumprod(dim)], dim)
@@ -216,13 +218,14 @@ class ExtremeDim(Primitive):
         if d.size == 0:
             _check_empty_reduction("max" if largest else "min", d.shape, dim, True)
         axis = dim if d.ndim else None
-        idx = (np.argmax if largest else np.argmin)(d, axis=axis, keepdims=True) \
-            if d.ndim else np.zeros((), np.int64)
-        values = np.take_along_axis(d, idx, axis) if d.ndim else d.copy()
+        xp = get_array_module(d)
+        idx = (xp.argmax if largest else xp.argmin)(d, axis=axis, keepdims=True) \
+            if d.ndim else xp.zeros((), xp.int64)
+        values = xp.take_along_axis(d, idx, axis) if d.ndim else d.copy()
         if not keepdim and d.ndim:
             values, idx = values.squeeze(dim), idx.squeeze(dim)
         ctx.in_shape, ctx.dim, ctx.keepdim = d.shape, dim, keepdim
-        ctx.indices = idx.astype(np.int64)
+        ctx.indices = idx.astype(xp.int64)
         return values, ctx.indices
 
     @staticmethod
@@ -249,7 +252,8 @@ class Amax(Primitive):
             _check_empty_reduction("amax" if largest else "amin", d.shape, dim, True, True)
         ctx.save_for_backward(x)
         ctx.dims, ctx.keepdim = dims, keepdim
-        fn = np.max if largest else np.min
+        xp = get_array_module(d)
+        fn = xp.max if largest else xp.min
         return fn(d, axis=_np_axis(dims, d.ndim), keepdims=keepdim)
 
     @staticmethod
@@ -269,12 +273,13 @@ class ArgExtreme(Primitive):
         d = x._data
         if d.size == 0:
             _check_empty_reduction("argmax" if largest else "argmin", d.shape, dim, False)
-        fn = np.argmax if largest else np.argmin
+        xp = get_array_module(d)
+        fn = xp.argmax if largest else xp.argmin
         if dim is None:
             out = fn(d)
-            return np.asarray(out, np.int64).reshape((1,) * d.ndim if keepdim else ())
+            return xp.asarray(out, xp.int64).reshape((1,) * d.ndim if keepdim else ())
         dim = _wrap_dim(dim, d.ndim)
-        return fn(d, axis=dim if d.ndim else None, keepdims=keepdim).astype(np.int64)
+        return fn(d, axis=dim if d.ndim else None, keepdims=keepdim).astype(xp.int64)
 
 
 class Var(Primitive):
@@ -288,15 +293,16 @@ class Var(Primitive):
         dims = reduce_dims(dim, d.ndim)
         ctx.save_for_backward(x)
         ctx.dims, ctx.correction, ctx.keepdim, ctx.sqrt = dims, correction, keepdim, take_sqrt
-        with np.errstate(divide="ignore", invalid="ignore"):
-            v = np.var(d, axis=_np_axis(dims, d.ndim), ddof=correction, keepdims=keepdim)
-            return np.sqrt(v) if take_sqrt else v
+        xp = get_array_module(d)
+        with xp.errstate(divide="ignore", invalid="ignore"):
+            v = xp.var(d, axis=_np_axis(dims, d.ndim), ddof=correction, keepdims=keepdim)
+            return xp.sqrt(v) if take_sqrt else v
 
     @staticmethod
     def backward(ctx, grad):
         x, = ctx.saved_tensors
         shape = x._data.shape
-        n = int(np.prod([shape[i] for i in ctx.dims])) if shape else 1
+        n = math.prod(shape[i] for i in ctx.dims) if shape else 1
         centered = x - x.mean(ctx.dims, keepdim=True) if shape else x - x
         g = expand_back(grad, shape, ctx.dims, ctx.keepdim)
         if ctx.sqrt:
@@ -322,12 +328,13 @@ class LogSumExp(Primitive):
         ctx.save_for_backward(x)
         ctx.dims, ctx.keepdim = dims, keepdim
         axis = _np_axis(dims, d.ndim)
+        xp = get_array_module(d)
         if d.size == 0:
-            return np.log(np.exp(d).sum(axis=axis, keepdims=keepdim))
-        m = np.max(d, axis=axis, keepdims=True)
-        m = np.where(np.isfinite(m), m, 0)
-        with np.errstate(divide="ignore"):
-            out = np.log(np.exp(d - m).sum(axis=axis, keepdims=True)) + m
+            return xp.log(xp.exp(d).sum(axis=axis, keepdims=keepdim))
+        m = xp.max(d, axis=axis, keepdims=True)
+        m = xp.where(xp.isfinite(m), m, 0)
+        with xp.errstate(divide="ignore"):
+            out = xp.log(xp.exp(d - m).sum(axis=axis, keepdims=True)) + m
         return out if keepdim else out.reshape([s for i, s in enumerate(d.shape)
                                                 if i not in dims])
 
@@ -354,7 +361,8 @@ class Norm(Primitive):
         ctx.save_for_backward(x)
         ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
         axis = _np_axis(dims, d.ndim)
-        a = np.abs(d)
+        xp = get_array_module(d)
+        a = xp.abs(d)
         if p == float("inf"):
             return a.max(axis=axis, keepdims=keepdim)
         if p == float("-inf"):
@@ -364,7 +372,7 @@ class Norm(Primitive):
         if p == 1:
             return a.sum(axis=axis, keepdims=keepdim)
         if p == 2:
-            return np.sqrt((d * d).sum(axis=axis, keepdims=keepdim))
+            return xp.sqrt((d * d).sum(axis=axis, keepdims=keepdim))
         return (a ** p).sum(axis=axis, keepdims=keepdim) ** (1.0 / p)
 
     @staticmethod
@@ -393,9 +401,10 @@ class AllAny(Primitive):
     @staticmethod
     def forward(ctx, x, dim, keepdim, is_all):
         d = x._data
-        fn = np.all if is_all else np.any
+        xp = get_array_module(d)
+        fn = xp.all if is_all else xp.any
         if dim is None:
-            return np.asarray(fn(d))
+            return xp.asarray(fn(d))
         dims = reduce_dims(dim, d.ndim)
         return fn(d, axis=_np_axis(dims, d.ndim), keepdims=keepdim)
 
@@ -407,11 +416,12 @@ class Cumsum(Primitive):
     def forward(ctx, x, dim, dtype=None):
         d = x._data
         ctx.dim = dim = _wrap_dim(dim, d.ndim)
+        xp = get_array_module(d)
         if dtype is not None:
             d = d.astype(dtype.np)
         elif d.dtype.kind in "iub":
-            d = d.astype(np.int64)
-        return np.cumsum(d, axis=dim) if d.ndim else d.copy()
+            d = d.astype(xp.int64)
+        return xp.cumsum(d, axis=dim) if d.ndim else d.copy()
 
     @staticmethod
     def backward(ctx, grad):
@@ -429,11 +439,12 @@ class Cumprod(Primitive):
         d = x._data
         ctx.save_for_backward(x)
         ctx.dim = dim = _wrap_dim(dim, d.ndim)
+        xp = get_array_module(d)
         if dtype is not None:
             d = d.astype(dtype.np)
         elif d.dtype.kind in "iub":
-            d = d.astype(np.int64)
-        return np.cumprod(d, axis=dim) if d.ndim else d.copy()
+            d = d.astype(xp.int64)
+        return xp.cumprod(d, axis=dim) if d.ndim else d.copy()
 
     @staticmethod
     def backward(ctx, grad):
@@ -448,8 +459,9 @@ class Cumprod(Primitive):
         shape = [1] * x.dim()
         shape[dim] = n
         cols = []
+        xp = get_array_module(x._data)
         for i in range(n):
-            keep = np.ones(shape, x._data.dtype)
+            keep = xp.ones(shape, x._data.dtype)
             keep.reshape(-1)[i] = 0
             keep = Tensor._make(keep)
             with_one = x * keep + (1 - keep)  # x with element i replaced by 1

@@ -2,9 +2,10 @@
 so share memory and the version counter; the rest copy."""
 from __future__ import annotations
 
-import numpy as np
+import math
 
 from .._tensor import Tensor, _wrap_dim
+from ..backend import get_array_module
 from ..autograd.function import _expandable
 from ..backend.dtypes import SCALAR_NAMES, dtype as _dtype, result_type
 from .indexing import BasicIndex, SelectIndex
@@ -147,7 +148,7 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     shape = x._data.shape
-    return reshape(x, shape[:s] + (int(np.prod(shape[s:e + 1])),) + shape[e + 1:])
+    return reshape(x, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
 
 
 def unflatten(x: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
@@ -197,7 +198,8 @@ class Permute(Primitive):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.permute(tuple(np.argsort(ctx.dims))), None
+        dims = ctx.dims  # the inverse permutation
+        return grad.permute(tuple(sorted(range(len(dims)), key=dims.__getitem__))), None
 
 
 class Transpose(Permute):
@@ -253,7 +255,8 @@ class Expand(Primitive):
     @staticmethod
     def forward(ctx, x, shape):
         ctx.in_shape = x._data.shape
-        return np.broadcast_to(x._data, shape)
+        d = x._data
+        return get_array_module(d).broadcast_to(d, shape)
 
     @staticmethod
     def backward(ctx, grad):
@@ -319,7 +322,8 @@ class Clone(Primitive):
 
     @staticmethod
     def forward(ctx, x):
-        return np.array(x._data, copy=True, order="C")
+        d = x._data
+        return get_array_module(d).array(d, copy=True, order="C")
 
     @staticmethod
     def backward(ctx, grad):
@@ -338,7 +342,7 @@ class Cat(Primitive):
         arrays = [t._data for t in tensors]
         ctx.sizes = [a.shape[dim] for a in arrays]
         ctx.dim = dim
-        return np.concatenate(arrays, axis=dim)
+        return get_array_module(*arrays).concatenate(arrays, axis=dim)
 
     @staticmethod
     def backward(ctx, grad):
@@ -419,7 +423,8 @@ class Flip(Primitive):
     @staticmethod
     def forward(ctx, x, dims):
         ctx.dims = dims
-        return np.flip(x._data, dims).copy() if dims else x._data.copy()
+        d = x._data
+        return get_array_module(d).flip(d, dims).copy() if dims else d.copy()
 
     @staticmethod
     def backward(ctx, grad):
@@ -438,7 +443,8 @@ class Roll(Primitive):
     @staticmethod
     def forward(ctx, x, shifts, dims):
         ctx.shifts, ctx.dims = shifts, dims
-        return np.roll(x._data, shifts, dims)
+        d = x._data
+        return get_array_module(d).roll(d, shifts, dims)
 
     @staticmethod
     def backward(ctx, grad):
@@ -466,7 +472,7 @@ class Repeat(Primitive):
         lead = len(reps) - d.ndim
         ctx.in_shape = d.shape
         ctx.reps = reps
-        return np.tile(d.reshape((1,) * lead + d.shape), reps)
+        return get_array_module(d).tile(d.reshape((1,) * lead + d.shape), reps)
 
     @staticmethod
     def backward(ctx, grad):
@@ -503,7 +509,9 @@ class Tri(Primitive):
             raise RuntimeError(f"{'tril' if lower else 'triu'}: input tensor must have at least "
                                "2 dimensions")
         ctx.diagonal, ctx.lower = diagonal, lower
-        return (np.tril if lower else np.triu)(x._data, diagonal)
+        d = x._data
+        xp = get_array_module(d)
+        return (xp.tril if lower else xp.triu)(d, diagonal)
 
     @staticmethod
     def backward(ctx, grad):

@@ -11,7 +11,7 @@ fails, warns with that forward traceback.
 import traceback
 import warnings
 
-from ..backend import xp
+from ..backend import get_array_module
 from .grad_mode import _DecoratorContextManager
 
 
@@ -54,7 +54,7 @@ def check_nan(node, outputs):
         return
     for i, g in enumerate(outputs):
         d = getattr(g, "_data", g)  # gradients in flight may be bare arrays
-        if d is not None and d.dtype.kind == "f" and bool(xp.isnan(d).any()):
+        if d is not None and d.dtype.kind == "f" and bool(get_array_module(d).isnan(d).any()):
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
                                "output.")
 

@@ -1,9 +1,8 @@
 """``backward()`` and ``grad()``: check their arguments, make the root gradients and
 run the engine (``engine.run_backward``)."""
-import numpy as np
-
 from .._creation import ones_like, zeros_like
 from .._tensor import Tensor
+from ..backend import get_array_module
 from .engine import run_backward
 from .graph import gradient_edge
 
@@ -24,7 +23,7 @@ def _ones_for(out):
     if data.dtype.kind != "f":
         raise RuntimeError("grad can be implicitly created only for real scalar outputs but "
                            f"got {out.dtype!r}")
-    return Tensor._make(np.ones(data.shape, data.dtype))
+    return Tensor._make(get_array_module(data).ones(data.shape, data.dtype))
 
 
 def _make_grads(outputs, grads):

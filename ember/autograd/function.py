@@ -27,7 +27,7 @@ import inspect
 import warnings
 
 from .._tensor import Tensor
-from ..backend import xp
+from ..backend import get_array_module
 from . import grad_mode
 from . import anomaly
 from .graph import (Node, SavedTensor, FREED_MESSAGE, _sequence, _OutputRecord, c_type_name,
@@ -211,7 +211,8 @@ class BackwardFunction(Node, FunctionCtx):
         if self._materialize_grads:
             for g in grad_outputs:
                 if g is None:
-                    grad_outputs = [_zeros_like_meta(meta) if g is None and meta is not None
+                    xp = _xp(grad_outputs)
+                    grad_outputs = [_zeros_like_meta(meta, xp) if g is None and meta is not None
                                     else g for g, meta in zip(grad_outputs, self._output_meta)]
                     break
         cls = self._forward_cls
@@ -245,10 +246,15 @@ class _StashingBackwardFunction(BackwardFunction):
 _CTX_KEEP = ("needs_input_grad", "next_functions")
 
 
-def _zeros_like_meta(meta):
+def _zeros_like_meta(meta, xp):
     shape, dtype = meta
     t = Tensor._make(xp.zeros(shape, dtype.np))
     return t
+
+
+def _xp(grads):
+    """The array module of the gradients that arrived (the default one when none did)."""
+    return get_array_module(*[getattr(g, "_data", g) for g in grads if g is not None])
 
 
 class Function(FunctionCtx):

@@ -29,8 +29,8 @@ import warnings
 
 import numpy as np
 
-from .._creation import tensor
 from .._tensor import Tensor
+from ..backend import get_array_module, to_host
 from . import grad_mode
 from .backprop import grad as autograd_grad
 from .function import BackwardFunction
@@ -54,7 +54,8 @@ def _float_outputs(outputs):
 
 def _run(func, inputs):
     # Not under no_grad: gradgradcheck's function itself calls autograd.grad.
-    return [o._data.astype(np.float64).reshape(-1) for o in _float_outputs(func(*inputs))]
+    return [to_host(o._data).astype(np.float64).reshape(-1)
+            for o in _float_outputs(func(*inputs))]
 
 
 # ---- step 1: inputs ----------------------------------------------------------------------
@@ -93,11 +94,10 @@ def _numerical_jacobians(func, inputs, diff, eps):
 
 def _vjp(outputs, out_index, v, inputs, diff):
     out = outputs[out_index]
-    grads = autograd_grad(out, [inputs[j] for j in diff],
-                          tensor(v.reshape(out.shape), dtype=out.dtype), retain_graph=True,
-                          allow_unused=True)
+    grads = autograd_grad(out, [inputs[j] for j in diff], out.new_tensor(v.reshape(out.shape)),
+                          retain_graph=True, allow_unused=True)
     return [np.zeros(inputs[j].numel()) if g is None else
-            g._data.astype(np.float64).reshape(-1) for g, j in zip(grads, diff)]
+            to_host(g._data).astype(np.float64).reshape(-1) for g, j in zip(grads, diff)]
 
 
 def _analytical_jacobians(outputs, inputs, diff):
@@ -217,7 +217,7 @@ def _check_undefined_grad(outputs):
                 f"(None, or zeros when materialized), but it raised {type(e).__name__}: {e}") \
                 from e
         for g in grads:
-            if g is not None and np.any(g._data):
+            if g is not None and bool(g._data.any()):
                 raise GradcheckError(
                     f"Expected all input grads of {node.name()} to be undefined or zero when "
                     "all output grads are undefined or zero.")
@@ -231,7 +231,8 @@ def _fast_check(func, outputs, inputs, diff, eps, atol, rtol, rng):
         for col, j in enumerate(diff):
             data = inputs[j]._data
             orig = data.copy()
-            step = (eps * us[j]).reshape(data.shape).astype(data.dtype)
+            step = get_array_module(data).asarray(
+                (eps * us[j]).reshape(data.shape).astype(data.dtype))
             data[...] = orig + step
             plus = _run(func, inputs)[r]
             data[...] = orig - step
@@ -301,8 +302,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     outputs = _differentiable_outputs(func(*inputs))
     if grad_outputs is None:
         rng = np.random.default_rng(1)
-        grad_outputs = tuple(tensor(rng.standard_normal(tuple(o.shape)), dtype=o.dtype,
-                                    requires_grad=True) for o in outputs)
+        grad_outputs = tuple(o.new_tensor(rng.standard_normal(tuple(o.shape)), requires_grad=True)
+                             for o in outputs)
     grad_outputs = _as_tuple(grad_outputs)
     n_in = len(inputs)
 

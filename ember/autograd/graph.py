@@ -21,9 +21,8 @@ import re
 import threading
 import weakref
 
-import numpy as np
-
 from .._tensor import Tensor
+from ..backend import get_array_module
 from ..backend.dtypes import from_numpy_dtype, legacy_type_name as _dtype_legacy_name
 from . import grad_mode
 
@@ -174,7 +173,7 @@ def _first_grad(data, like, owned):
 
 
 def _zeros(like):
-    return np.zeros(like.shape, like.dtype)
+    return get_array_module(like).zeros(like.shape, like.dtype)
 
 
 def accumulator_of(tensor):

@@ -10,9 +10,8 @@ result gets the gradient inside it. The view's own grad_fn is then re-derived
 from the new base by replaying its view ops (``Tensor._view_fn``,
 ``graph.refresh_view_grad_fn``).
 """
-import numpy as np
-
 from .._tensor import Tensor
+from ..backend import get_array_module
 from . import grad_mode
 from .graph import Node, _sequence, gradient_edge, refresh_view_grad_fn
 
@@ -72,7 +71,8 @@ class CopySlices(Node):
         grad = grads[0]
         if grad is None:
             return (None, None)
-        outside = np.ones(grad._data.shape, grad._data.dtype)
+        d = grad._data
+        outside = get_array_module(d).ones(d.shape, d.dtype)
         self._view_fn(Tensor._make(outside))._data[...] = 0
         return (grad * Tensor._make(outside), self._view_fn(grad))
 

@@ -61,6 +61,13 @@ def _module_of(arrays):
     return xp
 
 
+def numpy_function(name):
+    """NumPy's function ``name``, for an op's inline fast path: resolved once where the op is
+    defined and called when its array ``type(a) is numpy_ndarray``; any other array asks
+    ``get_array_module``. The seam then costs the op one type check and no extra call."""
+    return getattr(numpy, name)
+
+
 def default_array_module():
     """The module new arrays come from when no array is at hand (``zeros(3)``, ``randn``)."""
     return xp
@@ -104,6 +111,6 @@ def to_host(array):
     return numpy.asarray(array) if to_numpy is None else to_numpy(array)
 
 
-def broadcast_shapes(*shapes):
-    """The broadcast of shapes (tuples, no arrays); ValueError when they do not broadcast."""
-    return numpy.broadcast_shapes(*shapes)
+#: The broadcast of shapes (tuples, no arrays); ValueError when they do not broadcast. Host
+#: shape arithmetic, NumPy's own function: ops call it per call (no wrapper to pass through).
+broadcast_shapes = numpy.broadcast_shapes

@@ -13,8 +13,7 @@ product up to rounding in the last bit (see ``ALIGN``).
 >>> bool((matmul(a, b) == 200).all())
 True
 """
-import numpy as np
-
+from . import get_array_module
 from .parallel import MIN_CHUNK_BYTES, num_chunks, parallel_for
 
 __all__ = ["matmul", "matmul_pair"]
@@ -40,9 +39,10 @@ _BLAS_TYPES = frozenset("fdFD")
 def matmul(a, b):
     """``np.matmul(a, b)``; a 2-D floating product large enough is computed in bands of
     columns (or, for a narrow result, of rows) on ember's threads."""
+    xp = get_array_module(a, b)
     fmas = _fmas(a, b)
     if not fmas:  # not a 2-D floating product of one dtype (or an empty one): NumPy's own
-        return np.matmul(a, b)
+        return xp.matmul(a, b)
     m, n = a.shape[0], b.shape[1]
     by_rows = n < 2 * ALIGN  # columns by default: measured a little faster than rows
     width = m if by_rows else n
@@ -50,14 +50,14 @@ def matmul(a, b):
     work = fmas * MIN_CHUNK_BYTES // MIN_CHUNK_FMAS
     threads = num_chunks(width // ALIGN, work)
     if threads == 1:
-        return np.matmul(a, b)
-    out = np.empty((m, n), dtype=a.dtype)
+        return xp.matmul(a, b)
+    out = xp.empty((m, n), dtype=a.dtype)
     if by_rows:
         def band(lo, hi):
-            np.matmul(a[lo:hi], b, out=out[lo:hi])
+            xp.matmul(a[lo:hi], b, out=out[lo:hi])
     else:
         def band(lo, hi):
-            np.matmul(a, b[:, lo:hi], out=out[:, lo:hi])
+            xp.matmul(a, b[:, lo:hi], out=out[:, lo:hi])
     pieces = min(threads * BANDS_PER_THREAD, width // ALIGN)
     bounds = [min(width, (width * i // pieces + ALIGN - 1) // ALIGN * ALIGN)
               for i in range(pieces)] + [width]
@@ -85,10 +85,11 @@ def matmul_pair(a1, b1, a2, b2):
     if small * 3 < max(f1, f2) or num_chunks(2, small * MIN_CHUNK_BYTES // MIN_CHUNK_FMAS) < 2:
         return matmul(a1, b1), matmul(a2, b2)
     out = [None, None]
+    xp = get_array_module(a1, b1)
 
     def product(lo, hi):
         for i in range(lo, hi):
-            out[i] = np.matmul(a1, b1) if i == 0 else np.matmul(a2, b2)
+            out[i] = xp.matmul(a1, b1) if i == 0 else xp.matmul(a2, b2)
     parallel_for(2, product, 2 * small * MIN_CHUNK_BYTES // MIN_CHUNK_FMAS, pieces_per_thread=1)
     return out[0], out[1]
 

@@ -108,7 +108,8 @@ def eye_(tensor):
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     with no_grad():
-        return tensor.copy_(_creation.eye(*tensor.shape, dtype=tensor.dtype))
+        eye = _creation.beside(_creation.eye(*tensor.shape, dtype=tensor.dtype), tensor)
+        return tensor.copy_(eye)
 
 
 def dirac_(tensor, groups=1):
@@ -189,7 +190,8 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
     with no_grad():
         tensor.normal_(0, std, generator=generator)
         for col in range(cols):
-            idx = _creation.randperm(rows, generator=generator)[:num_zeros]
+            idx = _creation.beside(_creation.randperm(rows, generator=generator), tensor)
+            idx = idx[:num_zeros]
             tensor[idx, col] = 0
     return tensor
 

@@ -16,7 +16,7 @@ import math
 import warnings
 
 from ... import _functions as _F
-from ..._creation import empty, ones, zeros, zeros_like
+from ..._creation import zeros_like
 from ..._ops.nn_ops import softmax
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
@@ -32,7 +32,7 @@ def _dropout(x, p, training=True):
         return x
     if p == 1:
         return x * 0
-    mask = empty(x.shape, dtype=x.dtype).bernoulli_(1 - p)
+    mask = x.new_empty(x.shape).bernoulli_(1 - p)
     return x * mask / (1 - p)
 
 
@@ -74,7 +74,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         key, value = _repeat(key), _repeat(value)
     scores = query.matmul(key.transpose(-2, -1)) * scale_factor
     if is_causal:
-        above = _F.triu(ones(L, S, dtype=scores.dtype), 1) > 0
+        above = _F.triu(scores.new_ones(L, S), 1) > 0
         scores = scores.masked_fill(above, float("-inf"))
     if attn_mask is not None:
         if attn_mask.dtype.name == "bool":
@@ -98,7 +98,8 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_
         warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. "
                       "Use same type for both instead.", stacklevel=3)
     if not is_float:
-        mask = zeros(tuple(mask.shape), dtype=target_type).masked_fill(mask, float("-inf"))
+        mask = mask.new_zeros(tuple(mask.shape), dtype=target_type).masked_fill(
+            mask, float("-inf"))
     return mask
 
 
@@ -142,7 +143,7 @@ def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
 
 def _pad_last(mask):
     """Append one zero column (PyTorch's pad(mask, (0, 1)))."""
-    return _F.cat([mask, zeros(*mask.shape[:-1], 1, dtype=mask.dtype)], -1)
+    return _F.cat([mask, mask.new_zeros(*mask.shape[:-1], 1)], -1)
 
 
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
@@ -179,8 +180,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     k = k.reshape(k.shape[0], heads, head_dim).transpose(0, 1) if static_k is None else static_k
     v = v.reshape(v.shape[0], heads, head_dim).transpose(0, 1) if static_v is None else static_v
     if add_zero_attn:
-        k = _F.cat([k, zeros(heads, 1, head_dim, dtype=k.dtype)], 1)
-        v = _F.cat([v, zeros(heads, 1, head_dim, dtype=v.dtype)], 1)
+        k = _F.cat([k, k.new_zeros(heads, 1, head_dim)], 1)
+        v = _F.cat([v, v.new_zeros(heads, 1, head_dim)], 1)
         attn_mask = None if attn_mask is None else _pad_last(attn_mask)
         key_padding_mask = None if key_padding_mask is None else _pad_last(key_padding_mask)
     if key_padding_mask is not None:

@@ -2,7 +2,6 @@
 with probability ``p`` in training and scale the rest by ``1 / (1 - p)``."""
 import warnings
 
-from ... import _creation
 from ...autograd.grad_mode import no_grad
 
 
@@ -14,9 +13,9 @@ def _check_p(p):
 def _apply_mask(input, p, mask_shape, inplace):
     with no_grad():
         if p == 1.0:
-            mask = _creation.zeros(mask_shape, dtype=input.dtype)
+            mask = input.new_zeros(mask_shape)
         else:
-            mask = _creation.empty(mask_shape, dtype=input.dtype).bernoulli_(1 - p)
+            mask = input.new_empty(mask_shape).bernoulli_(1 - p)
             mask.div_(1 - p)
     if inplace:
         return input.mul_(mask)

@@ -1,5 +1,5 @@
 """``F.pad`` (constant, reflect, replicate, circular), ``F.one_hot`` and ``F.normalize``."""
-from ... import _creation, _functions as _fn
+from ... import _functions as _fn
 from ...backend import dtypes as _dtypes
 
 _NON_CONSTANT_HELP = (
@@ -24,7 +24,7 @@ def _pad_constant(input, pairs, value):
             if n > 0:
                 shape = list(out.shape)
                 shape[dim] = n
-                parts.append(_creation.full(shape, value, dtype=out.dtype))
+                parts.append(out.new_full(shape, value))
             else:
                 parts.append(None)
         if parts[0] is not None or parts[1] is not None:
@@ -59,7 +59,7 @@ def _pad_indexed(input, pairs, mode):
             raise RuntimeError(f"padding: input tensor must have a non-zero size at dimension "
                                f"{dim % len(shape)}")
         index = [_source_index(j, size, mode) for j in range(-left, size + right)]
-        out = out.index_select(dim, _creation.tensor(index, dtype=_dtypes.int64))
+        out = out.index_select(dim, out.new_tensor(index, dtype=_dtypes.int64))
     return out
 
 
@@ -113,8 +113,9 @@ def one_hot(tensor, num_classes=-1):
             num_classes = top + 1
         elif top >= num_classes:
             raise RuntimeError("Class values must be smaller than num_classes.")
-    classes = _creation.arange(num_classes, dtype=_dtypes.int64)
-    return (tensor.unsqueeze(-1) == classes).long()
+    # zeros with a 1 scattered in (PyTorch's kernel), made beside ``tensor`` (its array module)
+    out = tensor.new_zeros(tuple(tensor.shape) + (num_classes,), dtype=_dtypes.int64)
+    return out.scatter_(-1, tensor.unsqueeze(-1).long(), 1)
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):

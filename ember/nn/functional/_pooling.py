@@ -230,7 +230,7 @@ def _adaptive_out(input, output_size, nd, name):
 
 def _adaptive_avg(input, output_size, nd, name):
     out = _adaptive_out(input, output_size, nd, name)
-    mats = adaptive_avg_matrices(input.shape[-nd:], out, input.dtype.np)
+    mats = adaptive_avg_matrices(input.shape[-nd:], out, input.dtype.np, input)
     if nd == 1:
         return input @ mats[0].mT
     if nd == 2:

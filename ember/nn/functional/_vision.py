@@ -3,8 +3,6 @@ size= or scale_factor=, and F.pixel_shuffle / F.pixel_unshuffle."""
 import math
 import warnings
 
-import numpy as np
-
 from ... import _creation
 from ..._ops.interpolate import nearest_index, linear_matrix
 from ..._ops.vision_ops import cubic_matrix, nearest_exact_index
@@ -147,7 +145,7 @@ def _output_size(input, out, scales, op_name):
 def _allocating(input, out, compute):
     """``compute()`` with PyTorch's errors for an output too large to allocate."""
     shape = tuple(input.shape[:2]) + tuple(out)
-    return _creation.allocate(compute, shape, np.dtype(input.dtype.np))
+    return _creation.allocate(compute, shape, input.dtype.np)
 
 
 def _nearest(input, out, scales, exact=False):
@@ -156,7 +154,7 @@ def _nearest(input, out, scales, exact=False):
         if exact:
             x = x.index_select(2 + i, nearest_exact_index(input, n, o, s))
         elif n != o:
-            x = x.index_select(2 + i, nearest_index(n, o, s))
+            x = x.index_select(2 + i, nearest_index(n, o, s, input))
     return x if x is not input else input.clone()
 
 
@@ -166,7 +164,7 @@ def _separable(input, out, scales, align_corners, cubic):
         mats = [cubic_matrix(input, n, o, s, align_corners)
                 for n, o, s in zip(input.shape[2:], out, scales)]
     else:
-        mats = [linear_matrix(n, o, s, align_corners, input.dtype.np)
+        mats = [linear_matrix(n, o, s, align_corners, input.dtype.np, input)
                 for n, o, s in zip(input.shape[2:], out, scales)]
     if input.dim() == 3:
         return input @ mats[0].mT
