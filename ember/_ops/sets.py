@@ -150,8 +150,8 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None) -
                                "an enhancement request to PyTorch.)")
     else:
         prob = check_probability(p)
-    draws = rng(generator).random(d.shape) < prob
-    return Tensor._make(as_array(draws.astype(d.dtype)))
+    draws = rng(generator).random(d.shape) < prob  # drawn on the host, then moved to input's module
+    return Tensor._make(get_array_module(d).asarray(draws.astype(d.dtype)))
 
 
 def check_probability(p):
