@@ -7,7 +7,7 @@ cross-entropy; one step = zero_grad + forward + loss + backward + step.
     python benchmarks/profile_mlp.py --only ember --steps 300   # one library alone (profilers;
                                                                 # best round filters a busy machine)
     python benchmarks/profile_mlp.py --memory ember|torch       # max RSS after 200 steps (MiB)
-    python benchmarks/profile_mlp.py --threads 1 --cpu          # one BLAS thread, CPU time (a busy machine)
+    python benchmarks/profile_mlp.py --threads 1 --cpu   # one BLAS thread, CPU time (busy machine)
 """
 import argparse
 import os
@@ -77,7 +77,8 @@ def main():
         step = make_step(load(args.memory), weights, x, y)
         for _ in range(200):
             step()
-        print(f"{args.memory} max RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.1f} MiB")
+        max_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"{args.memory} max RSS: {max_rss:.1f} MiB")
         return
     if args.only:
         step = make_step(load(args.only), weights, x, y)

@@ -271,7 +271,8 @@ def run_memory(names, args):
                      f"<= {target}",
                      "-" if t is None else ("PASS" if ei / max(ti, 1e-9) <= target else "FAIL")])
         print(f"  memory {workload}: ember {ei:.1f} MiB, torch "
-              f"{'-' if ti is None else f'{ti:.1f}'} MiB over baseline", file=sys.stderr, flush=True)
+              f"{'-' if ti is None else f'{ti:.1f}'} MiB over baseline",
+              file=sys.stderr, flush=True)
     print("### Peak memory (max RSS, MiB; each library in a fresh subprocess)\n")
     print("baseline = peak RSS after importing the library and building model, data and "
           "optimizer; training = peak after the steps minus that baseline.\n")

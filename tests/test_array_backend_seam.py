@@ -370,7 +370,8 @@ CASES = {
                   lambda a, w_in, w_out: (
                       F.scaled_dot_product_attention(a, a, a),
                       F.scaled_dot_product_attention(a, a, a, is_causal=True, dropout_p=0.5),
-                      F.scaled_dot_product_attention(a, a, a, attn_mask=_index([[1, 0, 1]] * 3) > 0),
+                      F.scaled_dot_product_attention(a, a, a,
+                                                     attn_mask=_index([[1, 0, 1]] * 3) > 0),
                       F.multi_head_attention_forward(
                           a, a, a, 4, 2, w_in, None, None, None, True, 0.0, w_out, None,
                           key_padding_mask=_index([[0, 1]] * 3) > 0,

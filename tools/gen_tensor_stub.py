@@ -45,7 +45,8 @@ IMPORTS = {
     "Node": ("ember.autograd.graph", "Node"),
     "RemovableHandle": ("ember.autograd.graph", "RemovableHandle"),
 }
-BUILTINS = {"int", "float", "bool", "complex", "str", "tuple", "list", "dict", "type", "object", "None"}
+BUILTINS = {"int", "float", "bool", "complex", "str", "tuple", "list", "dict", "type", "object",
+            "None"}
 
 #: the class's own members: a property's type, or a method's signature as a stub writes it
 MEMBERS = {

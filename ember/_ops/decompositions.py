@@ -430,7 +430,8 @@ class Cholesky(_SavesOutputs):
         low, g = (factor.mT, grad.mT) if ctx.upper else (factor, grad)
         n = low._data.shape[-1]
         xp = get_array_module(low._data)
-        mask = xp.tril(xp.ones((n, n), dtype=low._data.dtype)) - 0.5 * xp.eye(n, dtype=low._data.dtype)
+        dt = low._data.dtype
+        mask = xp.tril(xp.ones((n, n), dtype=dt)) - 0.5 * xp.eye(n, dtype=dt)
         phi = matmul(low.mT, g) * Tensor._make(mask)
         low_inv = apply_saving_outputs(Inv, low)
         ga = matmul(low_inv.mT, matmul(phi, low_inv))

@@ -82,7 +82,8 @@ def _check_broadcast(a, b):
                 if sa[-i] != sb[-i] and sa[-i] != 1 and sb[-i] != 1:
                     raise RuntimeError(
                         f"The size of tensor a ({sa[-i]}) must match the size of tensor b "
-                        f"({sb[-i]}) at non-singleton dimension {max(len(sa), len(sb)) - i}") from None
+                        f"({sb[-i]}) at non-singleton dimension "
+                        f"{max(len(sa), len(sb)) - i}") from None
             raise
 
 

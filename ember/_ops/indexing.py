@@ -568,7 +568,8 @@ def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *,
             or (ss[dim] if ss else 1) != index._data.size:
         if len(xs) == len(ss) and all(a == b for i, (a, b) in enumerate(zip(xs, ss)) if i != dim):
             raise RuntimeError(f"index_add_(): Number of indices ({index._data.size}) should be "
-                               f"equal to source.size(dim): ({ss[dim] if ss else 1}), for dim: {dim}")
+                               f"equal to source.size(dim): ({ss[dim] if ss else 1}), "
+                               f"for dim: {dim}")
         raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
                            f"specified dimension. Got self.shape = [{', '.join(map(str, xs))}] "
                            f"source.shape = [{', '.join(map(str, ss))}]")
@@ -577,7 +578,7 @@ def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *,
 
 def masked_select(x: Tensor, mask: Tensor) -> Tensor:
     if mask._data.dtype.kind != "b":
-        raise RuntimeError(f"masked_select: expected BoolTensor for mask")
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
     shape = broadcast_shapes(x._data.shape, mask._data.shape)
     xb = x.expand(shape) if x._data.shape != shape else x
     m = mask._data

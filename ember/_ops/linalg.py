@@ -82,9 +82,9 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
 
 def bmm(a: Tensor, b: Tensor) -> Tensor:
     if a._data.ndim != 3:
-        raise RuntimeError(f"batch1 must be a 3D tensor")
+        raise RuntimeError("batch1 must be a 3D tensor")
     if b._data.ndim != 3:
-        raise RuntimeError(f"batch2 must be a 3D tensor")
+        raise RuntimeError("batch2 must be a 3D tensor")
     sa, sb = a._data.shape, b._data.shape
     if sb[0] != sa[0] or sb[1] != sa[2]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
@@ -336,8 +336,8 @@ def _normalize_spec(spec, operands):
         spec = spec + "->" + out
     ins = spec.split("->")[0].split(",")
     if len(ins) != len(operands):
-        raise RuntimeError(f"einsum(): more operands were provided than specified in the "
-                           f"equation" if len(operands) > len(ins) else
+        raise RuntimeError("einsum(): more operands were provided than specified in the "
+                           "equation" if len(operands) > len(ins) else
                            "einsum(): fewer operands were provided than specified in the "
                            "equation")
     for i, (s, o) in enumerate(zip(ins, operands)):

@@ -268,7 +268,10 @@ def expand(x: Tensor, *sizes: int | Sequence[int]) -> Tensor:
     shape = x._data.shape
     if len(sizes) < len(shape):
         raise RuntimeError(
-            f"expand(torch.FloatTensor{{[{', '.join(map(str, shape))}]}}, size=[{', '.join(map(str, sizes))}]): the number of sizes provided ({len(sizes)}) must be greater or equal to the number of dimensions in the tensor ({len(shape)})")
+            f"expand(torch.FloatTensor{{[{', '.join(map(str, shape))}]}}, "
+            f"size=[{', '.join(map(str, sizes))}]): the number of sizes provided "
+            f"({len(sizes)}) must be greater or equal to the number of dimensions in the "
+            f"tensor ({len(shape)})")
     lead = len(sizes) - len(shape)
     target = [0] * len(sizes)
     for i in range(len(sizes) - 1, -1, -1):  # PyTorch checks (and reports) from the last dim

@@ -425,6 +425,7 @@ def standard_gamma(alpha, generator=None):
     return StandardGamma.apply(alpha, generator)
 
 
-__all__ = ["Lgamma", "Digamma", "Polygamma", "Erfinv", "Igamma", "igamma_array", "StandardGamma", "StandardGammaGrad",
+__all__ = ["Lgamma", "Digamma", "Polygamma", "Erfinv", "Igamma", "igamma_array", "StandardGamma",
+           "StandardGammaGrad",
            "standard_gamma", "lgamma_array", "digamma_array", "polygamma_array",
            "erfinv_array", "standard_gamma_grad_array"]

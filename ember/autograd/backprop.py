@@ -31,7 +31,7 @@ def _make_grads(outputs, grads):
         return [_ones_for(outputs[0])]  # the common ``loss.backward()``
     grads = _as_tuple(grads) if grads is not None else (None,) * len(outputs)
     if len(grads) != len(outputs):
-        raise RuntimeError(f"grad can be implicitly created only for scalar outputs"
+        raise RuntimeError("grad can be implicitly created only for scalar outputs"
                            if not grads else
                            f"Mismatch in number of gradients: got {len(grads)} gradients for "
                            f"{len(outputs)} outputs")

@@ -133,7 +133,8 @@ def _hint(a, n, in_shape):
                     "or extra in backward" + (" (the sign is flipped)" if np.isclose(c, -1)
                                                else ""))
     if a.shape[0] == a.shape[1] and np.allclose(a, n.T, atol=1e-5, rtol=1e-3):
-        return "analytical equals the transposed numerical Jacobian: a transpose is missing or extra"
+        return ("analytical equals the transposed numerical Jacobian: a transpose is missing "
+                "or extra")
     if len(in_shape) == 2 and in_shape[0] == in_shape[1]:
         swapped = a.reshape((-1,) + tuple(in_shape)).transpose(0, 2, 1).reshape(a.shape)
         if np.allclose(swapped, n, atol=1e-5, rtol=1e-3):

@@ -17,5 +17,6 @@ from ._norms import (vector_norm, matrix_norm, norm, cross, matmul, diagonal, mu
 
 __all__ = ["LinAlgError", "inv", "inv_ex", "det", "slogdet", "solve", "solve_ex",
            "solve_triangular", "cholesky", "cholesky_ex", "qr", "svd", "svdvals", "eigh",
-           "eigvalsh", "pinv", "matrix_rank", "lstsq", "vector_norm", "matrix_norm", "norm", "cross", "matmul", "diagonal",
+           "eigvalsh", "pinv", "matrix_rank", "lstsq", "vector_norm", "matrix_norm", "norm",
+           "cross", "matmul", "diagonal",
            "multi_dot", "vecdot", "matrix_power"]

@@ -27,8 +27,9 @@ def naive_conv2d(x, w, stride=1, pad=0, dil=1, groups=1):
             g = oc // og
             for i in range(ho):
                 for j in range(wo):
-                    patch = x[b, g * cg:(g + 1) * cg, i * stride:i * stride + dil * (kh - 1) + 1:dil,
-                              j * stride:j * stride + dil * (kw - 1) + 1:dil]
+                    rows = slice(i * stride, i * stride + dil * (kh - 1) + 1, dil)
+                    cols = slice(j * stride, j * stride + dil * (kw - 1) + 1, dil)
+                    patch = x[b, g * cg:(g + 1) * cg, rows, cols]
                     out[b, oc, i, j] = (patch * w[oc]).sum()
     return out
 

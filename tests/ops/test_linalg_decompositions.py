@@ -208,7 +208,8 @@ def _svd_invariant(a, full):
 
 def _eigh_invariant(a):
     w, v = LA.eigh(a)
-    return ember.cat([w.flatten(), ((v * w.sin().unsqueeze(-2)) @ v.mT).flatten(), v.abs().flatten()])
+    return ember.cat([w.flatten(), ((v * w.sin().unsqueeze(-2)) @ v.mT).flatten(),
+                      v.abs().flatten()])
 
 
 @pytest.mark.parametrize("name,fn,arrays", GRAD_CASES, ids=[c[0] for c in GRAD_CASES])
@@ -216,7 +217,8 @@ def test_gradients(name, fn, arrays):
     check_grad(fn, *arrays)
 
 
-SECOND_ORDER = ["inv", "det", "slogdet", "solve", "solve_triangular", "cholesky_solve", "cholesky", "qr_tall", "svdvals", "eigvalsh",
+SECOND_ORDER = ["inv", "det", "slogdet", "solve", "solve_triangular", "cholesky_solve", "cholesky",
+                "qr_tall", "svdvals", "eigvalsh",
                 "pinv_tall", "lstsq", "matrix_norm_nuc", "eigh", "svd_tall"]
 
 

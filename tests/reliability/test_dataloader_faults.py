@@ -234,7 +234,7 @@ def test_worker_init_fn_may_raise_the_thread_count():
 
 @linux_only
 def test_workers_thread_count_matches_torch():
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     import torch.utils.data
     before = torch.get_num_threads()
     torch.set_num_threads(3)

@@ -230,8 +230,8 @@ def test_ops_call_back_into_ember_with_autograd(mod):
     np.testing.assert_allclose(b.grad.numpy(), b2.grad.numpy(), rtol=1e-12)
     # and the values themselves, from NumPy
     hn = 2 / (1 + np.exp(-(a0 @ b0.T + 1))) - np.tanh(a0).sum() / 4
-    np.testing.assert_allclose(out.detach().numpy(), np.concatenate([hn, np.exp(hn) - hn], 1).T * hn.sum(),
-                               rtol=1e-12)
+    expected = np.concatenate([hn, np.exp(hn) - hn], 1).T * hn.sum()
+    np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-12)
 
 
 # ---- the cache ---------------------------------------------------------------------------------
@@ -443,9 +443,9 @@ def lltm(env):
 
 def test_lltm_gradcheck(lltm):
     g = ember.Generator().manual_seed(0)
-    B, I, S = 3, 4, 5
-    x = ember.randn(B, I, dtype=ember.float64, generator=g, requires_grad=True)
-    w = (ember.randn(3 * S, I + S, dtype=ember.float64, generator=g) * 0.5).requires_grad_()
+    B, IN, S = 3, 4, 5
+    x = ember.randn(B, IN, dtype=ember.float64, generator=g, requires_grad=True)
+    w = (ember.randn(3 * S, IN + S, dtype=ember.float64, generator=g) * 0.5).requires_grad_()
     b = ember.randn(3 * S, dtype=ember.float64, generator=g, requires_grad=True)
     h = ember.randn(B, S, dtype=ember.float64, generator=g, requires_grad=True)
     c = ember.randn(B, S, dtype=ember.float64, generator=g, requires_grad=True)
@@ -584,15 +584,16 @@ def test_torch_compat_header_compiles_the_tutorial_unchanged(env, lltm, tmp_path
         m.check_same_size(ember.ones(2), ember.ones(3))
 
     g = ember.Generator().manual_seed(2)
-    B, I, S = 3, 4, 5
-    x, h, c = (ember.randn(B, n, dtype=ember.float64, generator=g) for n in (I, S, S))
-    w = ember.randn(3 * S, I + S, dtype=ember.float64, generator=g) * 0.5
+    B, IN, S = 3, 4, 5
+    x, h, c = (ember.randn(B, n, dtype=ember.float64, generator=g) for n in (IN, S, S))
+    w = ember.randn(3 * S, IN + S, dtype=ember.float64, generator=g) * 0.5
     b = ember.randn(3 * S, dtype=ember.float64, generator=g)
     new_h, new_cell, *saved = m.forward(x, w, b, h, c)
     ref_h, ref_cell, *ref_saved = lltm.extension().forward(x, w, b, h, c)
     np.testing.assert_allclose(new_h.numpy(), ref_h.numpy(), rtol=1e-12)
     np.testing.assert_allclose(new_cell.numpy(), ref_cell.numpy(), rtol=1e-12)
-    gh, gc = ember.randn(B, S, dtype=ember.float64, generator=g), ember.randn(B, S, dtype=ember.float64, generator=g)
+    gh = ember.randn(B, S, dtype=ember.float64, generator=g)
+    gc = ember.randn(B, S, dtype=ember.float64, generator=g)
     d_old_h, d_input, d_weights, d_bias, d_old_cell = m.backward(gh, gc, new_cell, *saved, w)
     ref = lltm.extension().backward(gh, gc, ref_cell, *ref_saved, w)
     for got, want in zip((d_old_h, d_input, d_weights, d_bias.reshape(-1), d_old_cell), ref):

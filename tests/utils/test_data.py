@@ -92,7 +92,7 @@ def _wait_no_children(timeout=5.0):
     return _children()
 
 
-# ---- datasets ----------------------------------------------------------------------------------------
+# ---- datasets ----------------------------------------------------------------------------
 def test_tensor_dataset():
     x, y = ember.arange(12.).reshape(4, 3), ember.tensor([1, 0, 1, 1])
     ds = TensorDataset(x, y)

@@ -30,7 +30,7 @@ def _check_common(input, weight, bias, nd, name):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
                            f"{name}, but got input of size: {_sizes(input.shape)}")
     if weight.dim() != nd + 2:
-        raise RuntimeError(f"weight should have at least three dimensions" if nd == 1 else
+        raise RuntimeError("weight should have at least three dimensions" if nd == 1 else
                            f"Expected {nd + 2}-dimensional input for {nd + 2}-dimensional weight "
                            f"{_sizes(weight.shape)}, but got {weight.dim()}-dimensional input "
                            f"of size {_sizes(input.shape)} instead")
@@ -117,7 +117,8 @@ def _convnd(input, weight, bias, stride, padding, dilation, groups, nd, name):
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    """1-D convolution (cross-correlation) of (N, C, L) or (C, L) input with weight (O, C/groups, k)."""
+    """1-D convolution (cross-correlation) of (N, C, L) or (C, L) input with weight
+    (O, C/groups, k)."""
     return _convnd(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
 
 

@@ -33,7 +33,6 @@ from . import hooks as _hooks
 from . import state_dict as _sd
 
 if TYPE_CHECKING:
-    from ...backend.dtypes import dtype
     from ...device import device
 
 #: what ``Module`` methods that return ``self`` return: the caller's own Module subclass

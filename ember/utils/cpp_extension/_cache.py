@@ -61,7 +61,8 @@ def tree_digest(root, suffixes=(".h", ".hpp")):
 
 
 def python_abi():
-    return "|".join([sys.implementation.cache_tag or "", sysconfig.get_config_var("EXT_SUFFIX") or "",
+    return "|".join([sys.implementation.cache_tag or "",
+                     sysconfig.get_config_var("EXT_SUFFIX") or "",
                      sys.version, sys.platform])
 
 

@@ -47,7 +47,8 @@ def find_compiler():
 
 
 def compiler_fingerprint(cmd):
-    """Identify the compiler without running it: resolved path, mtime and size (and $CXX's words)."""
+    """Identify the compiler without running it: resolved path, mtime and size (and $CXX's
+    words)."""
     path = shutil.which(cmd[0])
     real = os.path.realpath(path)
     st = os.stat(real)

@@ -84,7 +84,8 @@ class BuildExtension(build_ext):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.no_python_abi_suffix = kwargs.pop("no_python_abi_suffix", False)
-        kwargs.pop("use_ninja", None)  # accepted for PyTorch compatibility; the compiler runs directly
+        # accepted for PyTorch compatibility; the compiler runs directly
+        kwargs.pop("use_ninja", None)
         super().__init__(*args, **kwargs)
 
     def build_extensions(self) -> None:

@@ -86,7 +86,8 @@ class FFIExtension:
         _build.write_wrapper(target_dir, self.name, leaf, self._arg_names)
         return library
 
-    def __getattr__(self, name: str) -> Any:  # the rest of the cffi.FFI interface, as torch.utils.ffi
+    # the rest of the cffi.FFI interface, as torch.utils.ffi
+    def __getattr__(self, name: str) -> Any:
         ffi = self.__dict__.get("ffi")
         if ffi is None:
             raise AttributeError(name)

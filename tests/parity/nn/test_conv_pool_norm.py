@@ -123,7 +123,8 @@ def test_conv_modules(dtype):
 
 def test_conv_transpose_output_size():
     x = rand(1, 2, 4, 4, dtype=np.float32)
-    tm, em = torch.nn.ConvTranspose2d(2, 3, 3, stride=2), ember.nn.ConvTranspose2d(2, 3, 3, stride=2)
+    tm = torch.nn.ConvTranspose2d(2, 3, 3, stride=2)
+    em = ember.nn.ConvTranspose2d(2, 3, 3, stride=2)
     for size in ([9, 9], [10, 10]):
         assert tuple(tm(torch.tensor(x), output_size=size).shape) == \
             tuple(em(ember.tensor(x), output_size=size).shape)

@@ -125,16 +125,16 @@ def test_fan_in_and_fan_out(shape):
 
 
 @pytest.mark.parametrize("call", [
-    lambda I, lib: I.calculate_gain("foo"),
-    lambda I, lib: I.calculate_gain("leaky_relu", "a"),
-    lambda I, lib: I.calculate_gain("leaky_relu", True),
-    lambda I, lib: I.xavier_uniform_(lib.empty(3)),
-    lambda I, lib: I._calculate_fan_in_and_fan_out(lib.empty(3)),
-    lambda I, lib: I.kaiming_uniform_(lib.empty(2, 3), mode="fan_avg"),
-    lambda I, lib: I.eye_(lib.empty(2, 3, 4)),
-    lambda I, lib: I.orthogonal_(lib.empty(4)),
-    lambda I, lib: I.dirac_(lib.empty(4, 4)),
-    lambda I, lib: I.dirac_(lib.empty(3, 2, 3), 2),
+    lambda init, lib: init.calculate_gain("foo"),
+    lambda init, lib: init.calculate_gain("leaky_relu", "a"),
+    lambda init, lib: init.calculate_gain("leaky_relu", True),
+    lambda init, lib: init.xavier_uniform_(lib.empty(3)),
+    lambda init, lib: init._calculate_fan_in_and_fan_out(lib.empty(3)),
+    lambda init, lib: init.kaiming_uniform_(lib.empty(2, 3), mode="fan_avg"),
+    lambda init, lib: init.eye_(lib.empty(2, 3, 4)),
+    lambda init, lib: init.orthogonal_(lib.empty(4)),
+    lambda init, lib: init.dirac_(lib.empty(4, 4)),
+    lambda init, lib: init.dirac_(lib.empty(3, 2, 3), 2),
 ])
 def test_error_messages(call):
     with pytest.raises(ValueError) as t_err:

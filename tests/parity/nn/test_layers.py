@@ -3,7 +3,6 @@ Dropout (statistics), Embedding, F.pad/one_hot/normalize and nn.utils: weights a
 from the torch module through state_dict and NumPy; outputs and input/parameter gradients
 are compared (float32 and float64)."""
 import math
-import warnings
 
 import numpy as np
 import pytest

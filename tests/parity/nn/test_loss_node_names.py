@@ -41,7 +41,8 @@ CASES = {
     "bce_logits": (lambda lib, F, a, r: F.binary_cross_entropy_with_logits(
         a[0], a[1], reduction=r), (X, T), (True, True)),
     "bce_logits_weights": (lambda lib, F, a, r: F.binary_cross_entropy_with_logits(
-        a[0], a[1], weight=lib.tensor(W, dtype=a[0].dtype), pos_weight=lib.tensor(W[::-1].copy(), dtype=a[0].dtype), reduction=r),
+        a[0], a[1], weight=lib.tensor(W, dtype=a[0].dtype),
+        pos_weight=lib.tensor(W[::-1].copy(), dtype=a[0].dtype), reduction=r),
         (X, T), (True, True)),
     "kl_div": (lambda lib, F, a, r: F.kl_div(a[0], a[1], reduction=r), (X, T), (True, True)),
     "kl_div_log_target": (lambda lib, F, a, r: F.kl_div(a[0], a[1], reduction=r,
@@ -49,12 +50,14 @@ CASES = {
     "nll": (lambda lib, F, a, r: F.nll_loss(_log_probs(lib, a[0]), lib.tensor(IDX),
                                             reduction=r), (LOGITS,), (True,)),
     "nll_weight_ignore": (lambda lib, F, a, r: F.nll_loss(
-        _log_probs(lib, a[0]), lib.tensor(IDX), weight=lib.tensor(np.arange(1., 6.), dtype=a[0].dtype),
+        _log_probs(lib, a[0]), lib.tensor(IDX),
+        weight=lib.tensor(np.arange(1., 6.), dtype=a[0].dtype),
         ignore_index=2, reduction=r), (LOGITS,), (True,)),
     "cross_entropy": (lambda lib, F, a, r: F.cross_entropy(a[0], lib.tensor(IDX), reduction=r),
                       (LOGITS,), (True,)),
     "cross_entropy_4d": (lambda lib, F, a, r: F.cross_entropy(
-        a[0], lib.tensor(IDX_4D), weight=lib.tensor(np.arange(1., 6.), dtype=a[0].dtype), reduction=r),
+        a[0], lib.tensor(IDX_4D), weight=lib.tensor(np.arange(1., 6.), dtype=a[0].dtype),
+        reduction=r),
         (LOGITS_4D,), (True,)),
     "cross_entropy_smoothing": (lambda lib, F, a, r: F.cross_entropy(
         a[0], lib.tensor(IDX), reduction=r, label_smoothing=0.2), (LOGITS,), (True,)),

@@ -5,7 +5,6 @@ import pytest
 import torch
 
 import ember
-import ember.nn as enn
 from tests.parity.compare import compare, error_of
 from tests.parity.nn.test_rnn_attention import DTYPES, _check_module, _pair
 

@@ -678,7 +678,8 @@ ERRORS = [
     ("bitwise_not_float", lambda lib, a: lib.bitwise_not(a), [np.ones(2, np.float32)]),
     ("lerp_end_dtype", lambda lib, a, b: lib.lerp(a, b, 0.5),
      [np.ones(2, np.float32), np.ones(2)]),
-    ("lerp_weight_dtype", lambda lib, a, w: lib.lerp(a, a, w), [np.ones(2), np.ones(2, np.float32)]),
+    ("lerp_weight_dtype", lambda lib, a, w: lib.lerp(a, a, w),
+     [np.ones(2), np.ones(2, np.float32)]),
     ("clamp_tensor_broadcast", lambda lib, a, m: lib.clamp(a, min=m), [np.ones(3), np.ones(4)]),
 ]
 

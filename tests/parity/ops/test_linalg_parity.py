@@ -373,7 +373,7 @@ def test_second_derivatives():
 
 
 # ---- errors ---------------------------------------------------------------------------------
-O = np.ones
+O = np.ones  # noqa: E741  (short: the error table below reads as data)
 SING = np.ones((3, 3))
 NOT_PD = np.array([[1., 2.], [2., 1.]])
 ERRORS = [

@@ -1,7 +1,6 @@
 """Parity with PyTorch for reductions (sum, mean, prod, max/min, amax/amin,
 argmax/argmin, var/std, logsumexp, norm, all/any, cumsum/cumprod) and for
 softmax/log_softmax: values, dtypes, index outputs and gradients."""
-import math
 
 import numpy as np
 import pytest

@@ -455,7 +455,7 @@ def test_repr_grad_fn_where_names_agree():
     for lib in (torch, ember):
         x = lib.ones(2, requires_grad=True)
         assert repr(x + 1).endswith("grad_fn=<AddBackward0>)")
-        assert repr(x.detach()) == f"tensor([1., 1.])"
+        assert repr(x.detach()) == "tensor([1., 1.])"
 
 
 def test_size_repr():
