@@ -677,7 +677,7 @@ def repeat_interleave(input: Tensor, repeats: Tensor | int | None = None,
         counts = _repeat_counts(input, input.numel() if input.dim() else 1, "input")
         index = np.repeat(np.arange(counts.size), counts)
         _check_output_size(output_size, index.size)
-        return tensor(index, dtype=input.dtype)
+        return beside(tensor(index, dtype=input.dtype), input)
     if dim is None:
         input, dim = input.reshape(-1), 0
     dim = _wrap_dim(dim, input.dim())
@@ -692,7 +692,7 @@ def repeat_interleave(input: Tensor, repeats: Tensor | int | None = None,
     _check_output_size(output_size, index.size)
     if input.dim() == 0:
         input = input.reshape(1)
-    return I.index_select(input, dim, tensor(index))
+    return I.index_select(input, dim, beside(tensor(index), input))  # host-built, moved
 
 
 def _repeat_counts(repeats, size, name):

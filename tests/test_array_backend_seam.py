@@ -175,6 +175,8 @@ def _method(name):
         plain = numpy.ndarray.view(self, numpy.ndarray)
         with _Inside():
             result = base(plain, *_unwrap(args), **_unwrap(kwargs))
+        if name == "diagonal" and plain.flags.writeable:
+            result.flags.writeable = True  # as ember makes NumPy's diagonals (CuPy's are)
         return self if result is plain else _wrap(result)
     method.__name__ = name
     return method
@@ -430,6 +432,315 @@ CASES = {
                                           F.cross_entropy(x, _index([0, 4, 2, 1]),
                                                           reduction="none"))),
 }
+
+
+# ---- newer op families ---------------------------------------------------------------------
+def _well_conditioned(n, *batch):
+    return (RNG.standard_normal(batch + (n, n)) + 4 * numpy.eye(n)).astype(numpy.float32)
+
+
+def _unit(*shape):
+    return (RNG.random(shape) * 1.6 - 0.8).astype(numpy.float32)
+
+
+NEW_CASES = {
+    "trig_hyperbolic": ([_unit(3, 4), _floats(3, 4)],
+                        lambda a, b: (a.asin() + a.acos() + a.atan() + a.sinh() + a.cosh()
+                                      + a.asinh() + (a.abs() + 1.5).acosh() + a.atanh()
+                                      + a.deg2rad() + a.rad2deg(),
+                                      ember.atan2(a, b), ember.hypot(a, b),
+                                      ember.logaddexp(a, b), a.isinf().float() + a.isfinite()
+                                      + a.isposinf() + a.isneginf(),
+                                      ember.nan_to_num(a / (a > 0)), a.angle(), a.conj())),
+    "special_functions": ([_positive(3, 4), _unit(3, 4)],
+                          lambda a, u: (a.lgamma(), a.digamma(), ember.polygamma(1, a),
+                                        ember.polygamma(2, a), u.erfinv(),
+                                        ember.igamma(a.detach(), a * 1.5),
+                                        ember.igamma(a.detach() * 30, a * 25))),
+    "sets_sampling": ([_floats(4, 5), _positive(3, 6)],
+                      lambda a, p: (ember.unique(a.round()),
+                                    ember.unique(a.round(), return_inverse=True,
+                                                 return_counts=True)[1].float() * a,
+                                    ember.unique(a.round(), dim=0),
+                                    ember.unique_consecutive(a.round(), return_counts=True)[1],
+                                    ember.multinomial(p, 4).float() * p[:, :4],
+                                    ember.multinomial(p, 8, replacement=True).float(),
+                                    ember.bernoulli(p / 2).float() * p,
+                                    ember.searchsorted(a.sort(1).values, a[:, :2]).float(),
+                                    ember.searchsorted(a[0].sort().values, a, right=True),
+                                    ember.bucketize(a, a[0].sort().values).float() * a)),
+    "linalg_decompositions": ([_well_conditioned(3, 2), _floats(2, 3, 2)],
+                              lambda a, b: (ember.linalg.inv(a), ember.linalg.det(a),
+                                            ember.linalg.slogdet(a)[1],
+                                            ember.linalg.solve(a, b),
+                                            ember.linalg.cholesky(a @ a.mT),
+                                            ember.cholesky_solve(b, ember.linalg.cholesky(
+                                                a @ a.mT)),
+                                            ember.cholesky_inverse(ember.linalg.cholesky(
+                                                a @ a.mT)),
+                                            ember.linalg.qr(a).R.abs(),
+                                            ember.linalg.svdvals(a),
+                                            ember.linalg.eigvalsh(a @ a.mT),
+                                            ember.linalg.eigh(a @ a.mT)[1].abs(),
+                                            ember.linalg.svd(a)[0].abs(),
+                                            ember.linalg.pinv(a), ember.linalg.lstsq(a, b)[0],
+                                            ember.linalg.matrix_rank(a).float(),
+                                            ember.linalg.solve_triangular(a.triu(), b,
+                                                                          upper=True),
+                                            ember.linalg.inv_ex(a)[1].float(),
+                                            ember.linalg.cholesky_ex(a @ a.mT)[1].float(),
+                                            ember.linalg.solve_ex(a, b)[1].float(),
+                                            ember.linalg.matrix_power(a, 3),
+                                            ember.linalg.matrix_power(a, -2),
+                                            ember.linalg.multi_dot([a[0], a[1], b[0]]),
+                                            ember.linalg.cross(b[..., :3, :].mT, b[..., :3, :].mT),
+                                            ember.linalg.vecdot(b, b),
+                                            ember.linalg.norm(a), ember.linalg.norm(a[0], "fro"),
+                                            ember.linalg.matrix_norm(a, "nuc"),
+                                            ember.linalg.matrix_norm(a, 2),
+                                            ember.linalg.vector_norm(b, 3, dim=-1))),
+    "distributions": ([_floats(3), _positive(3), _positive(3, 4), _unit(3)],
+                      lambda loc, scale, conc, u: _distributions(loc, scale, conc, u)),
+    "fold_grid_shuffle": ([_floats(2, 3, 6, 5), _floats(2, 2, 3)],
+                          lambda x, theta: (F.unfold(x, 2, padding=1, stride=(2, 1)),
+                                            F.fold(F.unfold(x, (2, 3), dilation=(1, 2)), (6, 5),
+                                                   (2, 3), dilation=(1, 2)),
+                                            F.grid_sample(x, F.affine_grid(theta, (2, 3, 4, 3),
+                                                                           align_corners=False),
+                                                          align_corners=False),
+                                            F.grid_sample(x, theta[:, None, :, :2].tanh(),
+                                                          mode="nearest", padding_mode="border",
+                                                          align_corners=True),
+                                            F.grid_sample(x, theta[:, None, :, :2] * 2,
+                                                          padding_mode="reflection",
+                                                          align_corners=False),
+                                            F.pixel_shuffle(x[:, :, :4, :4].repeat(1, 4, 1, 1), 2),
+                                            F.pixel_unshuffle(x[:, :, :4, :4], 2))),
+    "pad_interpolate_modes": ([_floats(2, 3, 5, 6), _floats(2, 3, 4, 4, 5)],
+                              lambda x, v: (F.pad(x, (2, 1, 1, 2), mode="reflect"),
+                                            F.pad(v, (1, 1, 2, 0, 1, 1), mode="replicate"),
+                                            F.pad(v, (1, 2, 1, 1, 0, 1), mode="circular"),
+                                            F.pad(v, (1, 1, 1, 1, 1, 1), value=0.5),
+                                            F.interpolate(x, size=(7, 4), mode="bicubic"),
+                                            F.interpolate(x, scale_factor=1.5, mode="bicubic",
+                                                          align_corners=True),
+                                            F.interpolate(x, size=(3, 4), mode="area"),
+                                            F.interpolate(v, size=(3, 5, 7), mode="trilinear"),
+                                            F.interpolate(v, scale_factor=2, mode="nearest"),
+                                            F.interpolate(x, size=(7, 9),
+                                                          mode="nearest-exact"))),
+    "conv_pool_3d_instance_norm": ([_floats(2, 3, 5, 6, 4), _floats(4, 3, 2, 3, 2), _floats(4),
+                                    _positive(3), _floats(3)],
+                                   lambda x, w, b, g, h: (
+                                       F.conv3d(x, w, b, padding=1),
+                                       F.conv3d(x, w, stride=(1, 2, 1), dilation=(2, 1, 1)),
+                                       F.conv_transpose3d(x, w.transpose(0, 1), stride=2),
+                                       F.max_pool3d(x, 2), F.max_pool3d(x, 3, 2, 1,
+                                                                        ceil_mode=True),
+                                       F.max_pool3d(x, 2, return_indices=True)[1].float(),
+                                       F.avg_pool3d(x, 2, 1),
+                                       F.avg_pool3d(x, 3, 2, 1, count_include_pad=False),
+                                       F.adaptive_avg_pool3d(x, (2, 3, 3)),
+                                       F.adaptive_max_pool3d(x, 2),
+                                       F.instance_norm(x, weight=g, bias=h),
+                                       F.instance_norm(x[:, :, 0], use_input_stats=True))),
+    "new_activations": ([_floats(3, 4), _positive(4)],
+                        lambda a, w: (F.selu(a), F.celu(a, 0.7), F.hardsigmoid(a * 4),
+                                      F.hardswish(a * 4), F.logsigmoid(a), F.softmin(a, 1),
+                                      F.softsign(a), F.tanhshrink(a), F.threshold(a, 0.1, -2.0),
+                                      F.glu(a, 1), F.hardshrink(a), F.softshrink(a),
+                                      F.prelu(a, w), F.prelu(a, w[:1]), F.rrelu(a),
+                                      F.rrelu(a, training=True))),
+    "embedding_bag_distance": ([_floats(7, 3), _floats(4, 3), _floats(5, 3), _floats(4)],
+                               lambda w, a, b, s: (
+                                   F.embedding_bag(_index([0, 2, 2, 5, 6, 1]), w,
+                                                   _index([0, 2, 2])),
+                                   F.embedding_bag(_index([[0, 2], [5, 6]]), w, mode="sum"),
+                                   F.embedding_bag(_index([0, 2, 2, 5, 6, 1]), w,
+                                                   _index([0, 3]), mode="max"),
+                                   F.embedding_bag(_index([0, 2, 2, 5]), w, _index([0, 1]),
+                                                   mode="sum", per_sample_weights=s),
+                                   F.embedding_bag(_index([0, 2, 3, 5]), w, _index([0, 1, 4]),
+                                                   include_last_offset=True, padding_idx=2),
+                                   F.cosine_similarity(a, b[:4]), F.cosine_similarity(a[:, None],
+                                                                                      b, dim=-1),
+                                   F.pairwise_distance(a, b[:4]), F.pdist(a), F.pdist(b, 1.5),
+                                   ember.cdist(a, b), ember.cdist(a, b, 1),
+                                   ember.cdist(a, b, float("inf")),
+                                   ember.cdist(a[None], b[None], compute_mode=
+                                           "use_mm_for_euclid_dist"))),
+    "loss_nodes": ([_floats(4, 5), _floats(4, 5), _unit(4, 5), _positive(5)],
+                   lambda x, y, p, w: (F.mse_loss(x, y), F.l1_loss(x, y, reduction="sum"),
+                                       F.smooth_l1_loss(x, y, beta=0.5),
+                                       F.huber_loss(x, y, reduction="none", delta=0.7),
+                                       F.binary_cross_entropy(p.abs(), (y > 0).float()),
+                                       F.binary_cross_entropy(p.abs(), y.sigmoid(), weight=w,
+                                                              reduction="none"),
+                                       F.binary_cross_entropy_with_logits(x, y.sigmoid()),
+                                       F.nll_loss(F.log_softmax(x, 1), _index([0, 4, -100, 2]),
+                                                  weight=w),
+                                       F.nll_loss(F.log_softmax(x, 1)[:, :, None].expand(4, 5, 2),
+                                                  _index([[0, 1], [4, 4], [2, 3], [1, 0]])),
+                                       F.cross_entropy(x, _index([0, 4, 1, 2]),
+                                                       label_smoothing=0.1),
+                                       F.cross_entropy(x, y.softmax(1), label_smoothing=0.2),
+                                       F.kl_div(F.log_softmax(x, 1), y.softmax(1),
+                                                reduction="batchmean"),
+                                       F.cross_entropy(x[:0], _index([0, 1, 2, 3])[:0]))),
+    "tensor_functions": ([_floats(3, 4), _floats(4), _floats(3, 4)],
+                         lambda a, v, b: (*ember.meshgrid(v, v[:3], indexing="ij"),
+                                          *ember.meshgrid(v, v[:3], indexing="xy"),
+                                          a.repeat_interleave(2, 1),
+                                          a.repeat_interleave(_index([1, 0, 3]), 0),
+                                          ember.repeat_interleave(_index([2, 1, 3])).float(),
+                                          a.diff(), ember.diff(a, 2, 0, prepend=b[:1]),
+                                          a.take(_index([[0, 11], [5, 5]])),
+                                          ember.view_as_real(ember.complex(a.detach(), b.detach())),
+                                          ember.view_as_real(ember.complex(a.detach(), b.detach())
+                                                             .conj()),
+                                          ember.view_as_real(ember.view_as_complex(
+                                              ember.stack([a, b], -1).detach())),
+                                          ember.cross(a[:, :3], b[:, :3], dim=1))),
+}
+CASES.update(NEW_CASES)
+
+
+def _distributions(loc, scale, conc, u):
+    D = ember.distributions
+    normal = D.Normal(loc, scale)
+    value = normal.rsample((2,))
+    gamma = D.Gamma(conc, scale[:, None])
+    beta = D.Beta(conc[:, 0], conc[:, 1])
+    dirichlet = D.Dirichlet(conc)
+    mvn = D.MultivariateNormal(loc, scale_tril=ember.diag_embed(scale) + (u[:, None] * u).tril(-1))
+    bern = D.Bernoulli(logits=u)
+    cat = D.Categorical(logits=conc)
+    uniform = D.Uniform(loc - scale, loc + scale)
+    return (value, normal.log_prob(value), normal.entropy(), normal.cdf(loc * 0.5),
+            normal.icdf(u.abs()), gamma.rsample(), gamma.log_prob(conc), gamma.entropy(),
+            beta.rsample(), beta.log_prob(u.abs()), beta.entropy(), dirichlet.rsample(),
+            dirichlet.log_prob(conc / conc.sum(-1, keepdim=True)), dirichlet.entropy(),
+            mvn.rsample((2,)), mvn.log_prob(loc * 0.5), mvn.entropy(),
+            bern.sample(), bern.log_prob((u > 0).float()), bern.entropy(),
+            cat.sample((2,)).float(), cat.log_prob(_index([0, 3, 1])), cat.entropy(),
+            uniform.rsample(), uniform.log_prob(loc), uniform.entropy(),
+            D.Independent(normal, 1).log_prob(value),
+            D.kl_divergence(normal, D.Normal(loc * 0, scale.detach())),
+            D.kl_divergence(dirichlet, D.Dirichlet(conc.detach() + 1)))
+
+
+OPTIMIZERS = {
+    "SGD": lambda p: ember.optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1),
+    "Adam_amsgrad": lambda p: ember.optim.Adam(p, lr=0.1, amsgrad=True, weight_decay=0.1),
+    "AdamW": lambda p: ember.optim.AdamW(p, lr=0.1),
+    "Adamax": lambda p: ember.optim.Adamax(p, lr=0.1, weight_decay=0.1),
+    "NAdam": lambda p: ember.optim.NAdam(p, lr=0.1, weight_decay=0.1),
+    "RAdam": lambda p: ember.optim.RAdam(p, lr=0.1, decoupled_weight_decay=True,
+                                         weight_decay=0.1),
+    "Adagrad": lambda p: ember.optim.Adagrad(p, lr=0.1, lr_decay=0.01, weight_decay=0.1),
+    "Adadelta": lambda p: ember.optim.Adadelta(p, weight_decay=0.1),
+    "RMSprop": lambda p: ember.optim.RMSprop(p, lr=0.01, momentum=0.9, centered=True),
+    "Rprop": lambda p: ember.optim.Rprop(p, lr=0.1),
+    "ASGD": lambda p: ember.optim.ASGD(p, lr=0.1, t0=1),
+    "LBFGS": lambda p: ember.optim.LBFGS(p, lr=0.5, max_iter=4),
+    "LBFGS_wolfe": lambda p: ember.optim.LBFGS(p, max_iter=4, line_search_fn="strong_wolfe"),
+}
+
+
+def _optimize(make_optimizer, wrap):
+    """Three steps of an optimizer on a small least-squares problem; the parameters."""
+    w = ember.from_numpy(wrap(numpy.linspace(-1, 1, 6, dtype=numpy.float32).reshape(2, 3)))
+    b = ember.from_numpy(wrap(numpy.array([0.5, -0.5], dtype=numpy.float32)))
+    w.requires_grad_()
+    b.requires_grad_()
+    x = ember.from_numpy(wrap(numpy.arange(12, dtype=numpy.float32).reshape(4, 3) / 10))
+    y = ember.from_numpy(wrap(numpy.ones((4, 2), dtype=numpy.float32)))
+    opt = make_optimizer([w, b])
+
+    def closure():
+        opt.zero_grad()
+        loss = ((F.linear(x, w, b) - y) ** 2).mean()
+        loss.backward()
+        return loss
+
+    for _ in range(3):
+        opt.step(closure)
+    state = [v for s in opt.state.values() for v in s.values()
+             if isinstance(v, ember.Tensor) and v.dim() > 0]
+    return [w, b], state
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_optimizer_steps_on_the_registered_module(name, strict):
+    want, _ = _optimize(OPTIMIZERS[name], lambda a: a)
+    got, state = _optimize(OPTIMIZERS[name], lambda a: a.view(StrictArray))
+    assert _is_strict(*state)
+    for k, (g, w) in enumerate(zip(got, want)):
+        _same(g._data, w._data.astype(numpy.float32), f"parameter {k}")
+        _same(g.grad._data, w.grad._data, f"gradient {k}")
+
+
+def test_out_writes_stay_in_the_registered_module(strict):
+    a, b = _strict((3, 4)), _strict((3, 4))
+    outs = [_strict((3, 4)), _strict((2,)), _strict((0,)), _strict((6, 4))]
+    ember.add(a, b, out=outs[0])
+    ember.mul(a, b, out=outs[1])  # resized (with a warning, as PyTorch)
+    ember.atan2(a, b, out=outs[2])
+    ember.cat([a, b], out=outs[3])
+    values, indices = _strict((3,)), ember.from_numpy(numpy.zeros(3, numpy.int64)
+                                                     .view(StrictArray))
+    ember.max(a, 1, out=(values, indices))
+    assert _is_strict(*outs, values, indices)
+    plain = numpy.ndarray.view
+    numpy.testing.assert_allclose(plain(outs[0]._data, numpy.ndarray),
+                                  plain(a._data, numpy.ndarray) + plain(b._data, numpy.ndarray))
+    numpy.testing.assert_array_equal(plain(indices._data, numpy.ndarray),
+                                     plain(a._data, numpy.ndarray).argmax(1))
+
+
+def _packed_lstm(wrap):
+    ember.manual_seed(0)
+    lstm = ember.nn.LSTM(3, 4, batch_first=True, bidirectional=True)
+    gru = ember.nn.GRU(3, 2)
+    for m in (lstm, gru):
+        for p in m.parameters():
+            p.data = ember.from_numpy(wrap(p._data))
+    rnn = ember.nn.utils.rnn
+    x = ember.from_numpy(wrap(numpy.linspace(-1, 1, 36, dtype=numpy.float32).reshape(3, 4, 3)))
+    x.requires_grad_()
+    packed = rnn.pack_padded_sequence(x, [4, 2, 3], batch_first=True, enforce_sorted=False)
+    out, (h, c) = lstm(packed)
+    padded, lengths = rnn.pad_packed_sequence(out, batch_first=True)
+    seqs = [x[0], x[1, :2], x[2, :3]]
+    gru_out, _ = gru(rnn.pack_sequence(seqs, enforce_sorted=False))
+    gru_padded, _ = rnn.pad_packed_sequence(gru_out, padding_value=-1.0)
+    joined = rnn.pad_sequence(seqs, batch_first=True)
+    (padded.sum() + h.sum() * 2 + c.sum() + gru_padded.sum() + joined.sum()).backward()
+    return [padded, h, c, gru_padded, joined, x.grad], lengths, lstm
+
+
+def test_packed_sequence_lstm_on_the_registered_module(strict):
+    want, want_lengths, _ = _packed_lstm(lambda a: a)
+    got, lengths, lstm = _packed_lstm(lambda a: a.view(StrictArray))
+    assert lengths.tolist() == want_lengths.tolist()
+    assert _is_strict(*(p.grad for p in lstm.parameters()))
+    for k, (g, w) in enumerate(zip(got, want)):
+        _same(g._data, w._data, f"result {k}")
+
+
+def test_printing_options_on_the_registered_module(strict):
+    a = _strict((3, 40))
+    ember.set_printoptions(precision=2, threshold=10, edgeitems=2, linewidth=60, sci_mode=True)
+    try:
+        text = repr(a)
+        assert "..." in text and "e" in text
+        ember.set_printoptions(profile="short")
+        assert repr(a * 1e6).startswith("tensor(")
+        ember.set_printoptions(profile="full")
+        assert "..." not in repr(a)
+    finally:
+        ember.set_printoptions(profile="default", sci_mode=None)
+    assert type(a._data) is StrictArray
 
 
 def _setitem(a, v):

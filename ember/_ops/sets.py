@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np  # host-side index arithmetic and random draws (see random.py)
 
 from .._tensor import Tensor, _wrap_dim
-from ..backend import get_array_module, as_array, to_host
+from ..backend import get_array_module, to_host
 from ..random import rng
 from .._typing import Any
 
@@ -116,7 +116,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     rows = [_draw_row(gen, p / t, num_samples, replacement) for p, t in zip(probs, totals)]
     out = np.stack(rows) if rows else np.empty((0, num_samples), np.int64)
     out = out.reshape(d.shape[:-1] + (num_samples,))
-    return Tensor._make(as_array(out.astype(np.int64)))
+    return Tensor._make(get_array_module(d).asarray(out.astype(np.int64)))
 
 
 def _draw_row(gen, p, num_samples, replacement):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from numbers import Number
 
-from .._creation import arange, rand
+from .._creation import arange, beside, rand
 from .._tensor import Size
 from ..autograd.grad_mode import no_grad
 from ..nn.functional import binary_cross_entropy_with_logits
@@ -81,7 +81,7 @@ class Bernoulli(ExponentialFamily):
         shape = self._extended_shape(sample_shape)
         with no_grad():
             probs = self.probs.expand(shape)
-            return (rand(shape, dtype=probs.dtype) < probs).to(probs.dtype)
+            return (beside(rand(shape, dtype=probs.dtype), probs) < probs).to(probs.dtype)
 
     def log_prob(self, value):
         if self._validate_args:
@@ -93,7 +93,7 @@ class Bernoulli(ExponentialFamily):
         return binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
 
     def enumerate_support(self, expand=True):
-        values = arange(2, dtype=self._param.dtype)
+        values = beside(arange(2, dtype=self._param.dtype), self._param)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))

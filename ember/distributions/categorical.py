@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from .._creation import arange, full, rand
+from .._creation import arange, beside, full, rand
 from .._functions import broadcast_tensors, clamp
 from .._tensor import Size
 from ..autograd.grad_mode import no_grad
@@ -77,7 +77,7 @@ class Categorical(Distribution):
 
     @property
     def mean(self):
-        return full(self._extended_shape(), math.nan, dtype=self.probs.dtype)
+        return beside(full(self._extended_shape(), math.nan, dtype=self.probs.dtype), self.probs)
 
     @property
     def mode(self):
@@ -85,7 +85,7 @@ class Categorical(Distribution):
 
     @property
     def variance(self):
-        return full(self._extended_shape(), math.nan, dtype=self.probs.dtype)
+        return beside(full(self._extended_shape(), math.nan, dtype=self.probs.dtype), self.probs)
 
     def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
@@ -94,7 +94,7 @@ class Categorical(Distribution):
             cdf = cdf / cdf[..., -1:]  # the last entry exactly 1
             # u in (0, 1]: the first category whose cdf reaches u; categories of
             # probability 0 are never picked (their cdf equals the one before)
-            u = 1 - rand(tuple(shape) + (1,), dtype=cdf.dtype)
+            u = 1 - beside(rand(tuple(shape) + (1,), dtype=cdf.dtype), cdf)
             return (u > cdf).sum(-1).to(dtypes.int64)
 
     def log_prob(self, value):
@@ -111,7 +111,7 @@ class Categorical(Distribution):
         return -(logits * self.probs).sum(-1)
 
     def enumerate_support(self, expand=True):
-        values = arange(self._num_events, dtype=dtypes.int64)
+        values = beside(arange(self._num_events, dtype=dtypes.int64), self._param)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))

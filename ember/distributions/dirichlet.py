@@ -10,7 +10,7 @@ True
 """
 from __future__ import annotations
 
-from .._creation import arange
+from .._creation import arange, beside
 from .._functions import digamma, lgamma, where
 from .._ops.special import standard_gamma
 from .._tensor import Size
@@ -65,7 +65,7 @@ class Dirichlet(ExponentialFamily):
         total = where(below_one, 1.0, shifted.sum(-1, True))  # no 0/0 there, nor in its grad
         mode = shifted / total
         k = shifted.shape[-1]
-        vertex = (arange(k) == mode.argmax(-1, keepdim=True)).to(mode.dtype)
+        vertex = (beside(arange(k), mode) == mode.argmax(-1, keepdim=True)).to(mode.dtype)
         return where(below_one, vertex, mode)
 
     @property

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from .._creation import eye, randn
+from .._creation import beside, eye, randn
 from .._functions import broadcast_shapes, flip, matmul
 from .._ops.triangular import cholesky, cholesky_inverse, solve_triangular
 from .._tensor import Size
@@ -22,7 +22,7 @@ from .utils import lazy_property
 
 def _diagonal(matrices):
     """The diagonals of a batch of square matrices (differentiable)."""
-    return (matrices * eye(matrices.shape[-1], dtype=matrices.dtype)).sum(-1)
+    return (matrices * beside(eye(matrices.shape[-1], dtype=matrices.dtype), matrices)).sum(-1)
 
 
 def _batch_mv(matrices, vectors):
@@ -44,7 +44,7 @@ def _precision_to_scale_tril(precision):
     factor of the flipped matrix, flipped back, is upper and inverts to the lower one."""
     flipped = cholesky(flip(precision, (-2, -1)))
     inverse_factor = flip(flipped, (-2, -1)).transpose(-2, -1)
-    identity = eye(precision.shape[-1], dtype=precision.dtype)
+    identity = beside(eye(precision.shape[-1], dtype=precision.dtype), precision)
     return solve_triangular(inverse_factor, identity, upper=False)
 
 
@@ -132,7 +132,7 @@ class MultivariateNormal(Distribution):
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        eps = randn(shape, dtype=self.loc.dtype)
+        eps = beside(randn(shape, dtype=self.loc.dtype), self.loc)
         return self.loc + _batch_mv(self._unbroadcasted_scale_tril, eps)
 
     def log_prob(self, value):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from numbers import Number
 
-from .._creation import randn
+from .._creation import beside, randn
 from .._functions import erf, erfinv, log
 from .._tensor import Size
 from . import constraints
@@ -60,7 +60,7 @@ class Normal(ExponentialFamily):
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        eps = randn(shape, dtype=self.loc.dtype)
+        eps = beside(randn(shape, dtype=self.loc.dtype), self.loc)
         return self.loc + eps * self.scale
 
     def log_prob(self, value):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from numbers import Number
 
-from .._creation import rand
+from .._creation import beside, rand
 from .._functions import log
 from .._tensor import Size
 from . import constraints
@@ -66,7 +66,7 @@ class Uniform(Distribution):
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        u = rand(shape, dtype=self.low.dtype)
+        u = beside(rand(shape, dtype=self.low.dtype), self.low)
         return self.low + u * (self.high - self.low)
 
     def log_prob(self, value):

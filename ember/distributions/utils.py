@@ -14,7 +14,7 @@ from numbers import Number
 
 import numpy as np  # dtype metadata only (finfo)
 
-from .._creation import tensor
+from .._creation import beside, tensor
 from .._tensor import Tensor
 from .._functions import broadcast_shapes, log, log1p, sigmoid, softmax
 from ..autograd.grad_mode import enable_grad
@@ -35,7 +35,8 @@ def broadcast_all(*values):
     if not all(isinstance(v, Tensor) for v in values):
         like = next((v for v in values if isinstance(v, Tensor)), None)
         dtype = like.dtype if like is not None else dtypes.get_default_dtype()
-        values = [v if isinstance(v, Tensor) else tensor(v, dtype=dtype) for v in values]
+        values = [v if isinstance(v, Tensor) else tensor(v, dtype=dtype) if like is None
+                  else beside(tensor(v, dtype=dtype), like) for v in values]
     shape = broadcast_shapes(*[v.shape for v in values])
     # a tensor already of the shape is returned itself (no view: it keeps requires_grad
     # even under no_grad, as PyTorch's broadcast_tensors does)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any, Optional, Union
 
-from .._creation import zeros
 from .._functions import cat, mul
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad, enable_grad
@@ -165,7 +164,7 @@ class LBFGS(Optimizer):
         return self._numel_cache
 
     def _gather_flat_grad(self) -> Tensor:
-        return cat([zeros(p.numel(), dtype=p.dtype) if p.grad is None else p.grad.reshape(-1)
+        return cat([p.new_zeros(p.numel()) if p.grad is None else p.grad.reshape(-1)
                     for p in self._params], 0)
 
     def _add_grad(self, step_size: Any, update: Tensor) -> None:

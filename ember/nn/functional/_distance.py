@@ -77,8 +77,8 @@ def pdist(input, p=2):
     second = [j for i in range(n) for j in range(i + 1, n)]
     if not first:
         return input.new_zeros(0)
-    rows_i = input.index_select(0, _creation.tensor(first))
-    rows_j = input.index_select(0, _creation.tensor(second))
+    rows_i = input.index_select(0, _creation.beside(_creation.tensor(first), input))
+    rows_j = input.index_select(0, _creation.beside(_creation.tensor(second), input))
     return _fn.norm(rows_i - rows_j, p, 1)
 
 

@@ -159,8 +159,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
 def _base_coords(steps, align_corners, like):
     """The normalized positions of ``steps`` pixel centres (corners when aligned)."""
     if steps <= 1:
-        return _creation.zeros(max(steps, 0), dtype=like.dtype)
-    base = _creation.linspace(-1, 1, steps, dtype=like.dtype)
+        return like.new_zeros(max(steps, 0))
+    base = _creation.beside(_creation.linspace(-1, 1, steps, dtype=like.dtype), like)
     return base if align_corners else base * ((steps - 1) / steps)
 
 
@@ -202,7 +202,7 @@ def affine_grid(theta, size, align_corners=None):
         shape = [1] * nd
         shape[i] = steps
         axes.append(_base_coords(steps, align_corners, theta).reshape(shape).expand(*spatial))
-    ones = _creation.ones(spatial, dtype=theta.dtype)
+    ones = theta.new_ones(spatial)
     base = _fn.stack(axes[::-1] + [ones], -1).reshape(1, -1, nd + 1)   # (1, P, nd + 1)
     grid = base @ theta.transpose(1, 2)                                  # (N, P, nd)
     return grid.reshape((n,) + tuple(spatial) + (nd,))

@@ -138,27 +138,26 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
             if values[position] != padding_idx:
                 kept.append(position)
                 bag_of.append(bag)
-    kept_index = _creation.tensor(kept, dtype=flat.dtype)
+    kept_index = _creation.beside(_creation.tensor(kept, dtype=flat.dtype), flat)
     rows = _emb.Embedding.apply(weight, flat.index_select(0, kept_index),
                                 -1 if padding_idx is None else padding_idx, scale_grad_by_freq)
     if mode == "max":
         return _bag_max(rows, bag_of, len(bounds), weight)
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.reshape(-1).index_select(0, kept_index).unsqueeze(1)
-    bag_index = _creation.tensor(bag_of, dtype=flat.dtype)
-    out = _creation.zeros(len(bounds), dim, dtype=weight.dtype).index_add(0, bag_index, rows)
+    bag_index = _creation.beside(_creation.tensor(bag_of, dtype=flat.dtype), flat)
+    out = weight.new_zeros(len(bounds), dim).index_add(0, bag_index, rows)
     if mode == "mean":
         counts = [0] * len(bounds)
         for bag in bag_of:
             counts[bag] += 1
-        out = out / _creation.tensor([max(c, 1) for c in counts],
-                                     dtype=weight.dtype).unsqueeze(1)
+        out = out / weight.new_tensor([max(c, 1) for c in counts]).unsqueeze(1)
     return out
 
 
 def _bag_max(rows, bag_of, num_bags, weight):
     """Per bag, the element-wise max of its rows (the gradient goes to the row holding it)."""
-    empty = _creation.zeros(weight.size(1), dtype=weight.dtype)
+    empty = weight.new_zeros(weight.size(1))
     result, start = [], 0
     for bag in range(num_bags):
         end = start
@@ -167,7 +166,7 @@ def _bag_max(rows, bag_of, num_bags, weight):
         result.append(rows[start:end].max(0)[0] if end > start else empty)
         start = end
     if not result:
-        return _creation.zeros(0, weight.size(1), dtype=weight.dtype)
+        return weight.new_zeros(0, weight.size(1))
     return _fn.stack(result, 0)
 
 

@@ -14,7 +14,7 @@ import numbers
 import warnings
 
 from ... import _functions as _F
-from ..._creation import empty, zeros
+from ..._creation import empty
 from ...autograd.grad_mode import no_grad
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
@@ -33,7 +33,7 @@ def _dropout(x, p, training):
         return x
     if p == 1:
         return x * 0
-    mask = empty(x.shape, dtype=x.dtype).bernoulli_(1 - p)
+    mask = x.new_empty(x.shape).bernoulli_(1 - p)
     return x * mask / (1 - p)
 
 
@@ -330,9 +330,9 @@ def _packed_forward(self, packed, hx):
     if hx is None:
         out_size = self.proj_size if self.proj_size > 0 else self.hidden_size
         shape = (self.num_layers * num_directions, batch_sizes[0])
-        hx = zeros(*shape, out_size, dtype=data.dtype)
+        hx = data.new_zeros(*shape, out_size)
         if lstm:
-            hx = (hx, zeros(*shape, self.hidden_size, dtype=data.dtype))
+            hx = (hx, data.new_zeros(*shape, self.hidden_size))
     elif sorted_indices is not None:
         hx = _permute_hidden(hx, sorted_indices)
     self.check_forward_args(data, hx, batch_sizes)
@@ -369,8 +369,8 @@ def _single_state_forward(self, input, hx):
     num_directions = 2 if self.bidirectional else 1
     max_batch_size = input.size(0) if self.batch_first else input.size(1)
     if hx is None:
-        hx = zeros(self.num_layers * num_directions, max_batch_size, self.hidden_size,
-                   dtype=input.dtype)
+        hx = input.new_zeros(self.num_layers * num_directions, max_batch_size,
+                             self.hidden_size)
     self.check_forward_args(input, hx)
     x = input.transpose(0, 1) if self.batch_first else input
     output, finals = self._run(x, list(hx.unbind(0)))
@@ -418,10 +418,10 @@ class LSTM(RNNBase):
             input = input.unsqueeze(batch_dim)
         max_batch_size = input.size(0) if self.batch_first else input.size(1)
         if hx is None:
-            h_zeros = zeros(self.num_layers * num_directions, max_batch_size, real_hidden_size,
-                            dtype=input.dtype)
-            c_zeros = zeros(self.num_layers * num_directions, max_batch_size, self.hidden_size,
-                            dtype=input.dtype)
+            h_zeros = input.new_zeros(self.num_layers * num_directions, max_batch_size,
+                                      real_hidden_size)
+            c_zeros = input.new_zeros(self.num_layers * num_directions, max_batch_size,
+                                      self.hidden_size)
             hx = (h_zeros, c_zeros)
         else:
             if is_batched:
@@ -513,7 +513,7 @@ class RNNCellBase(Module):
         if not is_batched:
             input = input.unsqueeze(0)
         if hx is None:
-            z = zeros(input.size(0), self.hidden_size, dtype=input.dtype)
+            z = input.new_zeros(input.size(0), self.hidden_size)
             hx = z if n_states == 1 else (z, z)
         elif not is_batched:
             hx = hx.unsqueeze(0) if n_states == 1 else tuple(h.unsqueeze(0) for h in hx)

@@ -19,7 +19,7 @@ from collections import namedtuple
 
 from ... import _functions as _F
 from ...backend import dtypes
-from ..._creation import tensor as _tensor
+from ..._creation import beside as _beside, tensor as _tensor
 from ..._tensor import Tensor
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence",
@@ -187,7 +187,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
         sorted_lengths = lengths
     else:
         order = sorted(range(len(lengths)), key=lambda i: -lengths[i])  # stable, as torch
-        sorted_indices = _int64(order)
+        sorted_indices = _beside(_int64(order), input)  # indexes input: in its module
         sorted_lengths = [lengths[i] for i in order]
         if len(lengths) == input.size(batch_dim):
             input = input.index_select(batch_dim, sorted_indices)
