@@ -468,6 +468,7 @@ NEW_CASES = {
                                     ember.bernoulli(p / 2).float() * p,
                                     ember.searchsorted(a.sort(1).values, a[:, :2]).float(),
                                     ember.searchsorted(a[0].sort().values, a, right=True),
+                                    ember.searchsorted(a[0].sort().values, 0.5),
                                     ember.bucketize(a, a[0].sort().values).float() * a)),
     "linalg_decompositions": ([_well_conditioned(3, 2), _floats(2, 3, 2)],
                               lambda a, b: (ember.linalg.inv(a), ember.linalg.det(a),

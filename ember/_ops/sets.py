@@ -180,8 +180,8 @@ def searchsorted(sorted_sequence: Tensor, input: Tensor | float, *, out_int32: b
                                "got side of left while right was True")
         right = side == "right"
     seq = sorted_sequence._data
-    values = input._data if isinstance(input, Tensor) else np.asarray(input)
     xp = get_array_module(seq)
+    values = input._data if isinstance(input, Tensor) else xp.asarray(input)
     if sorter is not None:
         seq = xp.take_along_axis(seq, sorter._data, axis=-1)
     how = "right" if right else "left"

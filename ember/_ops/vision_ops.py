@@ -7,8 +7,7 @@
   other's adjoints, so each one's gradient is the other and both are twice differentiable.
   Both loop over the kernel offsets (never over pixels), copying one strided slab per offset.
 
-The tables are built on the host (they are geometry, not tensor data) and handed to the
-input's array module.
+The tables are built in the input's array module (mixing two modules' arrays fails).
 """
 import numpy as np
 
@@ -35,13 +34,18 @@ def cubic_matrix(like, in_size, out_size, scale_factor, align_corners):
     four cubic-convolution weights at floor(src) - 1 .. floor(src) + 2, indices clamped to
     the input, so border taps add up on the edge element as PyTorch's kernel reads them."""
     dtype = like._data.dtype
-    ft = np.float32 if dtype == np.float32 else np.float64
-    scale = ft(_source_scale(in_size, out_size, scale_factor, align_corners))
-    dst = np.arange(out_size, dtype=ft)
-    src = dst * scale if align_corners else (dst + ft(0.5)) * scale - ft(0.5)
-    base = np.floor(src)
+    xp = get_array_module(like._data)
+    ft = xp.float32 if dtype == xp.float32 else xp.float64
+
+    def const(v):  # a 0-d array of ft: keeps the arithmetic in ft, as ft scalars would
+        return xp.asarray(v, dtype=ft)
+
+    scale = const(_source_scale(in_size, out_size, scale_factor, align_corners))
+    dst = xp.arange(out_size, dtype=ft)
+    src = dst * scale if align_corners else (dst + const(0.5)) * scale - const(0.5)
+    base = xp.floor(src)
     t = (src - base).astype(ft)
-    a = ft(_CUBIC_A)
+    a = const(_CUBIC_A)
 
     def near(x):  # |x| <= 1
         return ((a + 2) * x - (a + 3)) * x * x + 1
@@ -50,21 +54,22 @@ def cubic_matrix(like, in_size, out_size, scale_factor, align_corners):
         return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
 
     weights = (far(t + 1), near(t), near(1 - t), far(2 - t))
-    m = np.zeros((out_size, in_size), dtype=dtype)
-    rows = np.arange(out_size)
-    start = base.astype(np.int64) - 1
+    m = xp.zeros((out_size, in_size), dtype=dtype)
+    rows = xp.arange(out_size)
+    start = base.astype(xp.int64) - 1
     for k, w in enumerate(weights):
-        np.add.at(m, (rows, np.clip(start + k, 0, in_size - 1)), w.astype(dtype))
-    return Tensor._make(get_array_module(like._data).asarray(m))
+        xp.add.at(m, (rows, xp.clip(start + k, 0, in_size - 1)), w.astype(dtype))
+    return Tensor._make(m)
 
 
 def nearest_exact_index(like, in_size, out_size, scale_factor):
     """int64 source index of each output position for mode='nearest-exact'
-    (floor((dst + 0.5) * scale), clamped)."""
-    scale = np.float32(_source_scale(in_size, out_size, scale_factor, False))
-    dst = np.arange(out_size, dtype=np.float32)
-    src = np.floor((dst + np.float32(0.5)) * scale).astype(np.int64)
-    return Tensor._make(get_array_module(like._data).asarray(np.minimum(src, in_size - 1)))
+    (floor((dst + 0.5) * scale), clamped), in ``like``'s module."""
+    xp = get_array_module(like._data)
+    scale = xp.asarray(_source_scale(in_size, out_size, scale_factor, False), dtype=xp.float32)
+    dst = xp.arange(out_size, dtype=xp.float32)
+    src = xp.floor((dst + xp.asarray(0.5, dtype=xp.float32)) * scale).astype(xp.int64)
+    return Tensor._make(xp.minimum(src, in_size - 1))
 
 
 # ---- im2col / col2im -------------------------------------------------------------------------
