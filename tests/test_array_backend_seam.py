@@ -736,6 +736,18 @@ def test_packed_sequence_lstm_on_the_registered_module(strict):
         _same(g._data, w._data, f"result {k}")
 
 
+def test_grad_clipping_on_the_registered_module(strict):
+    weights = [_strict((3, 4)).requires_grad_(), _strict((0,)).requires_grad_()]
+    (weights[0] * 2).sum().backward()
+    weights[1].grad = weights[1].detach() * 1
+    for norm_type in (2.0, float("inf")):
+        total = ember.nn.utils.clip_grad_norm_(weights, 0.5, norm_type)
+        assert _is_strict(total, *(w.grad for w in weights))
+    ember.nn.utils.clip_grad_value_(weights, 0.1)
+    assert _is_strict(*(w.grad for w in weights))
+    assert float(weights[0].grad.abs().max()) <= 0.1 + 1e-7
+
+
 def test_printing_options_on_the_registered_module(strict):
     a = _strict((3, 40))
     ember.set_printoptions(precision=2, threshold=10, edgeitems=2, linewidth=60, sci_mode=True)

@@ -21,7 +21,7 @@ def _as_list(tensors):
 
 def _vector_norm(t, p):
     if p == math.inf:
-        return t.abs().max() if t.numel() else _creation.zeros((), dtype=t.dtype)
+        return t.abs().max() if t.numel() else t.new_zeros(())
     if p == -math.inf:
         return t.abs().min()
     return t.norm(p)
