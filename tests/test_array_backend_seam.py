@@ -634,7 +634,12 @@ def _distributions(loc, scale, conc, u):
             uniform.rsample(), uniform.log_prob(loc), uniform.entropy(),
             D.Independent(normal, 1).log_prob(value),
             D.kl_divergence(normal, D.Normal(loc * 0, scale.detach())),
-            D.kl_divergence(dirichlet, D.Dirichlet(conc.detach() + 1)))
+            D.kl_divergence(dirichlet, D.Dirichlet(conc.detach() + 1)),
+            D.Normal(loc, 1.0).log_prob(loc * 0.5), D.Uniform(-2.0, loc.abs()).rsample(),
+            bern.enumerate_support().float(), cat.enumerate_support().float(),
+            D.Dirichlet(conc * 0.5).mode, dirichlet.mode,
+            D.MultivariateNormal(loc, precision_matrix=mvn.covariance_matrix.inverse())
+            .log_prob(loc * 0.5))
 
 
 OPTIMIZERS = {
