@@ -741,6 +741,25 @@ def test_packed_sequence_lstm_on_the_registered_module(strict):
         _same(g._data, w._data, f"result {k}")
 
 
+def test_singular_linalg_paths_on_the_registered_module(strict):
+    # the first matrix is singular: the per-matrix fallbacks, the SVD gradient of det and
+    # the host-side diagnosis behind the errors
+    def matrices():
+        return ember.from_numpy(numpy.array([[[1.0, 2.0], [2.0, 4.0]], [[2.0, 0.0], [0.0, 3.0]]])
+                                .view(StrictArray)).requires_grad_()
+    a, b = matrices(), ember.from_numpy(numpy.array([[1.0], [2.0]]).view(StrictArray))
+    assert _is_strict(*ember.linalg.inv_ex(a), *ember.linalg.solve_ex(a, b),
+                      *ember.linalg.cholesky_ex(a), ember.linalg.matrix_rank(a))
+    ember.linalg.det(a).sum().backward()
+    assert _is_strict(a.grad)
+    numpy.testing.assert_allclose(numpy.ndarray.view(a.grad._data, numpy.ndarray),
+                                  [[[4.0, -2.0], [-2.0, 1.0]], [[3.0, 0.0], [0.0, 2.0]]])
+    with pytest.raises(ember.linalg.LinAlgError, match=r"Batch element 0.*diagonal element 2"):
+        ember.linalg.inv(a)
+    with pytest.raises(ember.linalg.LinAlgError, match=r"Batch element 0.*order 2"):
+        ember.linalg.cholesky(a)
+
+
 def test_grad_clipping_on_the_registered_module(strict):
     weights = [_strict((3, 4)).requires_grad_(), _strict((0,)).requires_grad_()]
     (weights[0] * 2).sum().backward()
