@@ -98,7 +98,14 @@ class _VjpGraph:
         return grads
 
 
-def _record(func, args, diff_args, argnums, api, has_aux, what="f(*primals)"):
+def _check_aux(aux):
+    for leaf in tree_flatten(aux)[0]:
+        if not isinstance(leaf, Tensor):
+            raise RuntimeError(f"Expected tensors, got unsupported type {type(leaf)}")
+
+
+def _record(func, args, diff_args, argnums, api, has_aux, what="f(*primals)",
+            check_output=None):
     """Run ``func`` with ``diff_args`` (a pytree) wrapped; the recorded graph, the function's
     output as returned to the caller and its aux."""
     outer_grad = is_grad_enabled()
@@ -108,13 +115,17 @@ def _record(func, args, diff_args, argnums, api, has_aux, what="f(*primals)"):
         wrapped = [level.wrap(t) for t in flat_in]
         call_args = _replaced(args, argnums, tree_unflatten(wrapped, in_spec))
         output, aux = _split_aux(func(*call_args), has_aux, api)
+    if check_output is not None:
+        check_output(output)
+    if has_aux:
+        _check_aux(aux)
     flat_out, out_spec = tree_flatten(output)
     _check_output_leaves(flat_out, api, what)
     graph = _VjpGraph(level, wrapped, flat_out, out_spec, outer_grad)
     with enable_grad() if outer_grad else _noop():
         released = tree_unflatten([level.release(o) for o in flat_out], out_spec)
         if aux is not None:
-            aux = tree_map(lambda a: level.release(a) if isinstance(a, Tensor) else a, aux)
+            aux = tree_map(level.release, aux)
     return graph, in_spec, released, aux
 
 
@@ -154,6 +165,15 @@ def vjp(func, *primals, has_aux=False):
 
 # ---------------------------------------------------------------- grad
 
+def _check_scalar(api, out):
+    if not isinstance(out, Tensor):
+        raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got {type(out)}")
+    if out.dim() != 0:
+        raise RuntimeError(f"{api}: Expected f(*args) to return a scalar Tensor, got tensor "
+                           f"with {out.dim()} dims. Maybe you wanted to use the vjp or "
+                           "jacrev APIs instead?")
+
+
 def grad_and_value(func, argnums=0, has_aux=False):
     """The transform returning ``(gradient, value)`` (``(gradient, (value, aux))`` with
     ``has_aux``) of a function with a scalar output.
@@ -171,15 +191,9 @@ def grad_and_value(func, argnums=0, has_aux=False):
         diff_args = _selected(args, nums)
         _check_tensor_leaves(diff_args)
         graph, in_spec, value, aux = _record(lambda *a: func(*a, **kwargs), args, diff_args,
-                                             nums, api, has_aux)
-        out = graph.outputs[0] if len(graph.outputs) == 1 else None
-        if graph.spec.kind is not None or not isinstance(out, Tensor):
-            kind = type(value) if graph.spec.kind is not None else type(out)
-            raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got {kind}")
-        if out.dim() != 0:
-            raise RuntimeError(f"{api}: Expected f(*args) to return a scalar Tensor, got tensor "
-                               f"with {out.dim()} dims. Maybe you wanted to use the vjp or "
-                               "jacrev APIs instead?")
+                                             nums, api, has_aux,
+                                             check_output=functools.partial(_check_scalar, api))
+        out = graph.outputs[0]
         grads = tree_unflatten(graph.backward([ones_like(out)]), in_spec)
         return (grads, (value, aux)) if has_aux else (grads, value)
 
