@@ -152,7 +152,7 @@ def vjp(func, *primals, has_aux=False):
     argnums = tuple(range(len(primals)))
     graph, in_spec, output, aux = _record(func, primals, primals, argnums, api, has_aux)
 
-    def vjp_fn(cotangents, retain_graph=True, create_graph=None):
+    def vjp_fn(cotangents):
         flat, spec = tree_flatten(cotangents)
         if spec != graph.spec:
             raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree "
@@ -337,8 +337,6 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     (tensor([1., 4.]), tensor([2., 0.]))
     """
     api = "jvp(f, primals, tangents)"
-    if strict:
-        raise NotImplementedError("jvp: strict=True is not supported")
     flat_tangents = _check_jvp_args(primals, tangents, api)
     outer_grad = is_grad_enabled()
     level = Level()
@@ -346,13 +344,18 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         argnums = tuple(range(len(primals)))
         graph, in_spec, output, aux = _record(func, primals, primals, argnums, api, has_aux,
                                               what="f(*primals)")
-        products = _forward_products(level, graph, [flat_tangents], outer_grad)[0]
+        products = _forward_products(level, graph, [flat_tangents], outer_grad, strict)[0]
     products = tree_unflatten(products, graph.spec)
     return (output, products, aux) if has_aux else (output, products)
 
 
-def _forward_products(level, graph, tangent_sets, outer_grad):
-    """For each flat tangent list, the flat list ``J t`` over the graph's outputs."""
+_INDEPENDENT = ("jvp(f, primals, tangents, strict=True): The output of f is independent of the "
+                "inputs. This is not allowed with strict=True.")
+
+
+def _forward_products(level, graph, tangent_sets, outer_grad, strict=False):
+    """For each flat tangent list, the flat list ``J t`` over the graph's outputs (``strict``:
+    an error for an output that does not depend on the inputs)."""
     dummies = [level.wrap(zeros_like(o)) for o in graph.outputs]
     pulled = graph.backward(dummies)  # linear in the dummies, recorded
     used = [(g, i) for i, g in enumerate(pulled) if g.requires_grad]
@@ -360,12 +363,16 @@ def _forward_products(level, graph, tangent_sets, outer_grad):
     for tangents in tangent_sets:
         pairs = [(g, tangents[i]) for g, i in used]
         if not pairs:
+            if strict and graph.outputs:
+                raise RuntimeError(_INDEPENDENT)
             results.append([zeros_like(o) for o in graph.outputs])
             continue
         keep = outer_grad and level.reaches_outside([g for g, _ in pairs] +
                                                     [t for _, t in pairs])
         prods = autograd_grad([g for g, _ in pairs], dummies, [t for _, t in pairs],
                               retain_graph=True, create_graph=keep, allow_unused=True)
+        if strict and any(p is None for p in prods):
+            raise RuntimeError(_INDEPENDENT)
         prods = [zeros_like(o) if p is None else p for o, p in zip(graph.outputs, prods)]
         results.append([level.release(p) if keep else p.detach() for p in prods])
     return results

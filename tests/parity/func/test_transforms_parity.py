@@ -135,6 +135,22 @@ def test_create_graph_keeps_the_graph():
     assert_same(*[run(L) for L in (torch, ember)])
 
 
+def test_jvp_strict_accepts_a_zero_derivative():
+    assert_same(*both(lambda L, x: LIBS[L].jvp(lambda x: x * 0 + 1, (x,), (x,), strict=True),
+                      np.ones(3)))
+
+
+def test_input_that_requires_grad_stays_attached():
+    def run(L):
+        w = L.tensor([1.0, 2.0], dtype=L.float64, requires_grad=True)
+        g, value = LIBS[L].grad_and_value(lambda w: (w ** 3).sum())(w)
+        jac = LIBS[L].jacrev(lambda w: w.sin())(w)
+        out, product = LIBS[L].jvp(lambda w: w ** 2, (w,), (L.ones(2, dtype=L.float64),))
+        (g.sum() + jac.sum() + product.sum()).backward()
+        return g, value, jac, out, product, w.grad
+    assert_same(*[run(L) for L in (torch, ember)])
+
+
 def test_captured_parameter_composes_with_autograd():
     def run(L):
         w = L.tensor([1.0, 2.0, 3.0], dtype=L.float64, requires_grad=True)
@@ -232,6 +248,7 @@ ERROR_CASES = {
     "jvp structure": lambda L, x: LIBS[L].jvp(lambda x: x, (x,), (x, x)),
     "jvp str output": lambda L, x: LIBS[L].jvp(lambda x: "a", (x,), (x,)),
     "jvp int tangent": lambda L, x: LIBS[L].jvp(lambda x: x, (x,), (x.int(),)),
+    "jvp strict": lambda L, x: LIBS[L].jvp(lambda x: (x, L.ones(3)), (x,), (x,), strict=True),
     "jvp empty": lambda L, x: LIBS[L].jvp(lambda x: x, (), ()),
     "functional_call strict": lambda L, x: LIBS[L].functional_call(
         L.nn.Linear(3, 2), {"weight": L.zeros(2, 3), "foo": L.zeros(1)}, (x,), strict=True),
