@@ -1,7 +1,8 @@
 """Pytrees: nested tuples, lists, dicts (and namedtuples) whose other values are leaves.
 
 A tree is flattened into its leaves (depth first, dict keys in insertion order) and a spec
-that rebuilds it; the spec prints as PyTorch's do (``(*, *)``, ``{'a': *}``).
+that rebuilds it. A spec prints as PyTorch's do: ``str(spec)`` in full
+(``TreeSpec(tuple, None, [*, ...])``), ``spec.pprint()`` compactly (``(*, *)``, ``{'a': *}``).
 """
 
 
@@ -21,10 +22,25 @@ class TreeSpec:
     def __hash__(self):
         return hash((self.kind, self.keys, tuple(self.children)))
 
-    def __str__(self):
+    def __repr__(self, indent=0):
         if self.kind is None:
             return "*"
-        inner = [str(c) for c in self.children]
+        context = list(self.keys) if self.kind is dict else None
+        inner = ""
+        if self.children:
+            indent += 2
+            inner = self.children[0].__repr__(indent) + ("," if len(self.children) > 1 else "")
+            inner += ",".join("\n" + " " * indent + c.__repr__(indent)
+                              for c in self.children[1:])
+        return f"TreeSpec({self.kind.__name__}, {context}, [{inner}])"
+
+    __str__ = __repr__
+
+    def pprint(self):
+        """The compact form: ``*`` for a leaf, containers as Python writes them."""
+        if self.kind is None:
+            return "*"
+        inner = [c.pprint() for c in self.children]
         if self.kind is dict:
             return "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(self.keys, inner)) + "}"
         if self.kind is list:
@@ -32,8 +48,6 @@ class TreeSpec:
         if self.kind is tuple:
             return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
         return f"{self.kind.__name__}(" + ", ".join(inner) + ")"
-
-    __repr__ = __str__
 
 
 LEAF = TreeSpec(None, None, [])
@@ -46,8 +60,9 @@ def _is_namedtuple(x):
 def tree_flatten(tree):
     """``(leaves, spec)`` of ``tree``.
 
-    >>> tree_flatten({'a': 1, 'b': (2, 3)})
-    ([1, 2, 3], {'a': *, 'b': (*, *)})
+    >>> leaves, spec = tree_flatten({'a': 1, 'b': (2, 3)})
+    >>> leaves, spec.pprint()
+    ([1, 2, 3], "{'a': *, 'b': (*, *)}")
     """
     leaves = []
     return leaves, _flatten(tree, leaves)
