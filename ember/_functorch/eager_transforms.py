@@ -156,8 +156,8 @@ def vjp(func, *primals, has_aux=False):
         flat, spec = tree_flatten(cotangents)
         if spec != graph.spec:
             raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree "
-                               f"structure of outputs to the function. cotangents: {spec.pprint()}, "
-                               f"primal output: {graph.spec.pprint()}")
+                               "structure of outputs to the function. cotangents: "
+                               f"{spec.pprint()}, primal output: {graph.spec.pprint()}")
         return tree_unflatten(graph.backward(flat), in_spec)
 
     return (output, vjp_fn, aux) if has_aux else (output, vjp_fn)
