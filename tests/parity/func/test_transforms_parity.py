@@ -125,6 +125,11 @@ def test_autograd_functional_of_random_compositions(seed):
             scalar(L), (x, y), (v, v)), x, y, v))
 
 
+def test_strict_accepts_a_constant_hessian():
+    assert_same(*both(lambda L, x: FUNCTIONAL[L].hvp(lambda x: (x * x).sum(), x, x, strict=True),
+                      np.arange(3.0)))
+
+
 def test_create_graph_keeps_the_graph():
     def run(L):
         x = L.tensor([0.5, -1.0, 2.0], dtype=L.float64, requires_grad=True)
@@ -282,6 +287,25 @@ ERROR_CASES = {
                                                             strict=True),
     "af hvp vector": lambda L, x: FUNCTIONAL[L].hvp(lambda x: x, x, x),
     "af hvp strict": lambda L, x: FUNCTIONAL[L].hvp(lambda x: x.sum(), x, x, strict=True),
+    "af hessian tuple output": lambda L, x: FUNCTIONAL[L].hessian(lambda x: (x.sum(), x.sum()),
+                                                                  x),
+    "af hessian strategy": lambda L, x: FUNCTIONAL[L].hessian(
+        lambda x: x.sum(), x, outer_jacobian_strategy="bad"),
+    "af hessian linear strict": lambda L, x: FUNCTIONAL[L].hessian(lambda x: x.sum() * 2, x,
+                                                                   strict=True),
+    "af hvp tuple output": lambda L, x: FUNCTIONAL[L].hvp(lambda x: (x.sum(),), x, x),
+    "af vhp linear strict": lambda L, x: FUNCTIONAL[L].vhp(lambda x: x.sum(), x, x, strict=True),
+    "af vhp v length": lambda L, x: FUNCTIONAL[L].vhp(lambda x: x.sum(), (x, x), (x,)),
+    "af jvp constant strict": lambda L, x: FUNCTIONAL[L].jvp(lambda x: x.detach(), x, x,
+                                                             strict=True),
+    "af jvp linear strict create_graph": lambda L, x: FUNCTIONAL[L].jvp(
+        lambda x: x * 2, x, x, strict=True, create_graph=True),
+    "af vjp linear strict create_graph": lambda L, x: FUNCTIONAL[L].vjp(
+        lambda x: x * 2, x, x, strict=True, create_graph=True),
+    "af jacobian linear strict create_graph": lambda L, x: FUNCTIONAL[L].jacobian(
+        lambda x: x * 2, x, strict=True, create_graph=True),
+    "af inputs type": lambda L, x: FUNCTIONAL[L].jacobian(lambda x: x, (x, 1)),
+    "af inputs list": lambda L, x: FUNCTIONAL[L].vjp(lambda x: x, [x], x),
     "af vhp v None": lambda L, x: FUNCTIONAL[L].vhp(lambda x: (x ** 2).sum(), x),
 }
 
