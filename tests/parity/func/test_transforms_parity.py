@@ -130,6 +130,41 @@ def test_strict_accepts_a_constant_hessian():
                       np.arange(3.0)))
 
 
+@pytest.mark.parametrize("name", ["jacrev", "jacfwd"])
+def test_jacobians_of_pytrees_with_aux(name):
+    def run(L):
+        F = LIBS[L]
+        a = {"u": L.tensor([0.3, -0.2], dtype=L.float64), "v": L.tensor(1.5, dtype=L.float64)}
+        b = [L.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=L.float64)]
+
+        def f(a, b, scale):
+            prod = (b[0] @ a["u"]) * a["v"]
+            return {"prod": prod, "norm": (prod ** 2).sum() * scale}, {"prod": prod * 2}
+        return getattr(F, name)(f, argnums=(0, 1), has_aux=True)(a, b, 3.0)
+    assert_same(*[run(L) for L in (torch, ember)])
+
+
+def test_hessian_of_several_arguments():
+    def run(L):
+        x = L.tensor([0.3, -0.2], dtype=L.float64)
+        y = L.tensor(1.5, dtype=L.float64)
+        return LIBS[L].hessian(lambda x, y: (L.sin(x) * y ** 3).sum(), argnums=(0, 1))(x, y)
+    assert_same(*[run(L) for L in (torch, ember)])
+
+
+def test_vjp_and_jvp_of_pytrees():
+    def run(L):
+        F = LIBS[L]
+        x = {"a": L.tensor([0.3, -0.2], dtype=L.float64), "b": L.tensor(2.0, dtype=L.float64)}
+        f = lambda x: [x["a"] * x["b"], {"s": x["a"].sum()}]  # noqa: E731
+        out, vjp_fn = F.vjp(f, x)
+        cot = [L.tensor([1.0, 2.0], dtype=L.float64), {"s": L.tensor(3.0, dtype=L.float64)}]
+        tangent = {"a": L.tensor([1.0, 0.5], dtype=L.float64), "b": L.tensor(-1.0,
+                                                                                dtype=L.float64)}
+        return out, vjp_fn(cot), F.jvp(f, (x,), (tangent,))
+    assert_same(*[run(L) for L in (torch, ember)])
+
+
 def test_create_graph_keeps_the_graph():
     def run(L):
         x = L.tensor([0.5, -1.0, 2.0], dtype=L.float64, requires_grad=True)
