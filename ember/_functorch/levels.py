@@ -7,25 +7,33 @@ to their graph only where that graph reaches a leaf the level does not own (a le
 enclosing transform, a parameter captured by the function): otherwise they are detached,
 so no ``requires_grad`` leaks out of a transform, the way torch.func behaves.
 """
+import threading
+
 from ..autograd.graph import AccumulateGrad, accumulator_of
 from ..autograd.grad_mode import is_grad_enabled
 
-_active = []  # the levels whose calls are running, innermost last
+
+class _Active(threading.local):
+    def __init__(self):
+        self.levels = []  # the levels whose calls run in this thread, innermost last
+
+
+_active = _Active()
 
 
 class Level:
     """One transform call; the levels of transforms run inside it are its descendants."""
 
     def __init__(self):
-        self.parent = _active[-1] if _active else None
+        self.parent = _active.levels[-1] if _active.levels else None
         self._owned_nodes = []  # keeps the tagged accumulators alive while the graph is built
 
     def __enter__(self):
-        _active.append(self)
+        _active.levels.append(self)
         return self
 
     def __exit__(self, *exc):
-        _active.remove(self)
+        _active.levels.remove(self)
 
     def owns(self, level):
         while level is not None:
