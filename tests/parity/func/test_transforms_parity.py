@@ -264,6 +264,41 @@ def test_doc_example_model_ensembling_with_a_loop():
     assert_same(*[run(L) for L in (torch, ember)])
 
 
+def _tied(L):
+    m = L.nn.Sequential(L.nn.Linear(2, 2, bias=False), L.nn.Linear(2, 2, bias=False))
+    m[1].weight = m[0].weight
+    return m
+
+
+TIED_CALLS = {
+    "both given": lambda L, m, x: LIBS[L].functional_call(
+        m, {"0.weight": L.eye(2), "1.weight": L.eye(2) * 2}, x),
+    "one given strict": lambda L, m, x: LIBS[L].functional_call(m, {"0.weight": L.eye(2)}, x,
+                                                                strict=True),
+    "untied": lambda L, m, x: LIBS[L].functional_call(
+        m, {"0.weight": L.eye(2), "1.weight": L.eye(2) * 2}, x, tie_weights=False),
+    "second given": lambda L, m, x: LIBS[L].functional_call(m, {"1.weight": L.eye(2) * 2}, x),
+    "untied strict": lambda L, m, x: LIBS[L].functional_call(m, {"0.weight": L.eye(2)}, x,
+                                                             strict=True, tie_weights=False),
+}
+
+
+@pytest.mark.parametrize("case", TIED_CALLS)
+def test_functional_call_tied_weights(case):
+    def run(L):
+        m = _tied(L)
+        with L.no_grad():
+            m[0].weight.copy_(L.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        x = L.tensor([1.0, -1.0])
+        error = _normalized(error_of(lambda: TIED_CALLS[case](L, m, x)))
+        return error or TIED_CALLS[case](L, m, x).detach(), m[1].weight is m[0].weight
+    t_result, e_result = run(torch), run(ember)
+    if isinstance(t_result[0], tuple):
+        assert e_result == t_result
+    else:
+        assert_same(t_result, e_result)
+
+
 # ---------------------------------------------------------------- errors
 
 ERROR_CASES = {
