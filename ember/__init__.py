@@ -63,3 +63,5 @@ from .serialization import save, load  # noqa: E402
 from . import onnx  # noqa: E402  (export; the onnx package itself is imported on use)
 from . import accelerator, backends, cuda, amp  # noqa: E402  (device queries of a CPU build)
 from .amp import autocast  # noqa: E402
+from . import func  # noqa: E402  (function transforms: grad, vjp, jacrev, ...)
+from .autograd import functional as _autograd_functional  # noqa: E402,F401  (autograd.functional)

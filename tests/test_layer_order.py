@@ -29,7 +29,8 @@ LAYERS = [
                                     "ember.linalg"]),
     ("nn", ["ember.nn"]),
     ("libraries", ["ember.optim", "ember.utils", "ember.serialization", "ember.amp",
-                   "ember.cuda", "ember.distributions", "ember.onnx"]),
+                   "ember.cuda", "ember.distributions", "ember.onnx", "ember._functorch",
+                   "ember.func", "ember.autograd.functional"]),
     ("package", ["ember"]),  # ember/__init__.py: the public namespace, made of all the above
     ("examples", ["ember.examples"]),
 ]

@@ -1,0 +1,2 @@
+"""The machinery of ``ember.func``: reverse-mode function transforms (grad, vjp, jacrev,
+jvp by the double-vjp identity), functional_call and the pytrees they walk."""

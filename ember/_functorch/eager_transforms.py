@@ -1,0 +1,433 @@
+"""grad, vjp, jacrev, hessian, jvp and jacfwd of ``ember.func``, all on reverse mode.
+
+``vjp`` runs the function once on inputs wrapped by a ``Level`` and returns a function
+that backpropagates cotangents through that graph (kept, so it can run many times).
+``jvp`` uses the double-vjp identity: ``g(u) = J^T u`` is linear in ``u``, so the
+gradient of ``<g(u), t>`` with respect to ``u`` is ``J t``, exactly.
+"""
+import functools
+
+from .. import _functions as F
+from .._creation import eye, ones_like, zeros, zeros_like
+from .._tensor import Tensor
+from ..autograd.backprop import grad as autograd_grad
+from ..autograd.grad_mode import enable_grad, is_grad_enabled
+from .levels import Level
+from .pytree import tree_flatten, tree_unflatten, tree_map
+
+
+# ---------------------------------------------------------------- argument checks
+
+def _check_argnums(argnums, num_args):
+    if isinstance(argnums, int):
+        if not -num_args <= argnums < num_args:
+            raise RuntimeError(f"Got argnum={argnums}, but only {num_args} positional inputs")
+        return argnums % num_args
+    if not isinstance(argnums, tuple) or not all(isinstance(a, int) for a in argnums):
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+    if not argnums:
+        raise RuntimeError("argnums must be non-empty")
+    if len(set(argnums)) != len(argnums):
+        raise RuntimeError(f"argnums elements must be unique, got {argnums}")
+    return tuple(_check_argnums(a, num_args) for a in argnums)
+
+
+def _selected(args, argnums):
+    return args[argnums] if isinstance(argnums, int) else tuple(args[a] for a in argnums)
+
+
+def _replaced(args, argnums, values):
+    args = list(args)
+    if isinstance(argnums, int):
+        args[argnums] = values
+    else:
+        for a, v in zip(argnums, values):
+            args[a] = v
+    return tuple(args)
+
+
+def _check_tensor_leaves(tree):
+    for leaf in tree_flatten(tree)[0]:
+        if not isinstance(leaf, Tensor):
+            raise ValueError(f"Thing passed to transform API must be Tensor, got {type(leaf)}")
+
+
+def _split_aux(output, has_aux, api):
+    if not has_aux:
+        return output, None
+    if not (isinstance(output, tuple) and len(output) == 2):
+        raise RuntimeError(f"{api}: output of function f should be a tuple: (output, aux) "
+                           "if has_aux is True")
+    return output
+
+
+def _check_output_leaves(leaves, api, what):
+    for leaf in leaves:
+        if not isinstance(leaf, Tensor):
+            raise RuntimeError(f"{api}: expected {what} to return only tensors, got unsupported "
+                               f"type {type(leaf)}")
+
+
+# ---------------------------------------------------------------- vjp
+
+class _VjpGraph:
+    """A function's recorded graph: its flat outputs and the inputs it was wrapped at."""
+
+    def __init__(self, level, inputs, outputs, spec, outer_grad):
+        self.level, self.inputs, self.outputs, self.spec = level, inputs, outputs, spec
+        self.outer_grad = outer_grad
+        self.outputs_reach_outside = outer_grad and level.reaches_outside(outputs)
+
+    def backward(self, cotangents):
+        """Flat gradients (one per input, zeros where unused) of ``<outputs, cotangents>``."""
+        for i, (out, cot) in enumerate(zip(self.outputs, cotangents)):
+            if cot.shape != out.shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                                   f"{cot.shape} and output[{i}] has a shape of {out.shape}.")
+        pairs = [(o, c) for o, c in zip(self.outputs, cotangents) if o.requires_grad]
+        if not pairs:
+            return [zeros_like(t) for t in self.inputs]
+        with self.level, enable_grad():
+            keep = self.outer_grad and (self.outputs_reach_outside or
+                                        self.level.reaches_outside([c for _, c in pairs]))
+            grads = autograd_grad([o for o, _ in pairs], self.inputs, [c for _, c in pairs],
+                                  retain_graph=True, create_graph=keep, allow_unused=True)
+        grads = [zeros_like(t) if g is None else g for t, g in zip(self.inputs, grads)]
+        if keep:
+            grads = [self.level.release(g) for g in grads]
+        return grads
+
+
+def _check_aux(aux):
+    for leaf in tree_flatten(aux)[0]:
+        if not isinstance(leaf, Tensor):
+            raise RuntimeError(f"Expected tensors, got unsupported type {type(leaf)}")
+
+
+def _record(func, args, diff_args, argnums, api, has_aux, what="f(*primals)",
+            check_output=None):
+    """Run ``func`` with ``diff_args`` (a pytree) wrapped; the recorded graph, the function's
+    output as returned to the caller and its aux."""
+    outer_grad = is_grad_enabled()
+    level = Level()
+    with level, enable_grad():
+        flat_in, in_spec = tree_flatten(diff_args)
+        wrapped = [level.wrap(t) for t in flat_in]
+        call_args = _replaced(args, argnums, tree_unflatten(wrapped, in_spec))
+        output, aux = _split_aux(func(*call_args), has_aux, api)
+    if check_output is not None:
+        check_output(output)
+    if has_aux:
+        _check_aux(aux)
+    flat_out, out_spec = tree_flatten(output)
+    _check_output_leaves(flat_out, api, what)
+    graph = _VjpGraph(level, wrapped, flat_out, out_spec, outer_grad)
+    with enable_grad() if outer_grad else _noop():
+        released = tree_unflatten([level.release(o) for o in flat_out], out_spec)
+        if aux is not None:
+            aux = tree_map(level.release, aux)
+    return graph, in_spec, released, aux
+
+
+class _noop:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def vjp(func, *primals, has_aux=False):
+    """``(func(*primals), vjp_fn)`` (and aux): ``vjp_fn(cotangents)`` gives the
+    vector-Jacobian products, one per primal.
+
+    >>> import ember
+    >>> x = ember.tensor([1., 2.])
+    >>> out, vjp_fn = ember.func.vjp(lambda x: x ** 2, x)
+    >>> vjp_fn(ember.ones(2))
+    (tensor([2., 4.]),)
+    """
+    api = "vjp(f, *primals)"
+    _check_tensor_leaves(primals)
+    argnums = tuple(range(len(primals)))
+    graph, in_spec, output, aux = _record(func, primals, primals, argnums, api, has_aux)
+
+    def vjp_fn(cotangents):
+        flat, spec = tree_flatten(cotangents)
+        if spec != graph.spec:
+            raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree "
+                               "structure of outputs to the function. cotangents: "
+                               f"{spec.pprint()}, primal output: {graph.spec.pprint()}")
+        return tree_unflatten(graph.backward(flat), in_spec)
+
+    return (output, vjp_fn, aux) if has_aux else (output, vjp_fn)
+
+
+# ---------------------------------------------------------------- grad
+
+def _check_scalar(api, out):
+    if not isinstance(out, Tensor):
+        raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got {type(out)}")
+    if out.dim() != 0:
+        raise RuntimeError(f"{api}: Expected f(*args) to return a scalar Tensor, got tensor "
+                           f"with {out.dim()} dims. Maybe you wanted to use the vjp or "
+                           "jacrev APIs instead?")
+
+
+def grad_and_value(func, argnums=0, has_aux=False):
+    """The transform returning ``(gradient, value)`` (``(gradient, (value, aux))`` with
+    ``has_aux``) of a function with a scalar output.
+
+    >>> import ember
+    >>> g, v = ember.func.grad_and_value(lambda x: (x ** 3).sum())(ember.tensor([1., 2.]))
+    >>> g, v
+    (tensor([ 3., 12.]), tensor(9.))
+    """
+    api = "grad_and_value(f)(*args)"
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        nums = _check_argnums(argnums, len(args))
+        diff_args = _selected(args, nums)
+        _check_tensor_leaves(diff_args)
+        graph, in_spec, value, aux = _record(lambda *a: func(*a, **kwargs), args, diff_args,
+                                             nums, api, has_aux,
+                                             check_output=functools.partial(_check_scalar, api))
+        out = graph.outputs[0]
+        grads = tree_unflatten(graph.backward([ones_like(out)]), in_spec)
+        return (grads, (value, aux)) if has_aux else (grads, value)
+
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux=False):
+    """The transform computing the gradient of a function with a scalar output with respect
+    to the inputs ``argnums`` names; composable (``grad(grad(f))``).
+
+    >>> import ember
+    >>> ember.func.grad(ember.sin)(ember.tensor(0.))
+    tensor(1.)
+    >>> ember.func.grad(ember.func.grad(ember.sin))(ember.tensor(0.))
+    tensor(-0.)
+    """
+    inner = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        grads, value = inner(*args, **kwargs)
+        return (grads, value[1]) if has_aux else grads
+
+    return wrapper
+
+
+# ---------------------------------------------------------------- jacobians
+
+def _check_chunk_size(chunk_size, api):
+    if chunk_size is not None and chunk_size <= 0:
+        raise ValueError(f"{api}: `chunk_size` should be greater than 0.")
+
+
+def _assemble(blocks, out_leaves, in_leaves, out_spec, in_spec):
+    """``blocks[i][j]``: the Jacobian of output leaf i for input leaf j, as the output tree
+    of input trees."""
+    per_output = [tree_unflatten(row, in_spec) for row in blocks]
+    return tree_unflatten(per_output, out_spec)
+
+
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
+    """The transform computing the Jacobian with reverse mode: one vjp per output element.
+    Each Jacobian has the shape ``output.shape + input.shape``.
+
+    >>> import ember
+    >>> ember.func.jacrev(lambda x: x ** 2)(ember.tensor([1., 2.]))
+    tensor([[2., 0.],
+            [0., 4.]])
+    """
+    _check_chunk_size(chunk_size, "jacrev")
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        nums = _check_argnums(argnums, len(args))
+        diff_args = _selected(args, nums)
+        _check_tensor_leaves(diff_args)
+        graph, in_spec, output, aux = _record(lambda *a: func(*a, **kwargs), args, diff_args,
+                                              nums, "vjp(f, *primals)", has_aux)
+        jac = _jacobian_rows(graph, in_spec)
+        return (jac, aux) if has_aux else jac
+
+    return wrapper
+
+
+def _jacobian_rows(graph, in_spec):
+    outs, ins = graph.outputs, graph.inputs
+    sizes = [o.numel() for o in outs]
+    total = sum(sizes)
+    dtype = outs[0].dtype if outs else None
+    rows = [[] for _ in ins]
+    if total:
+        basis = eye(total, dtype=dtype)
+    for k in range(total):
+        cots, start = [], 0
+        for o, n in zip(outs, sizes):
+            cots.append(basis[k, start:start + n].reshape(o.shape))
+            start += n
+        for j, g in enumerate(graph.backward(cots)):
+            rows[j].append(g)
+    stacked = [F.stack(r) if r else None for r in rows]
+    blocks, start = [], 0
+    for o, n in zip(outs, sizes):
+        row = []
+        for t, full in zip(ins, stacked):
+            part = (full[start:start + n] if full is not None
+                    else zeros((0,) + tuple(t.shape), dtype=t.dtype))
+            row.append(part.reshape(tuple(o.shape) + tuple(t.shape)))
+        blocks.append(row)
+        start += n
+    return _assemble(blocks, outs, ins, graph.spec, in_spec)
+
+
+def hessian(func, argnums=0):
+    """The Hessian of a scalar function: the Jacobian of its gradient (``jacrev`` twice here;
+    PyTorch composes jacfwd over jacrev, with the same result).
+
+    >>> import ember
+    >>> ember.func.hessian(lambda x: (x ** 3).sum())(ember.tensor([1., 2.]))
+    tensor([[ 6.,  0.],
+            [ 0., 12.]])
+    """
+    return jacrev(jacrev(func, argnums), argnums)
+
+
+# ---------------------------------------------------------------- forward products
+
+def _check_jvp_args(primals, tangents, api):
+    if not isinstance(primals, tuple):
+        raise RuntimeError(f"{api}: Expected primals to be a tuple. E.g. it should be valid to "
+                           "call f(*primals).")
+    flat_p, spec_p = tree_flatten(primals)
+    flat_t, spec_t = tree_flatten(tangents)
+    if spec_p != spec_t:
+        raise RuntimeError(f"{api}: Expected primals and tangents to have the same python "
+                           f"structure. For example, if primals is a tuple of 3 tensors, "
+                           f"tangents also must be. Got primals with structure {spec_p} and "
+                           f"tangents with structure {spec_t}")
+    if not flat_p:
+        raise RuntimeError(f"{api}: Expected primals to contain at least one Tensor.")
+    _check_tensor_leaves(primals)
+    _check_tensor_leaves(tangents)
+    for p, t in zip(flat_p, flat_t):
+        if not (t.is_floating_point() or t.is_complex()):
+            raise ValueError("Expected tangent to be floating point or complex, but got: "
+                             f"{t.dtype}")
+        if p.shape != t.shape:
+            raise RuntimeError("Trying to set a forward gradient that has a different size than "
+                               "that of the original Tensor, this is not supported. Tensor is "
+                               f"of size {list(p.shape)} while the given forward gradient is "
+                               f"of size {list(t.shape)}.")
+    return flat_t
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """``(func(*primals), J @ tangents)`` (and aux): the Jacobian-vector product, computed
+    exactly from two reverse passes.
+
+    >>> import ember
+    >>> x = ember.tensor([1., 2.])
+    >>> ember.func.jvp(lambda x: x ** 2, (x,), (ember.tensor([1., 0.]),))
+    (tensor([1., 4.]), tensor([2., 0.]))
+    """
+    api = "jvp(f, primals, tangents)"
+    flat_tangents = _check_jvp_args(primals, tangents, api)
+    outer_grad = is_grad_enabled()
+    level = Level()
+    with level, enable_grad():
+        argnums = tuple(range(len(primals)))
+        graph, in_spec, output, aux = _record(func, primals, primals, argnums, api, has_aux,
+                                              what="f(*primals)")
+        products = _forward_products(level, graph, [flat_tangents], outer_grad, strict)[0]
+    products = tree_unflatten(products, graph.spec)
+    return (output, products, aux) if has_aux else (output, products)
+
+
+_INDEPENDENT = ("jvp(f, primals, tangents, strict=True): The output of f is independent of the "
+                "inputs. This is not allowed with strict=True.")
+
+
+def _forward_products(level, graph, tangent_sets, outer_grad, strict=False):
+    """For each flat tangent list, the flat list ``J t`` over the graph's outputs (``strict``:
+    an error for an output that does not depend on the inputs)."""
+    dummies = [level.wrap(zeros_like(o)) for o in graph.outputs]
+    pulled = graph.backward(dummies)  # linear in the dummies, recorded
+    used = [(g, i) for i, g in enumerate(pulled) if g.requires_grad]
+    results = []
+    for tangents in tangent_sets:
+        pairs = [(g, tangents[i]) for g, i in used]
+        if not pairs:
+            if strict and graph.outputs:
+                raise RuntimeError(_INDEPENDENT)
+            results.append([zeros_like(o) for o in graph.outputs])
+            continue
+        keep = outer_grad and level.reaches_outside([g for g, _ in pairs] +
+                                                    [t for _, t in pairs])
+        prods = autograd_grad([g for g, _ in pairs], dummies, [t for _, t in pairs],
+                              retain_graph=True, create_graph=keep, allow_unused=True)
+        if strict and any(p is None for p in prods):
+            raise RuntimeError(_INDEPENDENT)
+        prods = [zeros_like(o) if p is None else p for o, p in zip(graph.outputs, prods)]
+        results.append([level.release(p) if keep else p.detach() for p in prods])
+    return results
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """The transform computing the Jacobian column by column with Jacobian-vector products.
+
+    >>> import ember
+    >>> ember.func.jacfwd(lambda x: x.sin())(ember.tensor([0., 0.]))
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
+                           f"'same'. Got {randomness}")
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        nums = _check_argnums(argnums, len(args))
+        diff_args = _selected(args, nums)
+        _check_tensor_leaves(diff_args)
+        outer_grad = is_grad_enabled()
+        level = Level()
+        with level, enable_grad():
+            graph, in_spec, output, aux = _record(lambda *a: func(*a, **kwargs), args,
+                                                  diff_args, nums, "jvp(f, primals, tangents)",
+                                                  has_aux)
+            jac = _jacobian_columns(level, graph, in_spec, outer_grad)
+        return (jac, aux) if has_aux else jac
+
+    return wrapper
+
+
+def _jacobian_columns(level, graph, in_spec, outer_grad):
+    outs, ins = graph.outputs, graph.inputs
+    sizes = [t.numel() for t in ins]
+    total = sum(sizes)
+    dtype = ins[0].dtype if ins else None
+    basis = eye(total, dtype=dtype) if total else None
+    tangent_sets = []
+    for k in range(total):
+        tangents, start = [], 0
+        for t, n in zip(ins, sizes):
+            tangents.append(basis[k, start:start + n].reshape(t.shape))
+            start += n
+        tangent_sets.append(tangents)
+    columns = _forward_products(level, graph, tangent_sets, outer_grad)
+    blocks = []
+    for i, o in enumerate(outs):
+        full = (F.stack([c[i] for c in columns], dim=-1) if columns
+                else zeros(tuple(o.shape) + (0,), dtype=o.dtype))
+        row, start = [], 0
+        for t, n in zip(ins, sizes):
+            row.append(full[..., start:start + n].reshape(tuple(o.shape) + tuple(t.shape)))
+            start += n
+        blocks.append(row)
+    return _assemble(blocks, outs, ins, graph.spec, in_spec)
