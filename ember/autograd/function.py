@@ -30,8 +30,8 @@ from .._tensor import Tensor
 from ..backend import get_array_module
 from . import grad_mode
 from . import anomaly
-from .graph import (Node, SavedTensor, FREED_MESSAGE, _sequence, _OutputRecord, c_type_name,
-                    gradient_edge)
+from .graph import (Node, FREED_MESSAGE, _sequence, _OutputRecord, c_type_name,
+                    gradient_edge, saved_tensor)
 from .views import rebase_view
 
 _state = grad_mode._state
@@ -533,7 +533,7 @@ def _save(ctx, to_save, outputs):
             saved.append(None)
             continue
         nr = next((i for i, o in enumerate(outputs) if o is t), None)
-        saved.append(SavedTensor(t, nr))
+        saved.append(saved_tensor(t, nr))
     return tuple(saved)
 
 

@@ -12,7 +12,7 @@ import weakref
 from .._tensor import Tensor
 from . import grad_mode
 from .backprop import backward as _run_backward
-from .graph import accumulator_of, gradient_edge
+from .graph import accumulator_of, gradient_edge, register_post_accumulate_grad_hook
 from .views import inplace
 
 _state = grad_mode._state
@@ -99,6 +99,7 @@ def _attach():
     Tensor.grad = property(_get_grad, _set_grad)
     Tensor.retain_grad = retain_grad
     Tensor.register_hook = register_hook
+    Tensor.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook
     Tensor.backward = backward
     Tensor._inplace = inplace
 
