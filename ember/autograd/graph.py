@@ -169,20 +169,9 @@ def run_post_accumulate_hooks(node):
             raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
-def register_post_accumulate_grad_hook(tensor, hook):
-    """``hook(tensor)`` runs after backward has accumulated this leaf's ``.grad``.
-
-    >>> import ember
-    >>> w = ember.ones(2, requires_grad=True)
-    >>> def sgd_step(p):
-    ...     with ember.no_grad():
-    ...         p -= 0.5 * p.grad
-    ...     p.grad = None
-    >>> h = w.register_post_accumulate_grad_hook(sgd_step)
-    >>> (w * 2).sum().backward(); w
-    tensor([0., 0.], requires_grad=True)
-    >>> h.remove()
-    """
+def add_post_accumulate_grad_hook(tensor, hook):
+    """``Tensor.register_post_accumulate_grad_hook``: ``hook(tensor)`` runs after ``.grad``
+    of the leaf ``tensor`` is updated."""
     if not tensor._requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if tensor._grad_fn is not None:

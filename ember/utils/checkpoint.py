@@ -71,7 +71,7 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
     >>> import ember
     >>> from ember.utils.checkpoint import checkpoint
     >>> lin = ember.nn.Linear(2, 2)
-    >>> out = checkpoint(lin, ember.ones(1, 2), use_reentrant=True)
+    >>> out = checkpoint(lin, ember.ones(1, 2, requires_grad=True), use_reentrant=True)
     >>> out.sum().backward(); lin.weight.grad.shape
     ember.Size([2, 2])
     """
