@@ -388,7 +388,12 @@ class HookedSavedTensor:
     def __init__(self, tensor, output_nr, hooks):
         pack_hook, self.unpack_hook = hooks
         version = tensor._vc[0]
-        self.packed = pack_hook(tensor)
+        state = grad_mode._state
+        prev, state.enabled = state.enabled, False  # PyTorch packs with grad mode off
+        try:
+            self.packed = pack_hook(tensor)
+        finally:
+            state.enabled = prev
         if tensor._vc[0] != version:
             raise RuntimeError(
                 "A saved tensor pack hook is modifying its input in place. Tensors provided as "
