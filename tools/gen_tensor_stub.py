@@ -89,6 +89,8 @@ MEMBERS = {
         "detach_": "(self) -> Tensor",
         "retain_grad": "(self) -> None",
         "register_hook": "(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle",
+        "register_post_accumulate_grad_hook": "(self, hook: Callable[[Tensor], None]) -> "
+                                              "RemovableHandle",
         "backward": "(self, gradient: Tensor | None = None, retain_graph: bool | None = None, "
                     "create_graph: bool = False, "
                     "inputs: Tensor | Sequence[Tensor] | None = None) -> None",

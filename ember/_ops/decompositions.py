@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import SavedTensor, FREED_MESSAGE
+from ..autograd.graph import saved_tensor, FREED_MESSAGE
 from ..backend import get_array_module, to_host
 from ..backend.dtypes import float16
 from .primitive import Primitive, PrimitiveNode
@@ -95,7 +95,7 @@ def apply_saving_outputs(cls, *args):
     outs = out if isinstance(out, tuple) else (out,)
     node = outs[0]._grad_fn
     if node is not None and isinstance(node, cls._backward_cls):
-        node._saved_outputs = [SavedTensor(o, nr) for nr, o in enumerate(outs)]
+        node._saved_outputs = [saved_tensor(o, nr) for nr, o in enumerate(outs)]
     return out
 
 

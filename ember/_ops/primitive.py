@@ -25,6 +25,8 @@ from ..autograd.graph import (SavedTensor, FREED_MESSAGE, _sequence, _raise_modi
                               gradient_edge)
 from .._tensor import Tensor
 from ..backend.dtypes import _BY_NUMPY
+from ..autograd.saved_hooks import _state as _saved_hooks_state
+from .saved_hooks import pack_node as _pack_saved
 
 _state = grad_mode._state
 _anomaly_state = _anomaly._state
@@ -310,6 +312,9 @@ def _connect(ctx, cls, args, outs):
             ctx._out_version = vc[0]
         else:  # a view: the rebuilt tensor needs its base and view function too
             ctx._saved_output = SavedTensor(out, 0)
+    hooks = _saved_hooks_state.hooks
+    if hooks is not None and (saved or cls.saves_output):
+        _pack_saved(ctx, hooks, outs[0])
 
 
 def _link_view(t, cls, args):

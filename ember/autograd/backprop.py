@@ -4,7 +4,7 @@ from .._creation import ones_like, zeros_like
 from .._tensor import Tensor
 from ..backend import get_array_module
 from .engine import run_backward
-from .graph import gradient_edge
+from .graph import gradient_edge, run_post_accumulate_hooks
 
 
 def _as_tuple(x):
@@ -82,6 +82,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         if not create_graph:
             g = g.detach()
         t._grad = g.clone() if t._grad is None else t._grad + g
+        ref = t._accumulator if t._grad_fn is None else None
+        node = ref() if ref is not None else None
+        if node is not None and node._post_accumulate_hooks:
+            run_post_accumulate_hooks(node)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,

@@ -27,7 +27,8 @@ import heapq
 
 from .._tensor import Tensor
 from . import anomaly, grad_mode
-from .graph import AccumulateGrad, OwnedGrads, check_hook_result, check_hook_results
+from .graph import (AccumulateGrad, OwnedGrads, check_hook_result, check_hook_results,
+                    _task_state)
 
 
 class _Capture:
@@ -88,7 +89,13 @@ class _GraphTask:
     """One backward pass: the gradients in flight, how many edges each node still
     waits for, the ready queue, and what ``autograd.grad`` captures."""
     __slots__ = ("buffers", "deps", "ready", "captures", "needed", "create_graph",
-                 "retain_graph", "checked", "add")
+                 "retain_graph", "checked", "add", "roots", "__weakref__")
+
+    def will_execute(self, node):
+        """Whether this pass runs ``node`` (or, with ``inputs``, captures at it)."""
+        if node not in self.deps and node not in self.roots:
+            return False
+        return self.needed is None or node in self.needed or node in self.captures
 
 
 def _schedule(root_edges, root_grads, retain_graph, create_graph, inputs):
@@ -102,6 +109,7 @@ def _schedule(root_edges, root_grads, retain_graph, create_graph, inputs):
             _add_to_buffer(buffers, node, nr, g)
             roots.append(node)
     task.deps, order = _walk(roots, inputs is not None)
+    task.roots = roots
     task.captures = {}
     task.needed = None
     if inputs is not None:
@@ -135,6 +143,8 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
     # node usually makes exactly one node ready, the one with the highest sequence
     # number; it skips the heap (same order: the heap's top is compared first).
     held = None
+    outer_tasks = _task_state.tasks
+    _task_state.tasks = outer_tasks + (task,)
     try:
         while held is not None or ready:
             if held is not None:
@@ -149,6 +159,7 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
             outputs = grads = None  # hold no gradient past its node
     finally:
         state.enabled = prev_enabled
+        _task_state.tasks = outer_tasks
     if inputs is None:
         return None
     result = []
@@ -163,6 +174,9 @@ def _run_node(task, node, grads):
     captures, ``_apply``, post-hooks. Returns its outputs (one per edge; ``()`` when
     it need not run) and the gradients it was given (``()`` once hooks saw them)."""
     captures = task.captures
+    needed = task.needed
+    if needed is not None and node not in needed and node not in captures:
+        return (), grads  # off every path to an input: not run, no hooks (as PyTorch)
     if grads is None:
         grads = [None] * len(node._output_meta)
     elif not node._accepts_arrays or node._has_hooks or captures:

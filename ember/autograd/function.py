@@ -30,8 +30,8 @@ from .._tensor import Tensor
 from ..backend import get_array_module
 from . import grad_mode
 from . import anomaly
-from .graph import (Node, SavedTensor, FREED_MESSAGE, _sequence, _OutputRecord, c_type_name,
-                    gradient_edge)
+from .graph import (Node, FREED_MESSAGE, _sequence, _OutputRecord, c_type_name,
+                    gradient_edge, saved_tensor)
 from .views import rebase_view
 
 _state = grad_mode._state
@@ -183,6 +183,10 @@ class BackwardFunction(Node, FunctionCtx):
         saved = self._saved
         if saved is None:
             raise RuntimeError(FREED_MESSAGE)
+        if saved is _CLEARED_ON_ACCESS:
+            raise RuntimeError(_CLEARED_MESSAGE)
+        if self._forward_cls.clear_saved_tensors_on_access:
+            self._saved = _CLEARED_ON_ACCESS  # what is returned is all that keeps them
         return tuple(None if s is None else s.unpack(self) for s in saved)
 
     @property
@@ -197,7 +201,7 @@ class BackwardFunction(Node, FunctionCtx):
         if legacy is not None:
             legacy._legacy_node = self
             return legacy.backward(*grad_outputs)
-        return self._forward_cls.backward(self, *grad_outputs)
+        return _call_backward(self._forward_cls, self, grad_outputs)
 
     def _release(self):
         self._saved = None
@@ -222,10 +226,34 @@ class BackwardFunction(Node, FunctionCtx):
             legacy.needs_input_grad = self.needs_input_grad
             grads = legacy.backward(*grad_outputs)
         else:
-            grads = cls.backward(self, *grad_outputs)
+            grads = _call_backward(cls, self, grad_outputs)
         if not isinstance(grads, tuple):
             grads = (grads,)
         return cls._check_grads(self, grads)
+
+
+class _ClearedOnAccess(tuple):
+    """``ctx._saved`` once ``clear_saved_tensors_on_access`` handed the tensors out."""
+    __slots__ = ()
+
+
+_CLEARED_ON_ACCESS = _ClearedOnAccess()
+_CLEARED_MESSAGE = ("saved_tensors can only be accessed once when "
+                    "clear_saved_tensors_on_access=True is set on the autograd.Function. Either "
+                    "access saved_tensors only once, or set clear_saved_tensors_on_access=False.")
+
+
+def _call_backward(cls, ctx, grad_outputs):
+    """Run the user's ``backward`` -- or ``vjp``, its other name -- on ``grad_outputs``
+    (as one list when the Function sets ``boxed_grads_call``)."""
+    backward, vjp = cls.backward, cls.vjp
+    if backward is not Function.backward and vjp is not Function.vjp:
+        raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is "
+                           "not allowed. You should only implement one of them.")
+    user_fn = vjp if vjp is not Function.vjp else backward
+    if cls.boxed_grads_call:
+        return user_fn(ctx, list(grad_outputs))
+    return user_fn(ctx, *grad_outputs)
 
 
 class _StashingBackwardFunction(BackwardFunction):
@@ -297,7 +325,14 @@ class Function(FunctionCtx):
     def setup_context(ctx, inputs, output):
         raise NotImplementedError("setup_context is not implemented.")
 
-    vjp = backward
+    vjp = backward  # the same method under its other name: a Function may define either
+
+    #: When True, reading ``ctx.saved_tensors`` lets go of them: only the returned tuple
+    #: keeps them (less memory during backward), and a second read raises.
+    clear_saved_tensors_on_access = False
+    #: When True, ``backward(ctx, grads)`` gets the output gradients as one list it may
+    #: empty as it goes (so each can be freed early), instead of ``*grads``.
+    boxed_grads_call = False
 
     @classmethod
     def apply(cls, *args, **kwargs):
@@ -533,7 +568,7 @@ def _save(ctx, to_save, outputs):
             saved.append(None)
             continue
         nr = next((i for i, o in enumerate(outputs) if o is t), None)
-        saved.append(SavedTensor(t, nr))
+        saved.append(saved_tensor(t, nr))
     return tuple(saved)
 
 

@@ -25,6 +25,8 @@ from .._tensor import Tensor
 from ..backend import get_array_module
 from ..backend.dtypes import from_numpy_dtype, legacy_type_name as _dtype_legacy_name
 from . import grad_mode
+from .saved_hooks import (saved_tensors_hooks, save_on_cpu,  # noqa: F401  (public here, as torch)
+                          disable_saved_tensors_hooks, current_hooks as _current_saved_hooks)
 
 _sequence = itertools.count()
 
@@ -111,6 +113,7 @@ class Node:
 class AccumulateGrad(Node):
     """The sink for a leaf tensor: sums incoming gradients into ``variable.grad``."""
     _accepts_arrays = True
+    _post_accumulate_hooks = ()  # fn(variable), after .grad is updated
 
     def name(self):
         return "torch::autograd::AccumulateGrad"  # PyTorch's (C++) node name, verbatim
@@ -130,6 +133,8 @@ class AccumulateGrad(Node):
         # reading, summing and storing ``.grad`` is one step, or updates get lost.
         with _accumulate_lock:
             self._accumulate(grad, create_graph, type(grad_outputs) is OwnedGrads)
+        if self._post_accumulate_hooks:
+            run_post_accumulate_hooks(self)
         return ()
 
     def _accumulate(self, grad, create_graph, owned):
@@ -152,6 +157,120 @@ class AccumulateGrad(Node):
 
 
 _accumulate_lock = threading.Lock()
+
+
+def run_post_accumulate_hooks(node):
+    """Call ``fn(tensor)`` for each post-accumulate-grad hook of a leaf's accumulator."""
+    for fn in list(node._post_accumulate_hooks):
+        result = fn(node.variable)
+        if result is not None:
+            if not isinstance(result, Tensor):
+                raise TypeError(f"expected Variable, but hook returned '{c_type_name(result)}'")
+            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+
+
+def add_post_accumulate_grad_hook(tensor, hook):
+    """``Tensor.register_post_accumulate_grad_hook``: ``hook(tensor)`` runs after ``.grad``
+    of the leaf ``tensor`` is updated."""
+    if not tensor._requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if tensor._grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    node = accumulator_of(tensor)
+    tensor._leaf_hooks = node  # keeps the accumulator (and its hooks) alive
+    if not isinstance(node._post_accumulate_hooks, list):
+        node._post_accumulate_hooks = []
+    node._post_accumulate_hooks.append(hook)
+    return RemovableHandle(node._post_accumulate_hooks, hook)
+
+
+class _TaskState(threading.local):
+    """The backward passes running in this thread, innermost last (set by the engine)."""
+    tasks = ()
+
+
+_task_state = _TaskState()
+
+
+def current_graph_task():
+    """The backward pass running in this thread (innermost), or None."""
+    tasks = _task_state.tasks
+    return tasks[-1] if tasks else None
+
+
+def _grad_fn_or_accumulator(t):
+    if not t._requires_grad:
+        raise AssertionError("Expected gradient function to be set")
+    return gradient_edge(t)[0]
+
+
+class _MultiHandle:
+    """The handle of a multi-grad hook: ``remove()`` takes out all of its parts."""
+    __slots__ = ("handles",)
+
+    def __init__(self, handles):
+        self.handles = handles
+
+    def remove(self):
+        for handle in self.handles:
+            handle.remove()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def register_multi_grad_hook(tensors, fn, *, mode="all"):
+    """Call ``fn`` once per backward pass for gradients of several tensors.
+
+    ``mode="all"``: after the gradient of every tensor the pass computes has arrived,
+    ``fn(grads)`` with one entry per tensor (None for those it does not reach).
+    ``mode="any"``: ``fn(grad)`` with the first of them to arrive.
+
+    >>> import ember
+    >>> from ember.autograd.graph import register_multi_grad_hook
+    >>> a = ember.ones(2, requires_grad=True); b = ember.ones(2, requires_grad=True)
+    >>> h = register_multi_grad_hook((a, b), lambda gs: print([g is not None for g in gs]))
+    >>> (a * 2).sum().backward()
+    [True, False]
+    >>> h.remove()
+    """
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of {('all', 'any')} but got {mode}")
+    lock = threading.Lock()
+    if mode == "any":
+        fired = weakref.WeakKeyDictionary()
+
+        def any_hook(grad):
+            task = current_graph_task()
+            with lock:
+                if fired.get(task):
+                    return
+                fired[task] = True
+            fn(grad)
+        return _MultiHandle(tuple(t.register_hook(any_hook) for t in tensors
+                                  if t._requires_grad))
+    nodes = [_grad_fn_or_accumulator(t) for t in tensors]
+    pending = weakref.WeakKeyDictionary()  # per pass: [calls still expected, grads]
+
+    def make_hook(index):
+        def all_hook(grad):
+            task = current_graph_task()
+            with lock:
+                entry = pending.get(task)
+                if entry is None:
+                    expected = sum(1 for n in nodes if task.will_execute(n))
+                    entry = pending[task] = [expected, [None] * len(nodes)]
+                entry[1][index] = grad
+                entry[0] -= 1
+                done = entry[0] == 0
+            if done:
+                del pending[task]
+                fn(entry[1])
+        return all_hook
+    return _MultiHandle(tuple(t.register_hook(make_hook(i)) for i, t in enumerate(tensors)))
 
 
 class OwnedGrads(list):
@@ -246,6 +365,64 @@ class SavedTensor:
         if t._vc[0] != self.version:
             _raise_modified(t, self.version, t._vc[0], t.grad_fn, t._output_nr)
         return t._data
+
+
+def saved_tensor(tensor, output_nr=None):
+    """A ``SavedTensor`` for ``tensor``, or a ``HookedSavedTensor`` when
+    ``saved_tensors_hooks`` are active."""
+    hooks = _current_saved_hooks()
+    if hooks is None:
+        return SavedTensor(tensor, output_nr)
+    return HookedSavedTensor(tensor, output_nr, hooks)
+
+
+class HookedSavedTensor:
+    """A saved tensor kept as what the active pack hook returned.
+
+    Unpacking calls the unpack hook and gives its result the saved tensor's place in
+    the graph (``requires_grad``, ``grad_fn`` or the leaf's accumulator), as PyTorch
+    does. Versions are not checked: the hooks may keep anything.
+    """
+    __slots__ = ("packed", "unpack_hook", "requires_grad", "output_nr", "edge")
+
+    def __init__(self, tensor, output_nr, hooks):
+        pack_hook, self.unpack_hook = hooks
+        version = tensor._vc[0]
+        state = grad_mode._state
+        prev, state.enabled = state.enabled, False  # PyTorch packs with grad mode off
+        try:
+            self.packed = pack_hook(tensor)
+        finally:
+            state.enabled = prev
+        if tensor._vc[0] != version:
+            raise RuntimeError(
+                "A saved tensor pack hook is modifying its input in place. Tensors provided as "
+                "input to pack hook cannot be modified by in-place operations as this can lead "
+                "to unexpected side-effects. Please open an issue if you need to perform "
+                "in-place operations on the input to a pack hook.")
+        self.requires_grad = tensor._requires_grad
+        self.output_nr = output_nr
+        # An output's node is the one unpacking it; anything else keeps its edge (a leaf's
+        # accumulator is held here, as the rebuilt tensor is a different object).
+        self.edge = gradient_edge(tensor) if output_nr is None and self.requires_grad else None
+
+    def unpack(self, node):
+        data = self.unpack_hook(self.packed)
+        if not isinstance(data, Tensor):
+            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got "
+                            f"result of type {c_type_name(data)}")
+        t = Tensor._make(data._data, self.requires_grad)
+        t._vc = data._vc
+        if self.requires_grad:
+            fn, nr = (node, self.output_nr) if self.edge is None else self.edge
+            if type(fn) is AccumulateGrad:
+                t._accumulator = weakref.ref(fn)
+            else:
+                t._grad_fn, t._output_nr = fn, nr
+        return t
+
+    def unpack_data(self, node):
+        return self.unpack(node)._data
 
 
 class _OutputRecord:

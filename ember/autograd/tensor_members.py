@@ -12,7 +12,7 @@ import weakref
 from .._tensor import Tensor
 from . import grad_mode
 from .backprop import backward as _run_backward
-from .graph import accumulator_of, gradient_edge
+from .graph import accumulator_of, gradient_edge, add_post_accumulate_grad_hook
 from .views import inplace
 
 _state = grad_mode._state
@@ -94,12 +94,51 @@ def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=
     _run_backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
+def register_post_accumulate_grad_hook(self, hook):
+    """``hook(tensor)`` runs after backward has accumulated this leaf's ``.grad``
+    (an optimizer step per parameter, as soon as its gradient is ready).
+
+    >>> import ember
+    >>> w = ember.ones(2, requires_grad=True)
+    >>> def sgd_step(p):
+    ...     with ember.no_grad():
+    ...         p -= 0.5 * p.grad
+    ...     p.grad = None
+    >>> h = w.register_post_accumulate_grad_hook(sgd_step)
+    >>> (w * 2).sum().backward(); w
+    tensor([0., 0.], requires_grad=True)
+    >>> h.remove()
+    """
+    return add_post_accumulate_grad_hook(self, hook)
+
+
+def numpy(self, *, force=False):
+    """The NumPy array behind this tensor (shared memory, no copy).
+
+    A tensor that requires grad refuses while grad mode is on (the array would escape
+    the graph), as PyTorch: under ``no_grad`` -- and inside ``Function.forward`` -- it
+    is allowed.
+
+    >>> import ember
+    >>> x = ember.ones(2, requires_grad=True)
+    >>> with ember.no_grad():
+    ...     x.numpy()
+    array([1., 1.], dtype=float32)
+    """
+    if self._requires_grad and _state.enabled and not force:
+        raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                           "tensor.detach().numpy() instead.")
+    return self._data
+
+
 def _attach():
     Tensor.grad_fn = property(grad_fn)
     Tensor.grad = property(_get_grad, _set_grad)
     Tensor.retain_grad = retain_grad
     Tensor.register_hook = register_hook
+    Tensor.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook
     Tensor.backward = backward
+    Tensor.numpy = numpy
     Tensor._inplace = inplace
 
 
