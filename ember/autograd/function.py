@@ -30,11 +30,13 @@ from .._tensor import Tensor
 from ..backend import get_array_module
 from . import grad_mode
 from . import anomaly
+from . import forward_ad
 from .graph import (Node, SavedTensor, FREED_MESSAGE, _sequence, _OutputRecord, c_type_name,
                     gradient_edge)
 from .views import rebase_view
 
 _state = grad_mode._state
+_fw_active = forward_ad.active  # non-empty while a forward AD level is open
 
 
 class FunctionCtx:
@@ -299,6 +301,14 @@ class Function(FunctionCtx):
 
     vjp = backward
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        """Forward-mode derivative: one tangent per output, given one per forward input
+        (None where an input has none); ``ctx.saved_tensors`` here are the tensors
+        given to ``ctx.save_for_forward``. Used inside ``forward_ad.dual_level``."""
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run forward and record a ``<Name>Backward`` node for backward.
@@ -316,6 +326,9 @@ class Function(FunctionCtx):
         ctx.needs_input_grad = needs
         prev = _state.enabled
         _state.enabled = False  # forward runs without recording (no_grad, inlined)
+        fw_level = _fw_active[:]
+        if fw_level:  # nor computing tangents: jvp gives the outputs theirs
+            _fw_active.clear()
         try:
             if setup_style:
                 output = cls.forward(*args)
@@ -324,7 +337,12 @@ class Function(FunctionCtx):
                 output = cls.forward(ctx, *args)
         finally:
             _state.enabled = prev
-        return _wrap_outputs(ctx, args, mask, output, record)
+            if fw_level:
+                _fw_active[:] = fw_level
+        output = _wrap_outputs(ctx, args, mask, output, record)
+        if fw_level and forward_ad.has_tangent(args):
+            forward_ad.function_jvp(cls, ctx, args, output, ctx._dirty, ctx._non_differentiable)
+        return output
 
     def __call__(self, *args):
         """The pre-0.4 call: ``Linear()(input, weight, bias)`` runs ``self.forward``."""
