@@ -234,6 +234,8 @@ def primitive_jvp(cls, ctx, args, outs):
     with suspended():
         if cls.jvp is not None:
             result = cls.jvp(ctx, args, tangents, outs[0] if len(outs) == 1 else outs)
+        elif cls.is_view:  # a view of the tangent: in-place changes reach both ways
+            result = cls.apply(tangents[0], *args[1:])
         else:
             result = _jvp_from_backward(cls, args, tangents, outs)
     if not isinstance(result, (tuple, list)):
@@ -274,7 +276,8 @@ def _jvp_from_backward(cls, args, tangents, outs):
         else:
             leaves.append(a)
     with grad_mode.enable_grad():
-        result = cls.apply(*leaves)
+        run = getattr(cls, "jvp_rerun", None) or cls.apply
+        result = run(*leaves)
         results = result if isinstance(result, tuple) else (result,)
         diff = [r for r in results if isinstance(r, Tensor) and r._requires_grad]
         if not diff:
@@ -294,7 +297,7 @@ def _jvp_from_backward(cls, args, tangents, outs):
         if inner is None:
             jv = [None] * len(vs)
         else:
-            jv = autograd_grad(inner, vs, allow_unused=True)
+            jv = autograd_grad(inner, vs, retain_graph=True, allow_unused=True)
     tangent_by_id = {id(r): (j if j is not None else r.new_zeros(r._data.shape)).detach()
                      for r, j in zip(diff, jv)}
     return tuple(tangent_by_id.get(id(r)) for r in results)

@@ -1,0 +1,151 @@
+"""Hand-written forward-mode rules (``Primitive.jvp``) for the hot and simple ops.
+
+Every other differentiable op gets its JVP from its backward formula
+(``ember.autograd.forward_ad._jvp_from_backward``), which is exact but runs the op
+and two backward passes again; the rules here cost about one forward each. A rule is
+``jvp(ctx, args, tangents, out)``: ``tangents`` parallels ``args`` (None where an
+argument has no tangent), ``ctx`` is what forward filled in, and the rule returns the
+output's tangent (broadcast to the output's shape by the caller). Rules run with
+tangent propagation suspended, on ordinary ember ops, so forward-over-reverse works.
+"""
+from . import (elementwise as E, activation_ops as A, linalg as L, conv as C, reduction as R,
+               shape as S, indexing as I, nn_ops as N, decompositions as D)
+
+
+def _plus(a, b):
+    if a is None:
+        return b
+    return a if b is None else a + b
+
+
+def _linear_in_first(cls):
+    """Ops linear in their first argument (the others carry no tangent): f(t, rest)."""
+    def jvp(ctx, args, tangents, out):
+        if any(t is not None for t in tangents[1:]):
+            return None
+        return cls.apply(tangents[0], *args[1:])
+    return staticmethod(jvp)
+
+
+def _add(ctx, args, tangents, out):
+    ta, tb = tangents[0], tangents[1]
+    if tb is not None and ctx.alpha != 1:
+        tb = tb * ctx.alpha
+    return _plus(ta, tb)
+
+
+def _mul(ctx, args, tangents, out):
+    a, b = args
+    ta, tb = tangents
+    return _plus(None if ta is None else ta * b, None if tb is None else a * tb)
+
+
+def _div(ctx, args, tangents, out):
+    b = args[1]
+    if len(args) > 2 and args[2] is not None:  # rounding: piecewise constant
+        return out.new_zeros(out._data.shape)
+    ta, tb = tangents[0], tangents[1]
+    return _plus(None if ta is None else ta / b, None if tb is None else -tb * out / b)
+
+
+def _neg(ctx, args, tangents, out):
+    return -tangents[0]
+
+
+def _relu(ctx, args, tangents, out):
+    return tangents[0] * (out > 0)
+
+
+def _bilinear(cls):
+    """``f(a, b)`` linear in each: ``f(ta, b) + f(a, tb)`` (matmul, mm, bmm)."""
+    def jvp(ctx, args, tangents, out):
+        a, b = args
+        ta, tb = tangents
+        return _plus(None if ta is None else cls.apply(ta, b),
+                     None if tb is None else cls.apply(a, tb))
+    return staticmethod(jvp)
+
+
+def _linear(ctx, args, tangents, out):
+    x, w = args[0], args[1]
+    tx, tw = tangents[0], tangents[1]
+    tb = tangents[2] if len(tangents) > 2 else None
+    result = None
+    if tx is not None:
+        result = L.LinearNoBias.apply(tx, w)
+    if tw is not None:
+        result = _plus(result, L.LinearNoBias.apply(x, tw))
+    return _plus(result, tb)
+
+
+def _conv(ctx, args, tangents, out):
+    x, w, geom = args[0], args[1], args[2]
+    tx, tw = tangents[0], tangents[1]
+    tb = tangents[3] if len(tangents) > 3 else None
+    result = None
+    if tx is not None:
+        result = C.ConvForward.apply(tx, w, geom)
+    if tw is not None:
+        result = _plus(result, C.ConvForward.apply(x, tw, geom))
+    if tb is not None:
+        tb = tb.reshape((1, -1) + (1,) * (out._data.ndim - 2))
+    return _plus(result, tb)
+
+
+def _softmax(ctx, args, tangents, out):
+    t = tangents[0].to(out.dtype)
+    return out * (t - (out * t).sum(ctx.dim, keepdim=True))
+
+
+def _log_softmax(ctx, args, tangents, out):
+    t = tangents[0].to(out.dtype)
+    return t - (out.exp() * t).sum(ctx.dim, keepdim=True)
+
+
+def _cat(ctx, args, tangents, out):
+    dim, tensors = args[0], args[1:]
+    parts = [t if t is not None else a.new_zeros(a._data.shape)
+             for a, t in zip(tensors, tangents[1:])]
+    return S.Cat.apply(dim, *parts)
+
+
+def _unary_from_backward(cls):
+    """Elementwise unary ops: the Jacobian is diagonal, so backward's formula with the
+    tangent in place of the gradient is the JVP."""
+    grad_fn = cls._grad_formula
+
+    def jvp(ctx, args, tangents, out):
+        return grad_fn(tangents[0], args[0], out)
+    return staticmethod(jvp)
+
+
+def _install():
+    for cls in (E.Add, E.Sub):
+        cls.jvp = staticmethod(_add)
+    E.Mul.jvp = staticmethod(_mul)
+    E.Div.jvp = staticmethod(_div)
+    E.Neg.jvp = staticmethod(_neg)
+    A.Relu.jvp = staticmethod(_relu)
+    for cls in (L.Matmul, L.Mm, L.Bmm):
+        cls.jvp = _bilinear(cls)
+    for cls in (L.Linear, L.LinearNoBias):
+        cls.jvp = staticmethod(_linear)
+    C.ConvForward.jvp = staticmethod(_conv)
+    N.Softmax.jvp = staticmethod(_softmax)
+    N.LogSoftmax.jvp = staticmethod(_log_softmax)
+    S.Cat.jvp = staticmethod(_cat)
+    for cls in (R.Sum, R.SumAll, R.Mean, R.MeanAll, R.Cumsum, S.Permute, S.Transpose, S.T,
+                S.Expand, S.SumToSize, S.Clone, S.ReshapeCopy, S.Flip, S.Roll, S.Repeat,
+                I.AdvancedIndex, I.Gather, I.IndexSelect):
+        cls.jvp = _linear_in_first(cls)
+    for cls in vars(E).values():
+        if isinstance(cls, type) and getattr(cls, "_grad_formula", None) is not None:
+            cls.jvp = _unary_from_backward(cls)
+    # Ops that keep their outputs for backward only through apply_saving_outputs:
+    # the generic rule reruns them the same way.
+    D._SavesOutputs.jvp_rerun = classmethod(D.apply_saving_outputs)
+
+
+_install()
+
+__all__ = []

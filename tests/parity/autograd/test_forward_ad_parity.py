@@ -1,0 +1,316 @@
+"""Forward-mode AD against torch.autograd.forward_ad: tangents of ops and of random
+compositions (float64, equal to 1e-10), custom Function.jvp, errors."""
+import numpy as np
+import pytest
+import torch
+import torch.autograd.forward_ad as tfw
+
+import ember
+import ember.autograd.forward_ad as efw
+
+RNG = np.random.default_rng(0)
+
+
+def _jvp(lib, fw, fn, arrays, tangents):
+    with fw.dual_level():
+        duals = [fw.make_dual(lib.tensor(a), lib.tensor(t)) for a, t in zip(arrays, tangents)]
+        out = fn(lib, *duals)
+        outs = out if isinstance(out, tuple) else (out,)
+        return [(o.detach().numpy().copy(),
+                 None if fw.unpack_dual(o).tangent is None
+                 else fw.unpack_dual(o).tangent.detach().numpy().copy()) for o in outs]
+
+
+def check_jvp(fn, *shapes, dtype=np.float64, positive=False, rtol=1e-10, atol=1e-10):
+    arrays = [RNG.standard_normal(s).astype(dtype) for s in shapes]
+    if positive:
+        arrays = [np.abs(a) + 0.5 for a in arrays]
+    tangents = [RNG.standard_normal(s).astype(dtype) for s in shapes]
+    expected = _jvp(torch, tfw, fn, arrays, tangents)
+    got = _jvp(ember, efw, fn, arrays, tangents)
+    assert len(got) == len(expected)
+    for (p, t), (ep, et) in zip(got, expected):
+        np.testing.assert_allclose(p, ep, rtol=rtol, atol=atol)
+        assert (t is None) == (et is None)
+        if t is not None:
+            assert t.dtype == et.dtype
+            np.testing.assert_allclose(t, et, rtol=rtol, atol=atol)
+
+
+def F(lib):
+    return lib.nn.functional
+
+
+OPS = {
+    "add": (lambda L, a, b: a + b, [(3, 4), (4,)]),
+    "sub_alpha": (lambda L, a, b: L.sub(a, b, alpha=2), [(3, 4), (3, 4)]),
+    "mul": (lambda L, a, b: a * b, [(3, 4), (3, 1)]),
+    "div": (lambda L, a, b: a / b, [(3, 4), (3, 4)]),
+    "scalar_ops": (lambda L, a: (2 - a * 3) / 4 + 1, [(5,)]),
+    "rdiv": (lambda L, a: 2 / a, [(5,)]),
+    "pow": (lambda L, a: a ** 3, [(5,)]),
+    "pow_tensor": (lambda L, a, b: a.abs() ** b, [(5,), (5,)]),
+    "neg_exp_log": (lambda L, a: (-a).exp() + a.abs().log(), [(3, 2)]),
+    "sqrt_rsqrt": (lambda L, a: a.abs().sqrt() + (a.abs() + 1).rsqrt(), [(6,)]),
+    "trig": (lambda L, a: a.sin() * a.cos() + a.tan(), [(6,)]),
+    "tanh_sigmoid": (lambda L, a: a.tanh() + a.sigmoid(), [(6,)]),
+    "relu": (lambda L, a: L.relu(a), [(7,)]),
+    "activations": (lambda L, a: F(L).gelu(a) + F(L).silu(a) + F(L).elu(a) + F(L).softplus(a)
+                    + F(L).leaky_relu(a, 0.1) + F(L).mish(a) + F(L).hardtanh(a, -0.5, 0.5),
+                    [(8,)]),
+    "softmax": (lambda L, a: F(L).softmax(a, dim=1), [(3, 5)]),
+    "log_softmax": (lambda L, a: F(L).log_softmax(a, dim=0), [(3, 5)]),
+    "logsigmoid": (lambda L, a: F(L).logsigmoid(a), [(3, 5)]),
+    "matmul": (lambda L, a, b: a @ b, [(3, 4), (4, 2)]),
+    "matmul_batched": (lambda L, a, b: L.matmul(a, b), [(2, 3, 4), (4,)]),
+    "bmm": (lambda L, a, b: L.bmm(a, b), [(2, 3, 4), (2, 4, 2)]),
+    "linear": (lambda L, x, w, b: F(L).linear(x, w, b), [(5, 3), (4, 3), (4,)]),
+    "linear_nobias": (lambda L, x, w: F(L).linear(x, w), [(5, 3), (4, 3)]),
+    "conv2d": (lambda L, x, w, b: F(L).conv2d(x, w, b, padding=1), [(2, 3, 5, 5), (4, 3, 3, 3),
+                                                                     (4,)]),
+    "conv1d_stride": (lambda L, x, w: F(L).conv1d(x, w, stride=2), [(2, 3, 9), (4, 3, 3)]),
+    "sum_mean": (lambda L, a: a.sum(1) + a.mean(1) + a.sum() - a.mean(), [(3, 4)]),
+    "sum_keepdim": (lambda L, a: a.sum(dim=(0, 2), keepdim=True), [(2, 3, 4)]),
+    "prod_var_std": (lambda L, a: a.prod(1) + a.var(1) + a.std(1), [(3, 4)]),
+    "max_min": (lambda L, a: a.max(1)[0] + a.min() + a.amax(0).sum(), [(3, 4)]),
+    "logsumexp_norm": (lambda L, a: a.logsumexp(1) + a.norm(), [(3, 4)]),
+    "cumsum_cumprod": (lambda L, a: a.cumsum(1) + a.cumprod(0), [(3, 4)]),
+    "views": (lambda L, a: a.view(4, 3).t()[1:].reshape(-1).unsqueeze(0).expand(2, 8)
+              .permute(1, 0).flip(0).squeeze(), [(3, 4)]),
+    "indexing": (lambda L, a: a[[0, 2]][:, 1:3] + a[1].sum() + a.index_select(1, L.tensor([0, 0]))
+                 .sum() + a.gather(1, L.tensor([[0], [1], [2]])).sum(), [(3, 4)]),
+    "cat_stack": (lambda L, a, b: L.cat([a, b], 0) + L.stack([a, b]).sum(0).repeat(2, 1),
+                  [(2, 3), (2, 3)]),
+    "where_clamp": (lambda L, a: L.where(a > 0, a * 2, a.clamp(-0.5, 0.3)), [(10,)]),
+    "maximum": (lambda L, a, b: L.maximum(a, b) + L.minimum(a, b) * 2, [(6,), (6,)]),
+    "mse_l1_huber": (lambda L, a, b: F(L).mse_loss(a, b) + F(L).l1_loss(a, b)
+                     + F(L).smooth_l1_loss(a, b) + F(L).huber_loss(a, b, reduction="sum"),
+                     [(4, 3), (4, 3)]),
+    "cross_entropy": (lambda L, a: F(L).cross_entropy(a, L.tensor([0, 2, 1, 2])), [(4, 3)]),
+    "nll": (lambda L, a: F(L).nll_loss(F(L).log_softmax(a, 1), L.tensor([0, 2, 1, 2]),
+                                        reduction="sum"), [(4, 3)]),
+    "bce": (lambda L, a, b: F(L).binary_cross_entropy(a.sigmoid(), b.sigmoid())
+            + F(L).binary_cross_entropy_with_logits(a, b.sigmoid()), [(5,), (5,)]),
+    "pooling": (lambda L, a: F(L).max_pool2d(a, 2) .sum() + F(L).avg_pool2d(a, 2).sum()
+                + F(L).adaptive_avg_pool2d(a, 1).sum(), [(1, 2, 4, 4)]),
+    "layer_norm": (lambda L, a, w: F(L).layer_norm(a, (4,), w), [(3, 4), (4,)]),
+    "addcmul_lerp": (lambda L, a, b, c: L.addcmul(a, b, c, value=0.5) + L.lerp(a, b, 0.3)
+                     + L.addcdiv(a, b, c.abs() + 1), [(4,), (4,), (4,)]),
+    "einsum": (lambda L, a, b: L.einsum("ij,jk->ik", a, b), [(2, 3), (3, 2)]),
+    "linalg": (lambda L, a: L.linalg.inv(a + 3 * L.eye(3, dtype=a.dtype)) + L.det(a)
+               + a.diagonal().sum() + L.triu(a) + L.tril(a, -1), [(3, 3)]),
+    "atan2_hypot": (lambda L, a, b: L.atan2(a, b) + L.hypot(a, b) + L.logaddexp(a, b),
+                    [(5,), (5,)]),
+    "embedding": (lambda L, w: F(L).embedding(L.tensor([[0, 2], [1, 1]]), w), [(3, 4)]),
+    "dropout_eval": (lambda L, a: F(L).dropout(a, 0.5, training=False), [(4,)]),
+    "multiple_outputs": (lambda L, a: a.sort(1)[0] + a.max(0, keepdim=True)[0], [(3, 4)]),
+    "unbind_split": (lambda L, a: a.split(2, 1)[1] * a.unbind(1)[0].unsqueeze(1), [(3, 4)]),
+    "erf_lgamma": (lambda L, a: L.erf(a) + L.lgamma(a.abs() + 1), [(5,)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_op_tangent(name):
+    fn, shapes = OPS[name]
+    check_jvp(fn, *shapes)
+
+
+def test_digamma_tangent():
+    """Its derivative (trigamma) is a series in ember: equal to 1e-7, not 1e-10."""
+    check_jvp(lambda L, a: L.digamma(a), (5,), positive=True, rtol=1e-7)
+
+
+def test_float32_tangent():
+    check_jvp(lambda L, a, b: (a @ b).tanh().sum(0), (3, 4), (4, 2), dtype=np.float32,
+              rtol=1e-5, atol=1e-6)
+
+
+def test_noncontiguous_input():
+    def fn(L, a):
+        return (a.t() * 2).exp() @ a
+    check_jvp(fn, (3, 3))
+
+
+def test_random_compositions():
+    unary = [lambda L, x: x.sin(), lambda L, x: x.tanh(), lambda L, x: x * x,
+             lambda L, x: L.relu(x) + x, lambda L, x: F(L).softmax(x, -1),
+             lambda L, x: x.exp() / (1 + x.exp()), lambda L, x: x.t() @ x if x.dim() == 2 else x,
+             lambda L, x: x.cumsum(0), lambda L, x: x - x.mean(0, keepdim=True),
+             lambda L, x: F(L).gelu(x), lambda L, x: x.flip(0) * x]
+    rng = np.random.default_rng(7)
+    for trial in range(20):
+        picks = rng.integers(0, len(unary), size=5)
+
+        def fn(L, x, picks=picks):
+            for p in picks:
+                x = unary[p](L, x)
+            return x
+        check_jvp(fn, (3, 3))
+
+
+def test_nn_modules():
+    def fn(L, x):
+        L.manual_seed(0)
+        net = L.nn.Sequential(L.nn.Conv2d(2, 3, 3), L.nn.ReLU(), L.nn.Flatten(),
+                              L.nn.Linear(12, 4), L.nn.Tanh()).double()
+        for p in net.parameters():  # the same weights on both sides
+            p.data = L.linspace(-0.5, 0.5, p.numel(), dtype=L.float64).reshape(p.shape)
+        return F(L).cross_entropy(net(x), L.tensor([1, 3]))
+    check_jvp(fn, (2, 2, 4, 4))
+
+
+def test_inplace_and_views():
+    def fn(L, x):
+        y = x.clone()
+        v = y[1:]
+        v.mul_(3)
+        y.add_(x)
+        z = L.zeros(4, dtype=x.dtype)
+        z[1:3] = x[:2]
+        return y, v, z
+    check_jvp(fn, (4,))
+
+
+# ---- custom Functions: the examples of the "Extending PyTorch" note, import changed --------
+def _extending_example(lib, fw):
+    class MyMul(lib.autograd.Function):
+        @staticmethod
+        def forward(foo):
+            return foo * 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            foo, = inputs
+            ctx.save_for_forward(foo)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+        @staticmethod
+        def jvp(ctx, gI):
+            return gI * 2
+
+    class MySquare(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_forward(x)
+            ctx.save_for_backward(x)
+            return x ** 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, = ctx.saved_tensors
+            return 2 * x * grad
+
+        @staticmethod
+        def jvp(ctx, x_t):
+            x, = ctx.saved_tensors
+            return 2 * x * x_t
+
+    x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)
+    t = lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64)
+    with fw.dual_level():
+        d = fw.make_dual(x, t)
+        a = fw.unpack_dual(MySquare.apply(d) + d).tangent
+    with fw.dual_level():
+        b = fw.unpack_dual(MyMul.apply(fw.make_dual(x, t))).tangent
+    return a.numpy(), b.numpy()
+
+
+def test_function_jvp_examples():
+    for got, expected in zip(_extending_example(ember, efw), _extending_example(torch, tfw)):
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def _dirty_and_nondiff(lib, fw):
+    class ScaleInplace(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            idx = x.argmax().view(1).to(x.dtype)
+            ctx.mark_non_differentiable(idx)
+            return x, idx
+
+        @staticmethod
+        def backward(ctx, g, gi):
+            return g * 2
+
+        @staticmethod
+        def jvp(ctx, x_t):
+            x_t.mul_(2)
+            return x_t, None
+
+    with fw.dual_level():
+        base = lib.tensor([1.0, 3.0, 2.0], dtype=lib.float64)
+        d = fw.make_dual(base.clone(), lib.tensor([1.0, 1.0, 1.0], dtype=lib.float64))
+        out, idx = ScaleInplace.apply(d)
+        return (out is d, fw.unpack_dual(out).tangent.numpy().copy(),
+                fw.unpack_dual(idx).tangent is None)
+
+
+def test_function_jvp_dirty_and_non_differentiable():
+    got, expected = _dirty_and_nondiff(ember, efw), _dirty_and_nondiff(torch, tfw)
+    assert got[0] == expected[0] and got[2] == expected[2]
+    np.testing.assert_allclose(got[1], expected[1])
+
+
+def _error(lib, fw, fn):
+    try:
+        fn(lib, fw)
+    except Exception as e:  # noqa: BLE001 -- the class and message are what is compared
+        return type(e).__name__, str(e).replace("ember.", "torch.")
+    return None
+
+
+ERRORS = {
+    "size": lambda L, fw: fw.make_dual(L.ones(2), L.ones(3)),
+    "no_level": lambda L, fw: fw.make_dual(L.ones(2), L.ones(2)),
+    "nested": lambda L, fw: [fw.enter_dual_level(), fw.enter_dual_level()],
+    "integer_primal": lambda L, fw: fw.make_dual(L.ones(2, dtype=L.int64), L.ones(2)),
+    "no_jvp": lambda L, fw: _no_jvp(L, fw),
+}
+
+
+def _no_jvp(L, fw):
+    class Twice(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+    return Twice.apply(fw.make_dual(L.ones(2), L.ones(2)))
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_errors(name):
+    results = []
+    for lib, fw in ((ember, efw), (torch, tfw)):
+        needs_level = name not in ("no_level", "nested")
+        try:
+            if needs_level:
+                with fw.dual_level():
+                    results.append(_error(lib, fw, ERRORS[name]))
+            else:
+                results.append(_error(lib, fw, ERRORS[name]))
+        finally:
+            while True:  # "nested" leaves its first level open
+                try:
+                    fw.exit_dual_level()
+                except RuntimeError:
+                    break
+    assert results[0] is not None
+    assert results[0] == results[1]
+
+
+def test_backward_through_dual():
+    """The primal of a dual tensor still backpropagates; tangents need not be float64."""
+    for lib, fw in ((ember, efw), (torch, tfw)):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        with fw.dual_level():
+            d = fw.make_dual(x, lib.ones(2))
+            (d * d).sum().backward()
+        assert x.grad.tolist() == [2.0, 4.0]
