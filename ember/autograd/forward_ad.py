@@ -25,6 +25,7 @@ from collections import namedtuple
 
 from .._tensor import Tensor
 from . import grad_mode
+from .backprop import grad as autograd_grad
 
 #: The open level's token while one is open, else empty. Ops test ``if active:`` (one
 #: check); the list is emptied while a tangent is being computed, so the arithmetic of
@@ -263,7 +264,6 @@ def _jvp_from_backward(cls, args, tangents, outs):
     recorded with ``create_graph`` from a symbolic ``v``, and one more backward gives
     ``J u``.
     """
-    from .backprop import grad as autograd_grad  # backprop imports the engine (layer order)
     leaves, wrt, us = [], [], []
     for a, u in zip(args, tangents):
         if isinstance(a, Tensor):
