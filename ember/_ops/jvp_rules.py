@@ -144,6 +144,8 @@ def _install():
     # Ops that keep their outputs for backward only through apply_saving_outputs:
     # the generic rule reruns them the same way.
     D._SavesOutputs.jvp_rerun = classmethod(D.apply_saving_outputs)
+    D.Solve.jvp_rerun = staticmethod(D.solve)  # these also give the node b's shape
+    D.CholeskySolve.jvp_rerun = staticmethod(D.cholesky_solve)
 
 
 _install()

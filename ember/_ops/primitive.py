@@ -77,7 +77,10 @@ class PrimitiveNode(BackwardFunction):
             return saved + (self._output_tensor(),)
         if self._saved_output is None:
             return saved
-        return saved + (self._saved_output.unpack(self),)
+        out = self._saved_output.unpack(self)
+        if _fw_active:
+            _forward_ad.reattach_output_tangent(self, out, 0)
+        return saved + (out,)
 
     def _output_tensor(self):
         vc = self._out_vc
@@ -86,6 +89,8 @@ class PrimitiveNode(BackwardFunction):
         t = _make(self._out_data, True)
         t._vc = vc
         t._grad_fn = self
+        if _fw_active:
+            _forward_ad.reattach_output_tangent(self, t, 0)
         return t
 
     @property

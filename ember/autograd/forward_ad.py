@@ -241,6 +241,7 @@ def primitive_jvp(cls, ctx, args, outs):
             result = _jvp_from_backward(cls, args, tangents, outs)
     if not isinstance(result, (tuple, list)):
         result = (result,)
+    given = []
     for o, t in zip(outs, result):
         if t is not None and o._data.dtype.kind in "fc":
             if t._data.shape != o._data.shape:
@@ -253,6 +254,19 @@ def primitive_jvp(cls, ctx, args, outs):
                 with suspended():
                     t = t.to(o.dtype)
             set_tangent(o, t)
+        given.append(tangent_of(o))
+    # Backward rebuilds saved outputs from their data: it reattaches these
+    # (reattach_output_tangent), so forward-over-reverse sees them.
+    ctx.__dict__["_fw_outputs"] = (_open[0], given)
+
+
+def reattach_output_tangent(node, t, nr):
+    """Give ``t``, output ``nr`` of ``node`` rebuilt from saved data, its tangent again."""
+    fw = node.__dict__.get("_fw_outputs")
+    if fw is not None and _open and fw[0] is _open[0] and nr < len(fw[1]) and \
+            fw[1][nr] is not None and t._fw_grad is None:
+        set_tangent(t, fw[1][nr])
+    return t
 
 
 def _jvp_from_backward(cls, args, tangents, outs):
@@ -260,21 +274,26 @@ def _jvp_from_backward(cls, args, tangents, outs):
 
     Backward computes ``vjp(v) = v^T J``, linear in ``v``; so ``<vjp(v), u>`` is a
     linear function of ``v`` whose gradient with respect to ``v`` is ``J u``. The op is
-    run again on detached inputs (so the caller's graph is untouched), backward is
-    recorded with ``create_graph`` from a symbolic ``v``, and one more backward gives
-    ``J u``.
+    run again (inputs that need no gradient detached, so the caller's graph only grows
+    where it must), backward is recorded with ``create_graph`` from a symbolic ``v``, and
+    one more backward gives ``J u``. When a gradient is wanted (grad mode on and a
+    primal or tangent requiring grad), that last backward records a graph too, so the
+    tangent can itself be differentiated.
     """
+    keep_graph = grad_mode._state.enabled and any(
+        isinstance(x, Tensor) and x._requires_grad for x in list(args) + list(tangents))
     leaves, wrt, us = [], [], []
     for a, u in zip(args, tangents):
-        if isinstance(a, Tensor):
-            leaf = a.detach()
-            if u is not None and a._data.dtype.kind == "f":
-                leaf.requires_grad_(True)
-                wrt.append(leaf)
-                us.append(u)
-            leaves.append(leaf)
-        else:
+        if not isinstance(a, Tensor):
             leaves.append(a)
+            continue
+        leaf = a if keep_graph and a._requires_grad else a.detach()
+        if u is not None and a._data.dtype.kind == "f":
+            if not leaf._requires_grad:
+                leaf.requires_grad_(True)
+            wrt.append(leaf)
+            us.append(u)
+        leaves.append(leaf)
     with grad_mode.enable_grad():
         run = getattr(cls, "jvp_rerun", None) or cls.apply
         result = run(*leaves)
@@ -297,9 +316,13 @@ def _jvp_from_backward(cls, args, tangents, outs):
         if inner is None:
             jv = [None] * len(vs)
         else:
-            jv = autograd_grad(inner, vs, retain_graph=True, allow_unused=True)
-    tangent_by_id = {id(r): (j if j is not None else r.new_zeros(r._data.shape)).detach()
-                     for r, j in zip(diff, jv)}
+            jv = autograd_grad(inner, vs, retain_graph=True, create_graph=keep_graph,
+                               allow_unused=True)
+    tangent_by_id = {}
+    for r, j in zip(diff, jv):
+        if j is None:
+            j = r.new_zeros(r._data.shape)
+        tangent_by_id[id(r)] = j if keep_graph else j.detach()
     return tuple(tangent_by_id.get(id(r)) for r in results)
 
 

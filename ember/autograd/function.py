@@ -326,8 +326,9 @@ class Function(FunctionCtx):
         ctx.needs_input_grad = needs
         prev = _state.enabled
         _state.enabled = False  # forward runs without recording (no_grad, inlined)
-        fw_level = _fw_active[:]
-        if fw_level:  # nor computing tangents: jvp gives the outputs theirs
+        fw_level = None
+        if _fw_active:  # nor computing tangents: jvp gives the outputs theirs
+            fw_level = _fw_active[:]
             _fw_active.clear()
         try:
             if setup_style:

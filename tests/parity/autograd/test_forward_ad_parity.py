@@ -314,3 +314,36 @@ def test_backward_through_dual():
             d = fw.make_dual(x, lib.ones(2))
             (d * d).sum().backward()
         assert x.grad.tolist() == [2.0, 4.0]
+
+
+HVP_FUNCTIONS = {
+    "mul": lambda L, d: (d * d * d).sum(),
+    "exp_sqrt": lambda L, d: (d.exp() + d.abs().sqrt()).sum(),  # backward reads saved outputs
+    "gelu": lambda L, d: L.nn.functional.gelu(d).sum(),
+    "inv": lambda L, d: L.linalg.inv(d + 3 * L.eye(3, dtype=d.dtype)).sum(),
+    "prod": lambda L, d: d.prod(1).sum(),
+    "matmul_tanh": lambda L, d: (d.sin() @ d).tanh().sum(),
+    "log_softmax": lambda L, d: (L.nn.functional.log_softmax(d, 1) * d).sum(),
+}
+
+
+def _second_order(lib, fw, fn):
+    a = np.random.default_rng(0).standard_normal((3, 3))
+    u = np.random.default_rng(1).standard_normal((3, 3))
+    x, t = lib.tensor(a, requires_grad=True), lib.tensor(u, requires_grad=True)
+    with fw.dual_level():  # reverse over forward: differentiate the tangent
+        tangent = fw.unpack_dual(fn(lib, fw.make_dual(x, t))).tangent
+        gx, gt = lib.autograd.grad(tangent, (x, t))
+    with fw.dual_level():  # forward over reverse: the tangent of a gradient (H u)
+        dual = fw.make_dual(lib.tensor(a, requires_grad=True), lib.tensor(u))
+        g, = lib.autograd.grad(fn(lib, dual), dual, create_graph=True)
+        hvp = fw.unpack_dual(g).tangent
+    return [r.detach().numpy() for r in (tangent, gx, gt, hvp)]
+
+
+@pytest.mark.parametrize("name", sorted(HVP_FUNCTIONS))
+def test_second_order_mixed_modes(name):
+    got = _second_order(ember, efw, HVP_FUNCTIONS[name])
+    expected = _second_order(torch, tfw, HVP_FUNCTIONS[name])
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-9, atol=1e-10)
