@@ -349,6 +349,10 @@ class _JvpCtx:
 def function_jvp(cls, ctx, args, outputs, dirty=(), non_differentiable=()):
     """Run user Function ``cls``'s ``jvp`` and give its outputs their tangents."""
     tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
+    with suspended():  # jvp sees zeros for float inputs without a tangent, as in PyTorch
+        tangents = [a.new_zeros(a._data.shape)
+                    if t is None and isinstance(a, Tensor) and a._data.dtype.kind in "fc"
+                    else t for a, t in zip(args, tangents)]
     dirty_ids = {id(t) for t in dirty}
     input_tangents = {id(a): t for a, t in zip(args, tangents) if isinstance(a, Tensor)}
     with suspended():
@@ -358,8 +362,8 @@ def function_jvp(cls, ctx, args, outputs, dirty=(), non_differentiable=()):
     if not isinstance(result, tuple):
         result = (result,)
     if len(result) != len(outs):
-        raise RuntimeError(f"Function {cls.__name__} returned an incorrect number of forward "
-                           f"gradients (expected {len(outs)}, got {len(result)})")
+        raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients "
+                           f"(expected {len(outs)} but got {len(result)})")
     non_diff = {id(t) for t in non_differentiable}
     for o, t in zip(outs, result):
         if not isinstance(o, Tensor) or t is None or id(o) in non_diff:

@@ -264,7 +264,34 @@ def _error(lib, fw, fn):
     return None
 
 
+class _Scale:
+    """Function factories for the jvp error cases (one per library)."""
+
+    @staticmethod
+    def make(L, jvp):
+        class Scale(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y):
+                ctx.save_for_forward(y)
+                return x * y
+
+            @staticmethod
+            def backward(ctx, g):
+                return g, g
+        Scale.jvp = staticmethod(jvp)
+        return Scale
+
+
+def _jvp_case(jvp):
+    def run(L, fw):
+        return _Scale.make(L, jvp).apply(fw.make_dual(L.ones(2), L.ones(2)), L.ones(2))
+    return run
+
+
 ERRORS = {
+    "jvp_size": _jvp_case(lambda ctx, tx, ty: tx.new_ones(5)),
+    "jvp_count": _jvp_case(lambda ctx, tx, ty: (tx, tx)),
+    "jvp_saved_count": _jvp_case(lambda ctx, tx, ty: ctx.saved_tensors * 2),
     "size": lambda L, fw: fw.make_dual(L.ones(2), L.ones(3)),
     "no_level": lambda L, fw: fw.make_dual(L.ones(2), L.ones(2)),
     "nested": lambda L, fw: [fw.enter_dual_level(), fw.enter_dual_level()],
@@ -304,6 +331,20 @@ def test_errors(name):
                     break
     assert results[0] is not None
     assert results[0] == results[1]
+
+
+def test_function_jvp_gets_zeros_for_inputs_without_tangent():
+    seen = []
+    for lib, fw in ((ember, efw), (torch, tfw)):
+        def jvp(ctx, tx, ty):
+            y, = ctx.saved_tensors
+            seen.append(ty.tolist())
+            return tx * y + ty
+        with fw.dual_level():
+            x = fw.make_dual(lib.ones(2), lib.tensor([1.0, 2.0]))
+            out = _Scale.make(lib, jvp).apply(x, lib.tensor([3.0, 4.0]))
+            seen.append(fw.unpack_dual(out).tangent.tolist())
+    assert seen[:2] == seen[2:] == [[0.0, 0.0], [3.0, 8.0]]
 
 
 def test_backward_through_dual():
