@@ -9,7 +9,7 @@ output's tangent (broadcast to the output's shape by the caller). Rules run with
 tangent propagation suspended, on ordinary ember ops, so forward-over-reverse works.
 """
 from . import (elementwise as E, activation_ops as A, linalg as L, conv as C, reduction as R,
-               shape as S, indexing as I, nn_ops as N, decompositions as D)
+               shape as S, indexing as I, nn_ops as N, decompositions as D, special as SP)
 
 
 def _plus(a, b):
@@ -109,6 +109,11 @@ def _cat(ctx, args, tangents, out):
     return S.Cat.apply(dim, *parts)
 
 
+def _standard_gamma(ctx, args, tangents, out):
+    # A random op: the rule derived from backward would draw a new sample.
+    return tangents[0] * SP.StandardGammaGrad.apply(args[0], out)
+
+
 def _unary_from_backward(cls):
     """Elementwise unary ops: the Jacobian is diagonal, so backward's formula with the
     tangent in place of the gradient is the JVP."""
@@ -134,6 +139,7 @@ def _install():
     N.Softmax.jvp = staticmethod(_softmax)
     N.LogSoftmax.jvp = staticmethod(_log_softmax)
     S.Cat.jvp = staticmethod(_cat)
+    SP.StandardGamma.jvp = staticmethod(_standard_gamma)
     for cls in (R.Sum, R.SumAll, R.Mean, R.MeanAll, R.Cumsum, S.Permute, S.Transpose, S.T,
                 S.Expand, S.SumToSize, S.Clone, S.ReshapeCopy, S.Flip, S.Roll, S.Repeat,
                 I.AdvancedIndex, I.Gather, I.IndexSelect):

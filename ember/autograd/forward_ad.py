@@ -347,7 +347,8 @@ class _JvpCtx:
 
 
 def function_jvp(cls, ctx, args, outputs, dirty=(), non_differentiable=()):
-    """Run user Function ``cls``'s ``jvp`` and give its outputs their tangents."""
+    """Run user Function ``cls``'s ``jvp`` and give its outputs their tangents; returns
+    the outputs (an input returned as is replaced by an alias of it)."""
     tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
     with suspended():  # jvp sees zeros for float inputs without a tangent, as in PyTorch
         tangents = [a.new_zeros(a._data.shape)
@@ -359,6 +360,16 @@ def function_jvp(cls, ctx, args, outputs, dirty=(), non_differentiable=()):
         result = cls.jvp(_JvpCtx(ctx), *tangents)
     single = not isinstance(outputs, tuple)
     outs = (outputs,) if single else outputs
+    input_tensors = [a for a in args if isinstance(a, Tensor)]
+    if any(o is a for o in outs for a in input_tensors if id(o) not in dirty_ids):
+        # an input returned as is: the output is a new alias carrying its own tangent
+        with suspended(), grad_mode.no_grad():
+            outs = tuple(o.view_as(o) if isinstance(o, Tensor) and id(o) not in dirty_ids and
+                         any(o is a for a in args) else o for o in outs)
+        outputs = outs[0] if single else outs
+    bases = {id(a._base if a._base is not None else a) for a in input_tensors}
+    views = {id(o) for o in outs if isinstance(o, Tensor) and id(o) not in dirty_ids and
+             o._base is not None and id(o._base) in bases}
     if not isinstance(result, tuple):
         result = (result,)
     if len(result) != len(outs):
@@ -370,6 +381,9 @@ def function_jvp(cls, ctx, args, outputs, dirty=(), non_differentiable=()):
             continue
         if o._data.dtype.kind not in "fc":
             continue
+        if id(o) in views and t._base is None:
+            raise RuntimeError("A custom Function's forward is returning a view (or an input "
+                               "as-is) but the jvp is not returning a view.")
         if t._data.shape != o._data.shape:
             raise RuntimeError(
                 "Trying to set a forward gradient that has a different size than that of the "
@@ -382,6 +396,7 @@ def function_jvp(cls, ctx, args, outputs, dirty=(), non_differentiable=()):
                 old._data[...] = t._data  # a dirty input keeps its tangent object
                 continue
         set_tangent(o, t)
+    return outputs
 
 
 # ---- in-place ops --------------------------------------------------------------------------

@@ -342,7 +342,8 @@ class Function(FunctionCtx):
                 _fw_active[:] = fw_level
         output = _wrap_outputs(ctx, args, mask, output, record)
         if fw_level and forward_ad.has_tangent(args):
-            forward_ad.function_jvp(cls, ctx, args, output, ctx._dirty, ctx._non_differentiable)
+            output = forward_ad.function_jvp(cls, ctx, args, output, ctx._dirty,
+                                             ctx._non_differentiable)
         return output
 
     def __call__(self, *args):

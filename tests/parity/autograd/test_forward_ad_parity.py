@@ -264,6 +264,14 @@ def _error(lib, fw, fn):
     return None
 
 
+def test_function_returning_input_gets_a_view_tangent():
+    results = []
+    for lib, fw in ((ember, efw), (torch, tfw)):
+        with fw.dual_level():
+            results.append(str(_returns_input(lambda ctx, t: t[:])(lib, fw)))
+    assert results[0] == results[1] == "[1.0, 1.0]"
+
+
 class _Scale:
     """Function factories for the jvp error cases (one per library)."""
 
@@ -288,7 +296,26 @@ def _jvp_case(jvp):
     return run
 
 
+def _returns_input(jvp):
+    def run(L, fw):
+        class Identity(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+        Identity.jvp = staticmethod(jvp)
+        x = fw.make_dual(L.ones(2), L.ones(2))
+        out = Identity.apply(x)
+        assert out is not x
+        return RuntimeError(str(fw.unpack_dual(out).tangent.tolist()))  # compared, not raised
+    return run
+
+
 ERRORS = {
+    "jvp_not_a_view": _returns_input(lambda ctx, t: t),
     "jvp_size": _jvp_case(lambda ctx, tx, ty: tx.new_ones(5)),
     "jvp_count": _jvp_case(lambda ctx, tx, ty: (tx, tx)),
     "jvp_saved_count": _jvp_case(lambda ctx, tx, ty: ctx.saved_tensors * 2),
