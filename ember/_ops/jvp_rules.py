@@ -9,7 +9,9 @@ output's tangent (broadcast to the output's shape by the caller). Rules run with
 tangent propagation suspended, on ordinary ember ops, so forward-over-reverse works.
 """
 from . import (elementwise as E, activation_ops as A, linalg as L, conv as C, reduction as R,
-               shape as S, indexing as I, nn_ops as N, decompositions as D, special as SP)
+               shape as S, indexing as I, nn_ops as N, decompositions as D, special as SP,
+               loss_ops as LO, loss_nodes as LN)
+from .._tensor import Tensor
 
 
 def _plus(a, b):
@@ -114,6 +116,74 @@ def _standard_gamma(ctx, args, tangents, out):
     return tangents[0] * SP.StandardGammaGrad.apply(args[0], out)
 
 
+def _elementwise_backward(cls):
+    """Single-input elementwise ops whose backward reads only saved inputs and forward's
+    attributes: backward applied to the tangent is the JVP (a diagonal Jacobian)."""
+    def jvp(ctx, args, tangents, out):
+        if any(t is not None for t in tangents[1:]):
+            return None
+        grads = cls.backward(ctx, tangents[0])
+        return grads[0] if isinstance(grads, (tuple, list)) else grads
+    return staticmethod(jvp)
+
+
+def _reduce(loss, reduction):
+    if reduction == "sum":
+        return loss.sum()
+    return loss.mean() if reduction == "mean" else loss
+
+
+def _difference(tx, ty):
+    if ty is None:
+        return tx
+    return -ty if tx is None else tx - ty
+
+
+def _elementwise_loss(cls):
+    """MSE, smooth L1, Huber: ``slope(x - y) * (tx - ty)``, reduced as the loss is."""
+    def jvp(ctx, args, tangents, out):
+        x, y = args[0], args[1]
+        return _reduce(cls.slope(x - y, ctx.param) * _difference(tangents[0], tangents[1]),
+                       ctx.reduction)
+    return staticmethod(jvp)
+
+
+def _bce(ctx, args, tangents, out):
+    x, t = args[0], args[1]
+    tx, tt = tangents[0], tangents[1]
+    loss = None
+    if tx is not None:
+        loss = tx * (x - t) / (x * (1 - x)).clamp_min(1e-12)
+    if tt is not None:
+        loss = _plus(loss, tt * ((-x).log1p().clamp_min(-100) - x.log().clamp_min(-100)))
+    if ctx.weight is not None:
+        loss = loss * ctx.weight
+    return _reduce(loss, ctx.reduction)
+
+
+def _bce_with_logits(ctx, args, tangents, out):
+    x, t = args[0], args[1]
+    tx, tt = tangents[0], tangents[1]
+    pw = ctx.pos_weight
+    loss = None
+    if tx is not None:
+        slope = x.sigmoid() - t if pw is None else ((pw - 1) * t + 1) * x.sigmoid() - pw * t
+        loss = tx * slope
+    if tt is not None:
+        slope = -x if pw is None else -(x + (pw - 1) * LO.log_sigmoid(x))
+        loss = _plus(loss, tt * slope)
+    if ctx.weight is not None:
+        loss = loss * ctx.weight
+    return _reduce(loss, ctx.reduction)
+
+
+def _nll(ctx, args, tangents, out):
+    picked = Tensor._make(LN.NllLoss._picks(ctx)) * tangents[0]  # -w (/ total) at the targets
+    if ctx.reduction == "none":
+        return picked.sum(ctx.cdim)
+    return picked.sum()
+
+
 def _unary_from_backward(cls):
     """Elementwise unary ops: the Jacobian is diagonal, so backward's formula with the
     tangent in place of the gradient is the JVP."""
@@ -140,6 +210,14 @@ def _install():
     N.LogSoftmax.jvp = staticmethod(_log_softmax)
     S.Cat.jvp = staticmethod(_cat)
     SP.StandardGamma.jvp = staticmethod(_standard_gamma)
+    for cls in (A.Hardtanh, A.LeakyRelu, A.Elu, A.Gelu, A.Silu, A.Softplus, A.Mish,
+                LO.LogSigmoid, SP.Lgamma, SP.Digamma):
+        cls.jvp = _elementwise_backward(cls)
+    for cls in (LN.MseLoss, LN.SmoothL1Loss, LN.HuberLoss):
+        cls.jvp = _elementwise_loss(cls)
+    LN.BinaryCrossEntropy.jvp = staticmethod(_bce)
+    LN.BinaryCrossEntropyWithLogits.jvp = staticmethod(_bce_with_logits)
+    LN.NllLoss.jvp = staticmethod(_nll)
     for cls in (R.Sum, R.SumAll, R.Mean, R.MeanAll, R.Cumsum, S.Permute, S.Transpose, S.T,
                 S.Expand, S.SumToSize, S.Clone, S.ReshapeCopy, S.Flip, S.Roll, S.Repeat,
                 I.AdvancedIndex, I.Gather, I.IndexSelect):

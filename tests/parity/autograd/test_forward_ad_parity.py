@@ -108,6 +108,52 @@ OPS = {
     "erf_lgamma": (lambda L, a: L.erf(a) + L.lgamma(a.abs() + 1), [(5,)]),
 }
 
+OPS.update({
+    "mse_none": (lambda L, x, y: F(L).mse_loss(x, y, reduction="none"), [(3, 4), (3, 4)]),
+    "huber_delta": (lambda L, x, y: F(L).huber_loss(x, y, delta=0.5, reduction="sum")
+                    + F(L).smooth_l1_loss(x, y, beta=0.3), [(3, 4), (3, 4)]),
+    "bce_weight": (lambda L, x, y: F(L).binary_cross_entropy(
+        x.sigmoid(), y.sigmoid(), weight=y.detach().abs(), reduction="none"), [(3, 4), (3, 4)]),
+    "bce_logits_pos_weight": (lambda L, x, y: F(L).binary_cross_entropy_with_logits(
+        x, y.sigmoid(), pos_weight=y.detach()[0].abs() + 0.5, weight=y.detach().abs()),
+        [(3, 4), (3, 4)]),
+    "nll_weight_ignore": (lambda L, x: F(L).nll_loss(
+        F(L).log_softmax(x, 1), L.tensor([0, 2, 3]), weight=L.tensor([1., 2, 3, 4],
+                                                                    dtype=x.dtype),
+        ignore_index=2), [(3, 4)]),
+    "nll_none": (lambda L, x: F(L).nll_loss(x, L.tensor([0, 2, 3]), reduction="none"),
+                 [(3, 4)]),
+    "cross_entropy_2d": (lambda L, x: F(L).cross_entropy(
+        x.reshape(1, 3, 2, 2), L.tensor([[[0, 2], [1, 1]]]), label_smoothing=0.1), [(3, 4)]),
+    "activation_params": (lambda L, x: F(L).leaky_relu(x, 0.3) + F(L).hardtanh(x, -0.2, 0.4)
+                          + F(L).gelu(x, approximate="tanh")
+                          + F(L).softplus(x, beta=2, threshold=1) + F(L).elu(x, alpha=0.7),
+                          [(3, 4)]),
+    "batch_norm": (lambda L, x, w, b: F(L).batch_norm(
+        x, L.zeros(3, dtype=x.dtype), L.ones(3, dtype=x.dtype), w, b, training=True),
+        [(4, 3), (3,), (3,)]),
+    "gru": (lambda L, x: _gru(L)(x.reshape(1, 3, 4))[0], [(3, 4)]),
+    "attention": (lambda L, q, k: F(L).scaled_dot_product_attention(
+        q.reshape(1, 3, 4), k.reshape(1, 3, 4), q.reshape(1, 3, 4)), [(3, 4), (3, 4)]),
+    "linalg_decompositions": (lambda L, x, y: _decompositions(L, x, y), [(3, 4), (3, 4)]),
+})
+
+
+def _gru(L):
+    L.manual_seed(0)
+    m = L.nn.GRU(4, 2, batch_first=True).double()
+    for p in m.parameters():  # the same weights on both sides
+        p.data = L.linspace(-0.5, 0.5, p.numel(), dtype=L.float64).reshape(p.shape)
+    return m
+
+
+def _decompositions(L, x, y):
+    a = x[:, :3]
+    s = a @ a.mT + 3 * L.eye(3, dtype=a.dtype)
+    return (L.linalg.cholesky(s).sum() + L.linalg.solve(s, y).sum()
+            + L.linalg.eigh(s)[0].sum() + L.linalg.svd(a)[1].sum()
+            + L.linalg.slogdet(s)[1] + L.linalg.qr(a)[1].sum())
+
 
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_op_tangent(name):
