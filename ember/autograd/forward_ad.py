@@ -33,6 +33,7 @@ from .backprop import grad as autograd_grad
 active = []
 _open = []       # the open level's token, even while ``active`` is suspended
 _holders = []    # weak references to the tensors given a tangent at the open level
+_prune_at = [1024]
 
 UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 UnpackedDualTensor.__doc__ = """``unpack_dual``'s result: the primal and its tangent (None if
@@ -71,10 +72,10 @@ def exit_dual_level(*, level=None):
     >>> fwAD.exit_dual_level(level=fwAD.enter_dual_level())
     """
     if level is None:
-        level = 0 if _open else -1
-    if level < 0 or not _open:
-        raise RuntimeError("Dual level must be a positive number.")
-    if level != 0:
+        if not _open:
+            raise RuntimeError("Dual level must be a positive number.")
+        level = 0
+    if level != 0 or not _open:
         raise RuntimeError("Trying to exit a forward AD level that was not the last one that "
                            "was created. This is not supported.")
     token = _open.pop()
@@ -154,9 +155,7 @@ def unpack_dual(tensor, *, level=None):
     """
     if not isinstance(tensor, Tensor):
         return UnpackedDualTensor(tensor, None)
-    if level is not None and level != 0:
-        raise RuntimeError("Invalid level given to _unpack_dual")
-    tangent = tangent_of(tensor) if _open else None
+    tangent = tangent_of(tensor) if _open and level in (None, 0) else None
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
     with suspended():
@@ -197,6 +196,9 @@ def set_tangent(t, tangent):
         tangent = tangent.to(t.dtype)
     t.__dict__["_fw_grad"] = (_open[0], tangent)
     _holders.append(weakref.ref(t))
+    if len(_holders) >= _prune_at[0]:  # a long level: forget the tensors already gone
+        _holders[:] = [ref for ref in _holders if ref() is not None]
+        _prune_at[0] = max(1024, 2 * len(_holders))
 
 
 def has_tangent(args):

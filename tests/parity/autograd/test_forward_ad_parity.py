@@ -368,6 +368,9 @@ ERRORS = {
     "size": lambda L, fw: fw.make_dual(L.ones(2), L.ones(3)),
     "no_level": lambda L, fw: fw.make_dual(L.ones(2), L.ones(2)),
     "nested": lambda L, fw: [fw.enter_dual_level(), fw.enter_dual_level()],
+    "exit_without_level": lambda L, fw: fw.exit_dual_level(),
+    "exit_wrong_level": lambda L, fw: fw.exit_dual_level(level=1),
+    "exit_closed_level": lambda L, fw: fw.exit_dual_level(level=0),
     "integer_primal": lambda L, fw: fw.make_dual(L.ones(2, dtype=L.int64), L.ones(2)),
     "no_jvp": lambda L, fw: _no_jvp(L, fw),
 }
@@ -389,7 +392,8 @@ def _no_jvp(L, fw):
 def test_errors(name):
     results = []
     for lib, fw in ((ember, efw), (torch, tfw)):
-        needs_level = name not in ("no_level", "nested")
+        needs_level = name not in ("no_level", "nested", "exit_without_level",
+                                   "exit_closed_level")
         try:
             if needs_level:
                 with fw.dual_level():
