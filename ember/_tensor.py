@@ -224,6 +224,8 @@ class Tensor:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self._grad_fn = None
         self._requires_grad = False
+        if self._fw_grad is not None:
+            del self.__dict__["_fw_grad"]  # the forward-mode tangent goes too
         return self
 
     # ---- conversion -------------------------------------------------------------------

@@ -205,6 +205,31 @@ def test_nn_modules():
     check_jvp(fn, (2, 2, 4, 4))
 
 
+def _inplace_on_dual(lib, fw):
+    with fw.dual_level():
+        tangent = lib.tensor([1.0, 2.0, 3.0])
+        x = fw.make_dual(lib.ones(3), tangent)
+        x.mul_(2)  # the tangent given to make_dual is updated in place, as in PyTorch
+        view = x[:2]
+        x.add_(1)
+        y = lib.zeros(3)
+        y.copy_(x)
+        w = lib.ones(2, 3)
+        w[0] = x
+        z = lib.ones(3)
+        z.add_(x.detach())
+        q = x.clone()
+        q.zero_()
+        s = x.clone()
+        s.detach_()
+        tangents = [fw.unpack_dual(t).tangent for t in (x, view, y, w, z, q, s)]
+        return [tangent.tolist()] + [None if t is None else t.tolist() for t in tangents]
+
+
+def test_inplace_on_dual_tensor():
+    assert _inplace_on_dual(ember, efw) == _inplace_on_dual(torch, tfw)
+
+
 def test_inplace_and_views():
     def fn(L, x):
         y = x.clone()
