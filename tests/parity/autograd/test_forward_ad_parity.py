@@ -490,3 +490,15 @@ def test_second_order_mixed_modes(name):
     expected = _second_order(torch, tfw, HVP_FUNCTIONS[name])
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g, e, rtol=1e-9, atol=1e-10)
+
+
+def _reprs(lib, fw):
+    with fw.dual_level():
+        x = fw.make_dual(lib.ones(2), lib.ones(2))
+        y = fw.make_dual(lib.ones(2, requires_grad=True), lib.tensor([1.0, 2.0]))
+        inside = [repr(x), repr(x * 2), repr(y)]
+    return inside + [repr(x)]
+
+
+def test_repr_shows_tangent():
+    assert _reprs(ember, efw) == _reprs(torch, tfw)
