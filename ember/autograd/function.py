@@ -91,6 +91,10 @@ class FunctionCtx:
         >>> Id.apply(ember.ones(2, requires_grad=True)).shape
         ember.Size([2])
         """
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise AssertionError("save_for_forward expects all arguments to be tensors; you "
+                                     "should save non-tensors as attributes on ctx.")
         self._saved_for_forward = tensors
 
     def mark_dirty(self, *tensors: "Tensor") -> None:

@@ -385,7 +385,21 @@ def _returns_input(jvp):
     return run
 
 
+def _save_non_tensor(L, fw):
+    class SavesInt(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_forward(x, 3)
+            return x * 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 2
+    return SavesInt.apply(fw.make_dual(L.ones(1), L.ones(1)))
+
+
 ERRORS = {
+    "save_for_forward_non_tensor": _save_non_tensor,
     "jvp_not_a_view": _returns_input(lambda ctx, t: t),
     "jvp_size": _jvp_case(lambda ctx, tx, ty: tx.new_ones(5)),
     "jvp_count": _jvp_case(lambda ctx, tx, ty: (tx, tx)),
