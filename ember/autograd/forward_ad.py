@@ -131,6 +131,9 @@ def make_dual(tensor, tangent, *, level=None):
     if not (tangent.is_floating_point() or tangent.is_complex()):
         raise ValueError(f"Expected tangent to be floating point or complex, but got: "
                          f"{tangent.dtype}")
+    if tensor.is_complex() or tangent.is_complex():
+        raise NotImplementedError("ember does not support forward-mode AD of complex tensors "
+                                  "yet")
     if tangent._data.shape != tensor._data.shape:
         raise RuntimeError(
             "Trying to set a forward gradient that has a different size than that of the "
