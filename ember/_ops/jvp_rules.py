@@ -5,12 +5,13 @@ Every other differentiable op gets its JVP from its backward formula
 and two backward passes again; the rules here cost about one forward each. A rule is
 ``jvp(ctx, args, tangents, out)``: ``tangents`` parallels ``args`` (None where an
 argument has no tangent), ``ctx`` is what forward filled in, and the rule returns the
-output's tangent (broadcast to the output's shape by the caller). Rules run with
+output's tangent (broadcast to the output's shape by the caller), or NotImplemented to
+leave a case to the rule derived from backward. Rules run with
 tangent propagation suspended, on ordinary ember ops, so forward-over-reverse works.
 """
 from . import (elementwise as E, activation_ops as A, linalg as L, conv as C, reduction as R,
                shape as S, indexing as I, nn_ops as N, decompositions as D, special as SP,
-               loss_ops as LO, loss_nodes as LN)
+               loss_ops as LO, loss_nodes as LN, trig as TR)
 from .._tensor import Tensor
 
 
@@ -24,7 +25,7 @@ def _linear_in_first(cls):
     """Ops linear in their first argument (the others carry no tangent): f(t, rest)."""
     def jvp(ctx, args, tangents, out):
         if any(t is not None for t in tangents[1:]):
-            return None
+            return NotImplemented
         return cls.apply(tangents[0], *args[1:])
     return staticmethod(jvp)
 
@@ -111,6 +112,37 @@ def _cat(ctx, args, tangents, out):
     return S.Cat.apply(dim, *parts)
 
 
+def _pow(ctx, args, tangents, out):
+    a, b = args
+    ta, tb = tangents
+    if isinstance(b, Tensor) or tb is not None:
+        return NotImplemented  # a tensor exponent: the rule from backward (zero bases)
+    if b == 0:
+        return ta * 0
+    return ta * (b * a ** (b - 1))
+
+
+def _where(ctx, args, tangents, out):
+    cond, a, b = args
+    ta, tb = tangents[1], tangents[2]
+    zero = out.new_zeros(())
+    return E.Where.apply(cond, zero if ta is None else ta, zero if tb is None else tb)
+
+
+def _tanh_grad(ctx, args, tangents, out):
+    grad, y = args  # grad * (1 - y**2)
+    tg, ty = tangents
+    return _plus(None if tg is None else tg * (1 - y * y),
+                 None if ty is None else ty * (-2 * grad * y))
+
+
+def _sigmoid_grad(ctx, args, tangents, out):
+    grad, y = args  # grad * y * (1 - y)
+    tg, ty = tangents
+    return _plus(None if tg is None else tg * (y * (1 - y)),
+                 None if ty is None else ty * (grad * (1 - 2 * y)))
+
+
 def _standard_gamma(ctx, args, tangents, out):
     # A random op: the rule derived from backward would draw a new sample.
     return tangents[0] * SP.StandardGammaGrad.apply(args[0], out)
@@ -121,7 +153,7 @@ def _elementwise_backward(cls):
     attributes: backward applied to the tangent is the JVP (a diagonal Jacobian)."""
     def jvp(ctx, args, tangents, out):
         if any(t is not None for t in tangents[1:]):
-            return None
+            return NotImplemented
         grads = cls.backward(ctx, tangents[0])
         return grads[0] if isinstance(grads, (tuple, list)) else grads
     return staticmethod(jvp)
@@ -222,7 +254,11 @@ def _install():
                 S.Expand, S.SumToSize, S.Clone, S.ReshapeCopy, S.Flip, S.Roll, S.Repeat,
                 I.AdvancedIndex, I.Gather, I.IndexSelect):
         cls.jvp = _linear_in_first(cls)
-    for cls in vars(E).values():
+    E.Where.jvp = staticmethod(_where)
+    E.Pow.jvp = staticmethod(_pow)
+    E.TanhGrad.jvp = staticmethod(_tanh_grad)
+    E.SigmoidGrad.jvp = staticmethod(_sigmoid_grad)
+    for cls in [*vars(E).values(), *vars(TR).values()]:
         if isinstance(cls, type) and getattr(cls, "_grad_formula", None) is not None:
             cls.jvp = _unary_from_backward(cls)
     # Ops that keep their outputs for backward only through apply_saving_outputs:

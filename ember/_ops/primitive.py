@@ -172,8 +172,9 @@ class Primitive(Function):
     saved_needed_for = None
     #: Forward-mode rule ``jvp(ctx, args, tangents, out)``: the tangent of the output
     #: (a tuple of them for several outputs) given the forward arguments, their tangents
-    #: (None where an argument has none) and the output(s); ctx is forward's. None: the
-    #: rule is derived from ``backward`` (autograd/forward_ad.py). Rules: _ops/jvp_rules.py.
+    #: (None where an argument has none) and the output(s); ctx is forward's. None (or
+    #: NotImplemented returned): the rule is derived from ``backward``
+    #: (autograd/forward_ad.py). Rules: _ops/jvp_rules.py.
     jvp = None
 
     def __init_subclass__(cls, **kwargs):

@@ -238,11 +238,12 @@ def primitive_jvp(cls, ctx, args, outs):
         return
     tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
     with suspended():
+        result = NotImplemented
         if cls.jvp is not None:
             result = cls.jvp(ctx, args, tangents, outs[0] if len(outs) == 1 else outs)
         elif cls.is_view:  # a view of the tangent: in-place changes reach both ways
             result = cls.apply(tangents[0], *args[1:])
-        else:
+        if result is NotImplemented:
             result = _jvp_from_backward(cls, args, tangents, outs)
     if not isinstance(result, (tuple, list)):
         result = (result,)

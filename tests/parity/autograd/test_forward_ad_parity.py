@@ -136,6 +136,13 @@ OPS.update({
     "attention": (lambda L, q, k: F(L).scaled_dot_product_attention(
         q.reshape(1, 3, 4), k.reshape(1, 3, 4), q.reshape(1, 3, 4)), [(3, 4), (3, 4)]),
     "linalg_decompositions": (lambda L, x, y: _decompositions(L, x, y), [(3, 4), (3, 4)]),
+    "pow_cases": (lambda L, x, y: x ** 0 + x ** 2.5 * 0 + x.abs() ** 2.5 + x ** -1
+                  + L.pow(x.clamp(min=0), y.abs()), [(3, 4), (3, 4)]),
+    "where_scalars": (lambda L, x, y: L.where(x > 0, x, 0.5) + L.where(y > 0, 1.0, y), [(3, 4),
+                                                                                       (3, 4)]),
+    "inverse_trig": (lambda L, x: (x.tanh() * 0.9).asin() + (x.tanh() * 0.9).acos() + x.atan()
+                     + x.asinh() + (x.abs() + 1.5).acosh() + (x.tanh() * 0.9).atanh()
+                     + x.sinh() + x.cosh(), [(3, 4)]),
 })
 
 
@@ -480,6 +487,7 @@ HVP_FUNCTIONS = {
     "inv": lambda L, d: L.linalg.inv(d + 3 * L.eye(3, dtype=d.dtype)).sum(),
     "prod": lambda L, d: d.prod(1).sum(),
     "matmul_tanh": lambda L, d: (d.sin() @ d).tanh().sum(),
+    "tanh_sigmoid_mlp": lambda L, d: ((d @ d.t()).tanh() @ d).sigmoid().sum(),
     "sigmoid_softplus": lambda L, d: (d.sigmoid() * L.nn.functional.softplus(d)).sum(),
 }
 
