@@ -396,11 +396,13 @@ def function_jvp(cls, ctx, args, outputs, dirty=(), non_differentiable=()):
                 f"original Tensor, this is not supported. Tensor is of size "
                 f"{list(o._data.shape)} while the given forward gradient is of size "
                 f"{list(t._data.shape)}.")
-        if id(o) in dirty_ids:
-            old = input_tangents.get(id(o))
-            if old is not None and old is not t:
-                old._data[...] = t._data  # a dirty input keeps its tangent object
-                continue
+        if id(o) in dirty_ids and tangent_of(o) is not None:
+            if t is not input_tangents.get(id(o)):
+                raise RuntimeError(
+                    "An inplace custom Function is not modifying the forward mode gradients "
+                    "inplace. If the forward is modifying an input inplace, then the jvp "
+                    "function must modify the corresponding gradient inplace.")
+            continue  # the tangent it already has, modified in place by jvp
         set_tangent(o, t)
     return outputs
 

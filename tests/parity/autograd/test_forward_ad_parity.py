@@ -405,7 +405,26 @@ def _save_non_tensor(L, fw):
     return SavesInt.apply(fw.make_dual(L.ones(1), L.ones(1)))
 
 
+def _dirty_new_tangent(L, fw):
+    class Double_(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 2  # not in place
+    return Double_.apply(fw.make_dual(L.ones(2), L.ones(2)))
+
+
 ERRORS = {
+    "dirty_input_new_tangent": _dirty_new_tangent,
     "save_for_forward_non_tensor": _save_non_tensor,
     "jvp_not_a_view": _returns_input(lambda ctx, t: t),
     "jvp_size": _jvp_case(lambda ctx, tx, ty: tx.new_ones(5)),
