@@ -24,6 +24,7 @@ import weakref
 from collections import namedtuple
 
 from .._tensor import Tensor
+from ..backend import get_array_module
 from . import grad_mode
 from .backprop import grad as autograd_grad
 
@@ -253,7 +254,7 @@ def primitive_jvp(cls, ctx, args, outs):
             if t._data.shape != o._data.shape:
                 with suspended():
                     t = t.expand(o._data.shape).contiguous()
-            elif not cls.is_view and any(t is u for u in tangents):
+            elif not cls.is_view and _aliases(t, tangents):
                 with suspended():
                     t = t.clone()  # a new tensor's tangent is its own, as in PyTorch
             if t._data.dtype != o._data.dtype:
@@ -264,6 +265,17 @@ def primitive_jvp(cls, ctx, args, outs):
     # Backward rebuilds saved outputs from their data: it reattaches these
     # (reattach_output_tangent), so forward-over-reverse sees them.
     ctx.__dict__["_fw_outputs"] = (_open[0], given)
+
+
+def _aliases(t, tangents):
+    """Whether tangent ``t`` shares memory with one of the input tangents (a rule such as
+    reshape's may return a view of one; an in-place op on the output would then write
+    into the input's tangent)."""
+    d = t._data
+    if d.base is None:
+        return any(t is u for u in tangents)
+    xp = get_array_module(d)
+    return any(isinstance(u, Tensor) and xp.may_share_memory(d, u._data) for u in tangents)
 
 
 def reattach_output_tangent(node, t, nr):

@@ -233,6 +233,20 @@ def _inplace_on_dual(lib, fw):
         return [tangent.tolist()] + [None if t is None else t.tolist() for t in tangents]
 
 
+def _inplace_on_copies(lib, fw):
+    with fw.dual_level():
+        x = fw.make_dual(lib.ones(2, 2), lib.tensor([[1.0, 2.0], [3.0, 4.0]]).t())
+        y = x.t().reshape(-1)  # a copy of the primal: its tangent must not alias x's
+        y.mul_(2)
+        z = x.contiguous()  # x itself
+        z.mul_(3)
+        return [fw.unpack_dual(t).tangent.tolist() for t in (x, y, z)]
+
+
+def test_inplace_on_copies_of_dual_tensor():
+    assert _inplace_on_copies(ember, efw) == _inplace_on_copies(torch, tfw)
+
+
 def test_inplace_on_dual_tensor():
     assert _inplace_on_dual(ember, efw) == _inplace_on_dual(torch, tfw)
 
