@@ -557,3 +557,52 @@ def _reprs(lib, fw):
 
 def test_repr_shows_tangent():
     assert _reprs(ember, efw) == _reprs(torch, tfw)
+
+
+def _random_program(lib, fw, seed, steps=8):
+    """Views, in-place ops (on views too) and new tensors mixed at random; returns every
+    tensor's value and tangent. A step that raises adds a marker instead."""
+    rng = np.random.default_rng(seed)
+    a, ta, b = (rng.standard_normal((4, 4)) for _ in range(3))
+    with fw.dual_level():
+        x = fw.make_dual(lib.tensor(a), lib.tensor(ta))
+        pool = [x, lib.tensor(b), x * 1]
+        for _ in range(steps):
+            op = rng.integers(0, 10)
+            s, o = pool[rng.integers(0, len(pool))], pool[rng.integers(0, len(pool))]
+            try:
+                if op == 0:
+                    pool.append(s.t())
+                elif op == 1:
+                    pool.append(s[1:3])
+                elif op == 2:
+                    pool.append((s * o.sum()).sin())
+                elif op == 3 and s._base is None:
+                    s.mul_(1.5)
+                elif op == 4:
+                    s.add_(o.detach().clone() if rng.integers(0, 2) else o.sum())
+                elif op == 5:
+                    pool.append(s.reshape(-1)[:8].view(2, 4))
+                elif op == 6:
+                    s[0] = o[1] if o.shape == s.shape else s[0] * 2
+                elif op == 7:
+                    pool.append(s.clone())
+                elif op == 8:
+                    s.tanh_()
+                elif op == 9:
+                    pool.append(lib.cat([s, o], 0)[::2])
+            except RuntimeError:
+                pool.append(lib.zeros(1))
+        return [(t.detach().numpy().copy(), None if fw.unpack_dual(t).tangent is None
+                 else fw.unpack_dual(t).tangent.numpy().copy()) for t in pool]
+
+
+@pytest.mark.parametrize("seed", range(0, 120, 3))
+def test_random_programs_with_views_and_inplace(seed):
+    got, expected = _random_program(ember, efw, seed), _random_program(torch, tfw, seed)
+    assert len(got) == len(expected)
+    for (p, t), (ep, et) in zip(got, expected):
+        np.testing.assert_allclose(p, ep, rtol=1e-10, atol=1e-12)
+        assert (t is None) == (et is None)
+        if t is not None:
+            np.testing.assert_allclose(t, et, rtol=1e-10, atol=1e-12)
