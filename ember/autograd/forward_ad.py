@@ -47,8 +47,12 @@ UnpackedDualTensor(primal=tensor([1.]), tangent=None)
 
 
 class _Level:
-    """The token of one open level: tangents recorded under another token are stale."""
-    __slots__ = ()
+    """The token of one level: tangents recorded under a closed level's token are stale
+    (a copy of a dual tensor may outlive its level)."""
+    __slots__ = ("open",)
+
+    def __init__(self):
+        self.open = True
 
 
 def enter_dual_level():
@@ -80,6 +84,7 @@ def exit_dual_level(*, level=None):
         raise RuntimeError("Trying to exit a forward AD level that was not the last one that "
                            "was created. This is not supported.")
     token = _open.pop()
+    token.open = False
     active.clear()
     for ref in _holders:
         t = ref()
