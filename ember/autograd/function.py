@@ -307,9 +307,26 @@ class Function(FunctionCtx):
 
     @staticmethod
     def jvp(ctx, *grad_inputs):
-        """Forward-mode derivative: one tangent per output, given one per forward input
-        (None where an input has none); ``ctx.saved_tensors`` here are the tensors
-        given to ``ctx.save_for_forward``. Used inside ``forward_ad.dual_level``."""
+        """Forward-mode derivative: one tangent per output, given one per forward argument
+        (zeros for a tensor input without one, None for other arguments);
+        ``ctx.saved_tensors`` here are the tensors given to ``ctx.save_for_forward``.
+        Used inside ``forward_ad.dual_level``.
+
+        >>> import ember, ember.autograd.forward_ad as fwAD
+        >>> class Square(ember.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_forward(x)
+        ...         return x * x
+        ...     @staticmethod
+        ...     def jvp(ctx, x_t):
+        ...         x, = ctx.saved_tensors
+        ...         return 2 * x * x_t
+        >>> with fwAD.dual_level():
+        ...     y = Square.apply(fwAD.make_dual(ember.tensor([3.0]), ember.tensor([1.0])))
+        ...     fwAD.unpack_dual(y).tangent
+        tensor([6.])
+        """
         raise NotImplementedError("You must implement the jvp function for custom "
                                   "autograd.Function to use it with forward mode AD.")
 
