@@ -216,9 +216,6 @@ def has_tangent(args):
         if isinstance(a, Tensor) and (a._fw_grad is not None or a._base is not None):
             if tangent_of(a) is not None:
                 return True
-        elif type(a) in (list, tuple):
-            if has_tangent(a):
-                return True
     return False
 
 
