@@ -23,6 +23,7 @@ from ._registry import op, alias, unary, binary
 from ._ops import elementwise as E, reduction as R, shape as S, indexing as I, linalg as L
 from ._ops import activation_ops as A, nn_ops as N, special as SP
 from ._ops import trig as T, sets as Z
+from ._ops import jvp_rules  # noqa: F401  (installs the hand-written forward-mode rules)
 from .backend import dtypes, get_array_module, to_host, broadcast_shapes as _broadcast_shapes
 
 

@@ -60,6 +60,7 @@ class Tensor:
     _grad = None
     _retains_grad = False
     _leaf_hooks = None     # keeps a leaf's accumulator alive while it has hooks
+    _fw_grad = None        # (level token, tangent) under forward AD (autograd/forward_ad.py)
     __array_priority__ = 1000  # so ndarray <op> Tensor defers to Tensor's reflected op
 
     @classmethod
@@ -223,6 +224,8 @@ class Tensor:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self._grad_fn = None
         self._requires_grad = False
+        if self._fw_grad is not None:
+            del self.__dict__["_fw_grad"]  # the forward-mode tangent goes too
         return self
 
     # ---- conversion -------------------------------------------------------------------

@@ -177,6 +177,9 @@ def tensor_repr(t):
         suffixes.append(f"grad_fn=<{fn.name()}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
+    fw = t._fw_grad
+    if fw is not None and fw[0].open:  # a dual tensor of an open forward-mode level
+        suffixes.append(f"tangent={fw[1]!r}")
     return _with_suffixes(prefix + body, suffixes, len(prefix))
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
+from ..autograd import forward_ad
 from ..autograd.graph import saved_tensor, FREED_MESSAGE
 from ..backend import get_array_module, to_host
 from ..backend.dtypes import float16
@@ -86,7 +87,10 @@ class _OutputsNode(PrimitiveNode):
         saved = self._saved_outputs
         if saved is None:
             raise RuntimeError(FREED_MESSAGE)
-        return [s.unpack(self) for s in saved]
+        outs = [s.unpack(self) for s in saved]
+        if forward_ad.active:  # rebuilt outputs get their tangents back (forward-over-reverse)
+            outs = [forward_ad.reattach_output_tangent(self, o, nr) for nr, o in enumerate(outs)]
+        return outs
 
 
 def apply_saving_outputs(cls, *args):

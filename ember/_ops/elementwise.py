@@ -444,6 +444,7 @@ def _unary(name, fn, grad_fn, saves="input", float_only=True, array_grad=None):
         "forward": staticmethod(forward), "backward": staticmethod(backward),
         "backward_arrays": staticmethod(backward_arrays) if on_arrays else None,
         "saves_output": saves == "output",
+        "_grad_formula": staticmethod(grad_fn),  # elementwise: also the JVP (jvp_rules.py)
         "_backward_name": name + "Backward0", "__module__": __name__})
 
 

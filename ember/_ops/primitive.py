@@ -19,7 +19,7 @@ Class attributes an op may set: ``saves_output`` (output 0 is appended to
 
 from ..backend import as_array as _asarray, numpy_ndarray as _ndarray
 
-from ..autograd import grad_mode, anomaly as _anomaly
+from ..autograd import grad_mode, anomaly as _anomaly, forward_ad as _forward_ad
 from ..autograd.function import Function, BackwardFunction
 from ..autograd.graph import (SavedTensor, FREED_MESSAGE, _sequence, _raise_modified,
                               gradient_edge)
@@ -29,6 +29,7 @@ from ..autograd.saved_hooks import _state as _saved_hooks_state
 from .saved_hooks import pack_node as _pack_saved
 
 _state = grad_mode._state
+_fw_active = _forward_ad.active  # non-empty while a forward AD level is open
 _anomaly_state = _anomaly._state
 _ONE_OUTPUT = (None,)
 _new = object.__new__
@@ -78,7 +79,10 @@ class PrimitiveNode(BackwardFunction):
             return saved + (self._output_tensor(),)
         if self._saved_output is None:
             return saved
-        return saved + (self._saved_output.unpack(self),)
+        out = self._saved_output.unpack(self)
+        if _fw_active:
+            _forward_ad.reattach_output_tangent(self, out, 0)
+        return saved + (out,)
 
     def _output_tensor(self):
         vc = self._out_vc
@@ -87,6 +91,8 @@ class PrimitiveNode(BackwardFunction):
         t = _make(self._out_data, True)
         t._vc = vc
         t._grad_fn = self
+        if _fw_active:
+            _forward_ad.reattach_output_tangent(self, t, 0)
         return t
 
     @property
@@ -166,6 +172,12 @@ class Primitive(Function):
     #: Backward checks a saved tensor for in-place changes only when one of those
     #: gradients is wanted, as PyTorch saves it only then. None: every one is read.
     saved_needed_for = None
+    #: Forward-mode rule ``jvp(ctx, args, tangents, out)``: the tangent of the output
+    #: (a tuple of them for several outputs) given the forward arguments, their tangents
+    #: (None where an argument has none) and the output(s); ctx is forward's. None (or
+    #: NotImplemented returned): the rule is derived from ``backward``
+    #: (autograd/forward_ad.py). Rules: _ops/jvp_rules.py.
+    jvp = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -204,6 +216,8 @@ def _make_apply(cls):
             outs = tuple(_make(o) for o in out)
             if differentiable and _state.enabled and _any_requires_grad(args):
                 _connect(ctx, cls, args, outs)
+            if _fw_active:
+                _forward_ad.primitive_jvp(cls, ctx, args, outs)
             return outs
         if type(out) is not _ndarray:
             out = _asarray(out)
@@ -226,6 +240,8 @@ def _make_apply(cls):
             elif kind == "c" and _any_requires_grad(args):
                 raise NotImplementedError(f"{cls.__name__}: ember does not support autograd "
                                           f"for complex results yet")
+        if _fw_active:
+            _forward_ad.primitive_jvp(cls, ctx, args, (t,))
         return t
 
     apply.__qualname__ = f"{cls.__qualname__}.apply"

@@ -40,6 +40,7 @@ def _unary_op(name, compute, gradient, saves="input"):
     return type(name, (Primitive,), {
         "forward": staticmethod(forward), "backward": staticmethod(backward),
         "saves_output": saves == "output", "_backward_name": name + "Backward0",
+        "_grad_formula": staticmethod(gradient),  # elementwise: also the JVP (jvp_rules.py)
         "__module__": __name__})
 
 

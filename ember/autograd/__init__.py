@@ -20,6 +20,7 @@ from .graph import Node, gradient_edge  # noqa: F401
 from .backprop import backward, grad  # noqa: F401
 from . import gradcheck  # noqa: F401  (a callable module: gradcheck(...) and gradcheck.gradcheck(...))
 from .gradcheck import gradgradcheck, GradcheckError  # noqa: F401
+from . import forward_ad  # noqa: F401
 from . import tensor_members  # noqa: F401  (attaches Tensor's autograd members)
 
 

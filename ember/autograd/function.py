@@ -30,11 +30,13 @@ from .._tensor import Tensor
 from ..backend import get_array_module
 from . import grad_mode
 from . import anomaly
+from . import forward_ad
 from .graph import (Node, FREED_MESSAGE, _sequence, _OutputRecord, c_type_name,
                     gradient_edge, saved_tensor)
 from .views import rebase_view
 
 _state = grad_mode._state
+_fw_active = forward_ad.active  # non-empty while a forward AD level is open
 
 
 class FunctionCtx:
@@ -89,6 +91,10 @@ class FunctionCtx:
         >>> Id.apply(ember.ones(2, requires_grad=True)).shape
         ember.Size([2])
         """
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise AssertionError("save_for_forward expects all arguments to be tensors; you "
+                                     "should save non-tensors as attributes on ctx.")
         self._saved_for_forward = tensors
 
     def mark_dirty(self, *tensors: "Tensor") -> None:
@@ -334,6 +340,31 @@ class Function(FunctionCtx):
     #: empty as it goes (so each can be freed early), instead of ``*grads``.
     boxed_grads_call = False
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        """Forward-mode derivative: one tangent per output, given one per forward argument
+        (zeros for a tensor input without one, None for other arguments);
+        ``ctx.saved_tensors`` here are the tensors given to ``ctx.save_for_forward``.
+        Used inside ``forward_ad.dual_level``.
+
+        >>> import ember, ember.autograd.forward_ad as fwAD
+        >>> class Square(ember.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_forward(x)
+        ...         return x * x
+        ...     @staticmethod
+        ...     def jvp(ctx, x_t):
+        ...         x, = ctx.saved_tensors
+        ...         return 2 * x * x_t
+        >>> with fwAD.dual_level():
+        ...     y = Square.apply(fwAD.make_dual(ember.tensor([3.0]), ember.tensor([1.0])))
+        ...     fwAD.unpack_dual(y).tangent
+        tensor([6.])
+        """
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run forward and record a ``<Name>Backward`` node for backward.
@@ -351,6 +382,10 @@ class Function(FunctionCtx):
         ctx.needs_input_grad = needs
         prev = _state.enabled
         _state.enabled = False  # forward runs without recording (no_grad, inlined)
+        fw_level = None
+        if _fw_active:  # nor computing tangents: jvp gives the outputs theirs
+            fw_level = _fw_active[:]
+            _fw_active.clear()
         try:
             if setup_style:
                 output = cls.forward(*args)
@@ -359,7 +394,13 @@ class Function(FunctionCtx):
                 output = cls.forward(ctx, *args)
         finally:
             _state.enabled = prev
-        return _wrap_outputs(ctx, args, mask, output, record)
+            if fw_level:
+                _fw_active[:] = fw_level
+        output = _wrap_outputs(ctx, args, mask, output, record)
+        if fw_level and forward_ad.has_tangent(args):
+            output = forward_ad.function_jvp(cls, ctx, args, output, ctx._dirty,
+                                             ctx._non_differentiable)
+        return output
 
     def __call__(self, *args):
         """The pre-0.4 call: ``Linear()(input, weight, bias)`` runs ``self.forward``."""

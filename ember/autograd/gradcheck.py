@@ -31,7 +31,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..backend import get_array_module, to_host
-from . import grad_mode
+from . import grad_mode, forward_ad
 from .backprop import grad as autograd_grad
 from .function import BackwardFunction
 
@@ -112,6 +112,42 @@ def _analytical_jacobians(outputs, inputs, diff):
                 rows[col][k] = g
         jac.append(rows)
     return jac
+
+
+def _forward_jacobians(func, inputs, diff):
+    """J[out][inp] by forward mode: one dual run per input element (tangent e_k)."""
+    columns = []  # per diff input: per element: the output tangents, flattened
+    for j in diff:
+        n = inputs[j].numel()
+        per_element = []
+        for k in range(n):
+            with forward_ad.dual_level():
+                args = list(inputs)
+                for i in diff:
+                    tangent = inputs[i].detach().new_zeros(inputs[i].shape)
+                    if i == j:
+                        tangent.view(-1)[k] = 1.0
+                    args[i] = forward_ad.make_dual(inputs[i], tangent)
+                outs = _float_outputs(func(*args))
+                per_element.append([
+                    np.zeros(o.numel()) if t is None else
+                    to_host(t._data).astype(np.float64).reshape(-1)
+                    for o, t in ((o, forward_ad.unpack_dual(o).tangent) for o in outs)])
+        columns.append(per_element)
+    n_outs = len(columns[0][0]) if columns and columns[0] else 0
+    return [[np.stack([elem[r] for elem in per_element], axis=1)
+             for per_element in columns] for r in range(n_outs)]
+
+
+def _compare_forward_jacobians(analytical, numerical, outputs, inputs, diff, atol, rtol):
+    for r, (a_rows, n_rows) in enumerate(zip(analytical, numerical)):
+        for col, (a, n) in enumerate(zip(a_rows, n_rows)):
+            if not np.allclose(a, n, atol=atol, rtol=rtol):
+                message = _mismatch_message(r, diff[col], a, n, tuple(outputs[r].shape),
+                                            tuple(inputs[diff[col]].shape), atol, rtol)
+                message = message.replace("in backward", "in the forward-mode rule (jvp)")
+                raise GradcheckError("Jacobian computed with forward mode mismatch"
+                                     + message[len("Jacobian mismatch"):])
 
 
 # ---- step 2: comparing, with a readable failure ------------------------------------------
@@ -252,13 +288,22 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
               nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
               check_batched_grad=False, check_batched_forward_grad=False,
               check_forward_ad=False, check_backward_ad=True, fast_mode=False, masked=None):
-    """Check backward of ``func`` against finite differences at ``inputs``.
+    """Check backward of ``func`` against finite differences at ``inputs``
+    (``check_forward_ad=True``: the forward-mode Jacobian too; ``check_backward_ad=False``:
+    only that one).
 
     Returns True, or raises ``GradcheckError`` (False with ``raise_exception=False``).
     """
     inputs = _as_tuple(inputs)
     diff = _check_inputs(inputs)
     try:
+        if check_forward_ad:
+            _check_forward(func, inputs, diff, eps, atol, rtol)
+            if not check_backward_ad:
+                return True
+        elif not check_backward_ad:
+            raise ValueError("Expected at least one of check_forward_ad or check_backward_ad "
+                             "to be True")
         outputs = _differentiable_outputs(func(*inputs))
         if not outputs:
             return _no_outputs_check(func, inputs, diff, eps, atol, rtol)
@@ -278,6 +323,14 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
             raise
         return False
     return True
+
+
+def _check_forward(func, inputs, diff, eps, atol, rtol):
+    """Forward-mode Jacobian (``check_forward_ad``) against the numerical one."""
+    outputs = _float_outputs(func(*inputs))
+    numerical = _numerical_jacobians(func, inputs, diff, eps)
+    forward = _forward_jacobians(func, inputs, diff)
+    _compare_forward_jacobians(forward, numerical, outputs, inputs, diff, atol, rtol)
 
 
 def _no_outputs_check(func, inputs, diff, eps, atol, rtol):
@@ -317,7 +370,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 
     return gradcheck(first_derivatives, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception, nondet_tol=nondet_tol,
-                     check_undefined_grad=check_undefined_grad, fast_mode=fast_mode)
+                     check_undefined_grad=check_undefined_grad, fast_mode=fast_mode,
+                     check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev)
 
 
 class _CallableModule(types.ModuleType):

@@ -12,10 +12,11 @@ from the new base by replaying its view ops (``Tensor._view_fn``,
 """
 from .._tensor import Tensor
 from ..backend import get_array_module
-from . import grad_mode
+from . import grad_mode, forward_ad
 from .graph import Node, _sequence, gradient_edge, refresh_view_grad_fn
 
 _state = grad_mode._state
+_fw_active = forward_ad.active
 
 
 def inplace(self, fn, *args):
@@ -32,10 +33,14 @@ def inplace(self, fn, *args):
         with grad_mode.no_grad():
             out = fn(self, *args)
         self._write(out._data)
+        if _fw_active:
+            forward_ad.inplace_result(self, out)
         return self
     _check_inplace_allowed(self)
     src = Tensor._make(self._data.copy(), self._requires_grad)  # saved values stay intact
     src._grad_fn, src._output_nr = gradient_edge(self)  # same place in the graph as self
+    if _fw_active:
+        forward_ad.set_tangent(src, forward_ad.tangent_of(self))
     out = fn(src, *args)
     if out.dtype is not self.dtype:
         out = out.to(self.dtype)
@@ -44,6 +49,8 @@ def inplace(self, fn, *args):
         self._grad_fn, self._output_nr, self._requires_grad = out._grad_fn, out._output_nr, True
     else:
         rebase_view(self, out)
+    if _fw_active:
+        forward_ad.inplace_result(self, out)
     return self
 
 
