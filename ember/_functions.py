@@ -334,13 +334,15 @@ def logsumexp(input: Tensor, dim: int | Sequence[int], keepdim: bool = False) ->
 @op(out=True)
 def norm(input: Tensor, p: float | str | None = "fro", dim: int | Sequence[int] | None = None,
          keepdim: bool = False, dtype: dtype | None = None) -> Tensor:
-    if p in ("fro", None):
-        p = 2
-    if p == "nuc":
-        raise NotImplementedError("nuclear norm is not supported yet")
-    if dtype is not None:  # computed in dtype, as PyTorch does
-        input = input.to(dtype)
-    return R.Norm.apply(input, float(p), dim, keepdim)
+    # PyTorch's dispatch: 'fro' over at most two dims and every number are vector norms,
+    # other strings ('nuc') matrix norms over ``dim`` (all dims when None)
+    dims = [dim] if isinstance(dim, int) else dim
+    if isinstance(p, str):
+        if p == "fro" and (dims is None or len(dims) <= 2):
+            return _LN.vector_norm(input, 2, dims, keepdim, dtype=dtype)
+        dims = list(range(input.dim())) if dims is None else dims
+        return _LN.matrix_norm(input, p, dims, keepdim, dtype=dtype)
+    return _LN.vector_norm(input, 2.0 if p is None else p, dims, keepdim, dtype=dtype)
 
 
 @op(out=True)
