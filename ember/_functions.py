@@ -12,6 +12,7 @@ tensor([3., 3.])
 from __future__ import annotations
 
 import builtins
+import collections.abc as _abc
 import warnings
 
 import numpy as np
@@ -23,7 +24,7 @@ from ._registry import op, alias, unary, binary
 from ._ops import elementwise as E, reduction as R, shape as S, indexing as I, linalg as L
 from ._ops import activation_ops as A, nn_ops as N, special as SP
 from ._ops import trig as T, sets as Z
-from .backend import dtypes, get_array_module, to_host, broadcast_shapes as _broadcast_shapes
+from .backend import dtypes, get_array_module, to_host
 
 
 def _tensor_arg(x, name="other"):
@@ -480,16 +481,53 @@ def detach(input: Tensor) -> Tensor:
 
 @op(method=False)
 def broadcast_shapes(*shapes: Sequence[int]) -> Size:
-    try:
-        return Size(_broadcast_shapes(*shapes))
-    except ValueError:
-        raise RuntimeError("shape mismatch: objects cannot be broadcast to a single shape") \
-            from None
+    # PyTorch's rules and messages: an int is a 1-D shape, None is skipped, and each shape
+    # in turn must broadcast to the common shape of those before it
+    shapes = [(s,) if isinstance(s, int) else s for s in shapes if s is not None]
+    if not shapes:
+        return Size([])
+    for shape in shapes:
+        if not isinstance(shape, _abc.Sequence):
+            raise RuntimeError(f"Input shapes should be of type ints, a tuple of ints, or a list "
+                               f"of ints, got {shape}")
+    common = [1] * builtins.max(len(shape) for shape in shapes)
+    for index, shape in enumerate(shapes):
+        for i in range(-1, -1 - len(shape), -1):
+            size = shape[i]
+            if size == common[i]:
+                continue
+            if common[i] == 1:
+                if size < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[i] = size
+            if size != 1 and size != common[i]:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {size} at {i}! Mismatching "
+                    f"argument at index {index} had {shape}; but expected shape should be "
+                    f"broadcastable to {common}")
+    return Size(common)
+
+
+def _broadcast_pair(a, b):
+    """The broadcast of two shapes, with PyTorch's error naming the first mismatch from the
+    right (``a``: the shape so far, ``b``: the next tensor's)."""
+    n = builtins.max(len(a), len(b))
+    out = [1] * n
+    for i in range(n - 1, -1, -1):
+        size_a = a[i - n + len(a)] if i - n + len(a) >= 0 else 1
+        size_b = b[i - n + len(b)] if i - n + len(b) >= 0 else 1
+        if size_a != size_b and size_a != 1 and size_b != 1:
+            raise RuntimeError(f"The size of tensor a ({size_a}) must match the size of tensor b "
+                               f"({size_b}) at non-singleton dimension {i}")
+        out[i] = size_b if size_a == 1 else size_a
+    return tuple(out)
 
 
 @op(method=False)
 def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
-    shape = broadcast_shapes(*[t.shape for t in tensors])
+    shape = ()
+    for t in tensors:
+        shape = _broadcast_pair(shape, tuple(t.shape))
     return tuple(t.expand(shape) for t in tensors)
 
 
