@@ -42,14 +42,59 @@ def _as_tensor_like(scalar, like):
 
 
 # ---- arithmetic ---------------------------------------------------------------------------
+def _number_arg(value, fn, arg):
+    """``alpha``/``value`` as a Python number: PyTorch reads a 0-d tensor that requires no
+    gradient, or a NumPy scalar, as its value; anything else is a TypeError."""
+    if isinstance(value, Tensor):
+        if value.dim() == 0 and not value.requires_grad:
+            return value.item()
+    elif isinstance(value, np.generic):
+        return value.item()  # first: np.float64 is a float, but would promote as float64
+    if isinstance(value, (builtins.int, builtins.float, builtins.complex)):
+        return value
+    raise TypeError(f"{fn}(): argument '{arg}' must be Number, not {type(value).__name__}")
+
+
+_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def _check_alpha(input, other, alpha):
+    """PyTorch's checks of ``alpha`` against the kind of the result (bool < int < float <
+    complex, from the operands)."""
+    kinds = [input._data.dtype.kind if isinstance(input, Tensor) else "f"]
+    if isinstance(other, Tensor):
+        kinds.append(other._data.dtype.kind)
+    else:
+        kinds.append("b" if isinstance(other, builtins.bool) else
+                     "i" if isinstance(other, builtins.int) else
+                     "c" if isinstance(other, builtins.complex) else "f")
+    rank = builtins.max(_KIND_RANK.get(k, 2) for k in kinds)
+    if isinstance(alpha, builtins.bool) and rank != 0:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if rank <= 1 and isinstance(alpha, builtins.float):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    if rank < 3 and isinstance(alpha, builtins.complex):
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex "
+                           "number.")
+
+
 @op(inplace=True, out=True)
 def add(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
-    return E.Add.apply(input, other, alpha) if alpha != 1 else E.Add.apply(input, other)
+    if type(alpha) is builtins.int and alpha == 1:  # the common case: no checks
+        return E.Add.apply(input, other)
+    alpha = _number_arg(alpha, "add", "alpha")
+    _check_alpha(input, other, alpha)
+    return E.Add.apply(input, other, alpha)
 
 
 @op(inplace=True, out=True)
 def sub(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
-    return E.Sub.apply(input, other, alpha) if alpha != 1 else E.Sub.apply(input, other)
+    if type(alpha) is builtins.int and alpha == 1:
+        return E.Sub.apply(input, other)
+    alpha = _number_arg(alpha, "sub", "alpha")
+    _check_alpha(input, other, alpha)
+    return E.Sub.apply(input, other, alpha)
 
 
 subtract = alias(sub, "subtract", inplace=True)
@@ -183,12 +228,12 @@ def lerp(input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
 
 @op(inplace=True, out=True)
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
-    return E.Addcmul.apply(input, tensor1, tensor2, value)
+    return E.Addcmul.apply(input, tensor1, tensor2, _number_arg(value, "addcmul", "value"))
 
 
 @op(inplace=True, out=True)
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
-    return E.Addcdiv.apply(input, tensor1, tensor2, value)
+    return E.Addcdiv.apply(input, tensor1, tensor2, _number_arg(value, "addcdiv", "value"))
 
 
 # ---- comparisons and logic ----------------------------------------------------------------
