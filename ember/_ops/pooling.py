@@ -129,14 +129,25 @@ class MaxPoolGather(Primitive):
 
     @staticmethod
     def forward(ctx, x, indices, values):
-        ctx.in_shape = x._data.shape
+        # an unbatched input (C, *S) is pooled as a batch of one, and stays unbatched
+        ctx.unbatched = x._data.ndim < values.ndim
+        ctx.in_shape = (1,) * ctx.unbatched + x._data.shape
         ctx.indices = indices
-        return values
+        return values[0] if ctx.unbatched else values
 
     @staticmethod
     def backward(ctx, grad):
         scatter = ctx._forward_cls._scatter
-        return scatter.apply(grad, ctx.indices, ctx.in_shape), None, None
+        return _unbatched_grad(ctx, scatter.apply(_batched_grad(ctx, grad), ctx.indices,
+                                                  ctx.in_shape)), None, None
+
+
+def _batched_grad(ctx, grad):
+    return grad.unsqueeze(0) if ctx.unbatched else grad
+
+
+def _unbatched_grad(ctx, grad):
+    return grad.squeeze(0) if ctx.unbatched else grad
 
 
 class MaxPoolScatter(Primitive):
@@ -300,11 +311,14 @@ class TiledMax(Primitive):
     @staticmethod
     def forward(ctx, x, geom, values):
         ctx.geom = geom
-        return values
+        ctx.unbatched = x._data.ndim < values.ndim
+        return values[0] if ctx.unbatched else values
 
     @staticmethod
     def backward(ctx, grad):
-        return ctx._forward_cls._scatter.apply(grad, ctx.geom), None, None
+        scatter = ctx._forward_cls._scatter
+        return _unbatched_grad(ctx, scatter.apply(_batched_grad(ctx, grad), ctx.geom)), \
+            None, None
 
 
 class TiledScatter(Primitive):
@@ -358,9 +372,10 @@ for _nd, _adaptive in ((3, False), (2, True), (3, True)):
 
 
 def max_pool(x, ksize, stride, padding, dilation, ceil_mode, need_indices=True):
-    """Max pooling of a batched tensor (N, C, *S): (values, int64 indices) tensors
-    (indices None unless ``need_indices``)."""
-    a = x._data
+    """Max pooling of a batched tensor (N, C, *S) or an unbatched one (C, *S): (values,
+    int64 indices) tensors (indices None unless ``need_indices``)."""
+    unbatched = x._data.ndim == len(ksize) + 1
+    a = x._data[None] if unbatched else x._data
     if _tiled_ok(a, ksize, stride, padding, dilation, ceil_mode):
         out = tuple(n // k for n, k in zip(a.shape[2:], ksize))
         geom = _TileGeom(ksize, out, a.shape)
@@ -368,20 +383,24 @@ def max_pool(x, ksize, stride, padding, dilation, ceil_mode, need_indices=True):
         # NaN: the running maximum propagates it but the code keeps an earlier position;
         # the general path below picks the NaN's own index
         if not (a.dtype.kind == "f" and get_array_module(vals).isnan(vals).any()):
-            indices = Tensor._make(tiled_indices(geom)) if need_indices else None
+            indices = tiled_indices(geom) if need_indices else None
+            indices = None if indices is None else Tensor._make(indices[0] if unbatched
+                                                                else indices)
             return _TILED.get(len(ksize), TiledMax).apply(x, geom, vals), indices
     vals, idx = max_pool_indices(a, ksize, stride, padding, dilation, ceil_mode)
     indices = Tensor._make(idx)
     gather = _GATHERS.get((len(ksize), False), MaxPoolGather)
-    return gather.apply(x, indices, vals), indices
+    return gather.apply(x, indices, vals), indices[0] if unbatched else indices
 
 
 def adaptive_max_pool(x, out):
-    """Adaptive max pooling of a batched tensor (N, C, *S): (values, indices)."""
-    vals, idx = adaptive_max_pool_indices(x._data, out)
+    """Adaptive max pooling of a batched (N, C, *S) or unbatched (C, *S) tensor:
+    (values, indices)."""
+    unbatched = x._data.ndim == len(out) + 1
+    vals, idx = adaptive_max_pool_indices(x._data[None] if unbatched else x._data, out)
     indices = Tensor._make(idx)
     gather = _GATHERS.get((len(out), True), MaxPoolGather)
-    return gather.apply(x, indices, vals), indices
+    return gather.apply(x, indices, vals), indices[0] if unbatched else indices
 
 
 # ---- window sums (average pooling) -----------------------------------------------------------
@@ -436,12 +455,17 @@ class AvgPool(Primitive):
     @staticmethod
     def forward(ctx, x, geom, div):
         ctx.geom, ctx.div = geom, div
-        summed = window_sum(x._data, geom)
-        return (summed / div).astype(summed.dtype, copy=False)
+        a = x._data
+        ctx.unbatched = a.ndim == len(geom.ksize) + 1  # (C, *S): pooled as a batch of one
+        summed = window_sum(a[None] if ctx.unbatched else a, geom)
+        out = (summed / div).astype(summed.dtype, copy=False)
+        return out[0] if ctx.unbatched else out
 
     @staticmethod
     def backward(ctx, grad):
-        return ctx._forward_cls._adjoint.apply(grad, ctx.geom, ctx.div), None, None
+        adjoint = ctx._forward_cls._adjoint
+        return _unbatched_grad(ctx, adjoint.apply(_batched_grad(ctx, grad), ctx.geom,
+                                                  ctx.div)), None, None
 
 
 class AvgPoolT(Primitive):
@@ -467,8 +491,8 @@ _AVG[3]._adjoint = _named("AvgPool3DT", AvgPoolT, "AvgPool3DBackwardBackward0",
 
 
 def avg_pool(x, ksize, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    """Average pooling of a batched tensor (N, C, *S)."""
-    in_size = x._data.shape[2:]
+    """Average pooling of a batched (N, C, *S) or unbatched (C, *S) tensor."""
+    in_size = x._data.shape[-len(ksize):]
     ones = (1,) * len(ksize)
     out = tuple(pool_out_size(n, k, s, p, 1, ceil_mode) for n, k, s, p, _ in
                 zip(in_size, ksize, stride, padding, ones))

@@ -28,12 +28,6 @@ def _sizes(shape):
     return "[" + ", ".join(map(str, shape)) + "]"
 
 
-def _batched(input, nd):
-    if input.dim() == nd + 1:
-        return input.unsqueeze(0), False
-    return input, True
-
-
 def _check_geometry(input, ksize, stride, padding, dilation, ceil_mode, name):
     if any(s == 0 for s in stride):
         raise RuntimeError("stride should not be zero")
@@ -87,12 +81,7 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, nd, name
                              (0,) + padding, (1,) + dilation, ceil_mode, 2, name,
                              need_indices)
         return out.squeeze(-2), None if idx is None else idx.squeeze(-2)
-    x, batched = _batched(input, nd)
-    out, idx = max_pool(x, ksize, stride, padding, dilation, ceil_mode, need_indices)
-    if not batched:
-        out = out.squeeze(0)
-        idx = None if idx is None else idx.squeeze(0)
-    return out, idx
+    return max_pool(input, ksize, stride, padding, dilation, ceil_mode, need_indices)
 
 
 def _empty_3d(input, name):
@@ -160,9 +149,8 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
     if nd == 1:  # as PyTorch: a 2-D pool over (..., 1, L)
         return _avg_pool(input.unsqueeze(-2), (1,) + ksize, (1,) + stride, (0,) + padding,
                          ceil_mode, count_include_pad, divisor_override, 2, name).squeeze(-2)
-    x, batched = _batched(input, nd)
-    out = avg_pool(x, ksize, stride, padding, ceil_mode, count_include_pad, divisor_override)
-    return out if batched else out.squeeze(0)
+    return avg_pool(input, ksize, stride, padding, ceil_mode, count_include_pad,
+                    divisor_override)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
@@ -260,11 +248,7 @@ def _adaptive_max(input, output_size, nd, name):
     if nd == 1:  # as PyTorch: a 2-D pool over (..., 1, L)
         vals, idx = _adaptive_max(input.unsqueeze(-2), (1,) + out, 2, name)
         return vals.squeeze(-2), idx.squeeze(-2)
-    x, batched = _batched(input, nd)
-    vals, idx = adaptive_max_pool(x, out)
-    if not batched:
-        vals, idx = vals.squeeze(0), idx.squeeze(0)
-    return vals, idx
+    return adaptive_max_pool(input, out)
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):

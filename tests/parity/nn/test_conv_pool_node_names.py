@@ -64,10 +64,22 @@ def test_node_names_match_torch(name, nd):
 
 
 @pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize("name", sorted(n for n in OPS if "pool" in n))
+def test_unbatched_input_node_names_match_torch(name, nd):
+    """An unbatched (C, *S) input is pooled by the same node, not a squeeze on top."""
+    a = RNG.standard_normal((3,) + (7,) * nd)
+    x = {lib: lib.tensor(a, requires_grad=True) for lib in (torch, ember)}
+    names = [type(OPS[name](lib.nn.functional, lib, x[lib], nd).grad_fn).__name__
+             for lib in (torch, ember)]
+    assert names[1] == names[0]
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
 @pytest.mark.parametrize("name", sorted(OPS))
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_values_and_gradients_match_torch(name, nd, dtype):
-    a = RNG.standard_normal((2, 3) + (7,) * nd).astype(dtype)
+@pytest.mark.parametrize("batched", [True, False])
+def test_values_and_gradients_match_torch(name, nd, dtype, batched):
+    a = RNG.standard_normal((2, 3)[2 - (1 + batched):] + (7,) * nd).astype(dtype)
     op = OPS[name]
 
     def fn(lib, x):
