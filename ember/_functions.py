@@ -12,6 +12,7 @@ tensor([3., 3.])
 from __future__ import annotations
 
 import builtins
+import collections.abc as _abc
 import warnings
 
 import numpy as np
@@ -24,7 +25,7 @@ from ._ops import elementwise as E, reduction as R, shape as S, indexing as I, l
 from ._ops import activation_ops as A, nn_ops as N, special as SP
 from ._ops import trig as T, sets as Z
 from ._ops import jvp_rules  # noqa: F401  (installs the hand-written forward-mode rules)
-from .backend import dtypes, get_array_module, to_host, broadcast_shapes as _broadcast_shapes
+from .backend import dtypes, get_array_module, to_host
 
 
 def _tensor_arg(x, name="other"):
@@ -42,14 +43,59 @@ def _as_tensor_like(scalar, like):
 
 
 # ---- arithmetic ---------------------------------------------------------------------------
+def _number_arg(value, fn, arg):
+    """``alpha``/``value`` as a Python number: PyTorch reads a 0-d tensor that requires no
+    gradient, or a NumPy scalar, as its value; anything else is a TypeError."""
+    if isinstance(value, Tensor):
+        if value.dim() == 0 and not value.requires_grad:
+            return value.item()
+    elif isinstance(value, np.generic):
+        return value.item()  # first: np.float64 is a float, but would promote as float64
+    if isinstance(value, (builtins.int, builtins.float, builtins.complex)):
+        return value
+    raise TypeError(f"{fn}(): argument '{arg}' must be Number, not {type(value).__name__}")
+
+
+_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def _check_alpha(input, other, alpha):
+    """PyTorch's checks of ``alpha`` against the kind of the result (bool < int < float <
+    complex, from the operands)."""
+    kinds = [input._data.dtype.kind if isinstance(input, Tensor) else "f"]
+    if isinstance(other, Tensor):
+        kinds.append(other._data.dtype.kind)
+    else:
+        kinds.append("b" if isinstance(other, builtins.bool) else
+                     "i" if isinstance(other, builtins.int) else
+                     "c" if isinstance(other, builtins.complex) else "f")
+    rank = builtins.max(_KIND_RANK.get(k, 2) for k in kinds)
+    if isinstance(alpha, builtins.bool) and rank != 0:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if rank <= 1 and isinstance(alpha, builtins.float):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    if rank < 3 and isinstance(alpha, builtins.complex):
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex "
+                           "number.")
+
+
 @op(inplace=True, out=True)
 def add(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
-    return E.Add.apply(input, other, alpha) if alpha != 1 else E.Add.apply(input, other)
+    if type(alpha) is builtins.int and alpha == 1:  # the common case: no checks
+        return E.Add.apply(input, other)
+    alpha = _number_arg(alpha, "add", "alpha")
+    _check_alpha(input, other, alpha)
+    return E.Add.apply(input, other, alpha)
 
 
 @op(inplace=True, out=True)
 def sub(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
-    return E.Sub.apply(input, other, alpha) if alpha != 1 else E.Sub.apply(input, other)
+    if type(alpha) is builtins.int and alpha == 1:
+        return E.Sub.apply(input, other)
+    alpha = _number_arg(alpha, "sub", "alpha")
+    _check_alpha(input, other, alpha)
+    return E.Sub.apply(input, other, alpha)
 
 
 subtract = alias(sub, "subtract", inplace=True)
@@ -183,12 +229,12 @@ def lerp(input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
 
 @op(inplace=True, out=True)
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
-    return E.Addcmul.apply(input, tensor1, tensor2, value)
+    return E.Addcmul.apply(input, tensor1, tensor2, _number_arg(value, "addcmul", "value"))
 
 
 @op(inplace=True, out=True)
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
-    return E.Addcdiv.apply(input, tensor1, tensor2, value)
+    return E.Addcdiv.apply(input, tensor1, tensor2, _number_arg(value, "addcdiv", "value"))
 
 
 # ---- comparisons and logic ----------------------------------------------------------------
@@ -335,13 +381,15 @@ def logsumexp(input: Tensor, dim: int | Sequence[int], keepdim: bool = False) ->
 @op(out=True)
 def norm(input: Tensor, p: float | str | None = "fro", dim: int | Sequence[int] | None = None,
          keepdim: bool = False, dtype: dtype | None = None) -> Tensor:
-    if p in ("fro", None):
-        p = 2
-    if p == "nuc":
-        raise NotImplementedError("nuclear norm is not supported yet")
-    if dtype is not None:  # computed in dtype, as PyTorch does
-        input = input.to(dtype)
-    return R.Norm.apply(input, float(p), dim, keepdim)
+    # PyTorch's dispatch: 'fro' over at most two dims and every number are vector norms,
+    # other strings ('nuc') matrix norms over ``dim`` (all dims when None)
+    dims = [dim] if isinstance(dim, int) else dim
+    if isinstance(p, str):
+        if p == "fro" and (dims is None or len(dims) <= 2):
+            return _LN.vector_norm(input, 2, dims, keepdim, dtype=dtype)
+        dims = list(range(input.dim())) if dims is None else dims
+        return _LN.matrix_norm(input, p, dims, keepdim, dtype=dtype)
+    return _LN.vector_norm(input, 2.0 if p is None else p, dims, keepdim, dtype=dtype)
 
 
 @op(out=True)
@@ -479,16 +527,53 @@ def detach(input: Tensor) -> Tensor:
 
 @op(method=False)
 def broadcast_shapes(*shapes: Sequence[int]) -> Size:
-    try:
-        return Size(_broadcast_shapes(*shapes))
-    except ValueError:
-        raise RuntimeError("shape mismatch: objects cannot be broadcast to a single shape") \
-            from None
+    # PyTorch's rules and messages: an int is a 1-D shape, None is skipped, and each shape
+    # in turn must broadcast to the common shape of those before it
+    shapes = [(s,) if isinstance(s, int) else s for s in shapes if s is not None]
+    if not shapes:
+        return Size([])
+    for shape in shapes:
+        if not isinstance(shape, _abc.Sequence):
+            raise RuntimeError(f"Input shapes should be of type ints, a tuple of ints, or a list "
+                               f"of ints, got {shape}")
+    common = [1] * builtins.max(len(shape) for shape in shapes)
+    for index, shape in enumerate(shapes):
+        for i in range(-1, -1 - len(shape), -1):
+            size = shape[i]
+            if size == common[i]:
+                continue
+            if common[i] == 1:
+                if size < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[i] = size
+            if size != 1 and size != common[i]:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {size} at {i}! Mismatching "
+                    f"argument at index {index} had {shape}; but expected shape should be "
+                    f"broadcastable to {common}")
+    return Size(common)
+
+
+def _broadcast_pair(a, b):
+    """The broadcast of two shapes, with PyTorch's error naming the first mismatch from the
+    right (``a``: the shape so far, ``b``: the next tensor's)."""
+    n = builtins.max(len(a), len(b))
+    out = [1] * n
+    for i in range(n - 1, -1, -1):
+        size_a = a[i - n + len(a)] if i - n + len(a) >= 0 else 1
+        size_b = b[i - n + len(b)] if i - n + len(b) >= 0 else 1
+        if size_a != size_b and size_a != 1 and size_b != 1:
+            raise RuntimeError(f"The size of tensor a ({size_a}) must match the size of tensor b "
+                               f"({size_b}) at non-singleton dimension {i}")
+        out[i] = size_b if size_a == 1 else size_a
+    return tuple(out)
 
 
 @op(method=False)
 def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
-    shape = broadcast_shapes(*[t.shape for t in tensors])
+    shape = ()
+    for t in tensors:
+        shape = _broadcast_pair(shape, tuple(t.shape))
     return tuple(t.expand(shape) for t in tensors)
 
 

@@ -291,9 +291,15 @@ def resize_as_(self, other: Tensor, memory_format: Any = None) -> Tensor:
 def _inplace_of(fn, name):
     """``x.<op>_(...)``: ``fn`` (the out-of-place method) run on x, written into x."""
     def inplace(self, *args, **kwargs):
-        if kwargs:
-            return self._inplace(lambda s, *a: fn(s, *a, **kwargs), *args)
-        return self._inplace(fn, *args)
+        try:
+            if kwargs:
+                return self._inplace(lambda s, *a: fn(s, *a, **kwargs), *args)
+            return self._inplace(fn, *args)
+        except TypeError as e:  # an argument's type error names the in-place form, as PyTorch
+            text = str(e)
+            if not text.startswith(name[:-1] + "(): argument "):
+                raise
+            raise TypeError(name + text[len(name) - 1:]) from None
     inplace.__name__ = inplace.__qualname__ = name
     return inplace
 

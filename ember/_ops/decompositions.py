@@ -106,15 +106,6 @@ def apply_saving_outputs(cls, *args):
 class _SavesOutputs(Primitive):
     _node_base = _OutputsNode
 
-    @staticmethod
-    def _check_grads(ctx, grads):
-        # Primitive's check keeps one gradient per entry of ctx._input_meta, which is only
-        # filled when some argument needs a cast or is not a tensor: with several outputs
-        # (the generic node path) and plain tensor arguments it would drop them all.
-        if ctx._plain_grads:
-            return list(grads)
-        return Primitive._check_grads(ctx, grads)
-
 
 def _zeros_like(t):
     return Tensor._make(get_array_module(t._data).zeros(t._data.shape, dtype=t._data.dtype))

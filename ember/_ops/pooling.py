@@ -1,11 +1,12 @@
 """Pooling kernels: max (fixed and adaptive windows, with PyTorch's flat indices),
-window sums for average pooling, adaptive averaging as two small matmuls.
+window sums for average pooling, adaptive averaging as one small matmul per dim.
 
 All inputs are batched channels-first arrays (N, C, *S); geometry is per spatial
 dim. Max pooling finds indices with a strided window view and one argmax; the
 gradient scatters into those indices with ``scatter_add`` (its own gradient is a
-gather), so max pooling is twice differentiable. ``WindowSum`` and
-``WindowSumT`` are each other's adjoints.
+gather), so max pooling is twice differentiable. ``AvgPool`` and ``AvgPoolT`` (and the
+adaptive pair) are each other's adjoints. Each op has one class per spatial rank
+only so that its graph node carries PyTorch's name (``MaxPool3DWithIndicesBackward0``).
 """
 import itertools
 import math
@@ -128,13 +129,25 @@ class MaxPoolGather(Primitive):
 
     @staticmethod
     def forward(ctx, x, indices, values):
-        ctx.in_shape = x._data.shape
+        # an unbatched input (C, *S) is pooled as a batch of one, and stays unbatched
+        ctx.unbatched = x._data.ndim < values.ndim
+        ctx.in_shape = (1,) * ctx.unbatched + x._data.shape
         ctx.indices = indices
-        return values
+        return values[0] if ctx.unbatched else values
 
     @staticmethod
     def backward(ctx, grad):
-        return MaxPoolScatter.apply(grad, ctx.indices, ctx.in_shape), None, None
+        scatter = ctx._forward_cls._scatter
+        return _unbatched_grad(ctx, scatter.apply(_batched_grad(ctx, grad), ctx.indices,
+                                                  ctx.in_shape)), None, None
+
+
+def _batched_grad(ctx, grad):
+    return grad.unsqueeze(0) if ctx.unbatched else grad
+
+
+def _unbatched_grad(ctx, grad):
+    return grad.squeeze(0) if ctx.unbatched else grad
 
 
 class MaxPoolScatter(Primitive):
@@ -298,11 +311,14 @@ class TiledMax(Primitive):
     @staticmethod
     def forward(ctx, x, geom, values):
         ctx.geom = geom
-        return values
+        ctx.unbatched = x._data.ndim < values.ndim
+        return values[0] if ctx.unbatched else values
 
     @staticmethod
     def backward(ctx, grad):
-        return TiledScatter.apply(grad, ctx.geom), None, None
+        scatter = ctx._forward_cls._scatter
+        return _unbatched_grad(ctx, scatter.apply(_batched_grad(ctx, grad), ctx.geom)), \
+            None, None
 
 
 class TiledScatter(Primitive):
@@ -333,10 +349,33 @@ class TiledGather(Primitive):
         return TiledScatter.apply(grad, ctx.geom), None
 
 
+def _named(cls_name, base, backward_name, **attrs):
+    """A subclass of ``base`` whose graph node is called ``backward_name`` (PyTorch names
+    the node after the op and its spatial rank; the kernel is the same)."""
+    return type(cls_name, (base,),
+                {"_backward_name": backward_name, "__module__": __name__, **attrs})
+
+
+MaxPoolGather._scatter = MaxPoolScatter
+TiledMax._scatter = TiledScatter
+# (spatial dims, adaptive) -> the gather class; spatial dims -> the tiled class
+_GATHERS = {(2, False): MaxPoolGather}
+_TILED = {2: TiledMax, 3: _named("TiledMax3D", TiledMax, "MaxPool3DWithIndicesBackward0",
+                                 _scatter=_named("TiledScatter3D", TiledScatter,
+                                                 "MaxPool3DWithIndicesBackwardBackward0"))}
+for _nd, _adaptive in ((3, False), (2, True), (3, True)):
+    _stem = f"AdaptiveMaxPool{_nd}D" if _adaptive else f"MaxPool{_nd}D"
+    _node = _stem if _adaptive else _stem + "WithIndices"
+    _GATHERS[_nd, _adaptive] = _named(
+        _stem + "Gather", MaxPoolGather, _node + "Backward0",
+        _scatter=_named(_stem + "Scatter", MaxPoolScatter, _node + "BackwardBackward0"))
+
+
 def max_pool(x, ksize, stride, padding, dilation, ceil_mode, need_indices=True):
-    """Max pooling of a batched tensor (N, C, *S): (values, int64 indices) tensors
-    (indices None unless ``need_indices``)."""
-    a = x._data
+    """Max pooling of a batched tensor (N, C, *S) or an unbatched one (C, *S): (values,
+    int64 indices) tensors (indices None unless ``need_indices``)."""
+    unbatched = x._data.ndim == len(ksize) + 1
+    a = x._data[None] if unbatched else x._data
     if _tiled_ok(a, ksize, stride, padding, dilation, ceil_mode):
         out = tuple(n // k for n, k in zip(a.shape[2:], ksize))
         geom = _TileGeom(ksize, out, a.shape)
@@ -344,18 +383,24 @@ def max_pool(x, ksize, stride, padding, dilation, ceil_mode, need_indices=True):
         # NaN: the running maximum propagates it but the code keeps an earlier position;
         # the general path below picks the NaN's own index
         if not (a.dtype.kind == "f" and get_array_module(vals).isnan(vals).any()):
-            indices = Tensor._make(tiled_indices(geom)) if need_indices else None
-            return TiledMax.apply(x, geom, vals), indices
+            indices = tiled_indices(geom) if need_indices else None
+            indices = None if indices is None else Tensor._make(indices[0] if unbatched
+                                                                else indices)
+            return _TILED.get(len(ksize), TiledMax).apply(x, geom, vals), indices
     vals, idx = max_pool_indices(a, ksize, stride, padding, dilation, ceil_mode)
     indices = Tensor._make(idx)
-    return MaxPoolGather.apply(x, indices, vals), indices
+    gather = _GATHERS.get((len(ksize), False), MaxPoolGather)
+    return gather.apply(x, indices, vals), indices[0] if unbatched else indices
 
 
 def adaptive_max_pool(x, out):
-    """Adaptive max pooling of a batched tensor (N, C, *S): (values, indices)."""
-    vals, idx = adaptive_max_pool_indices(x._data, out)
+    """Adaptive max pooling of a batched (N, C, *S) or unbatched (C, *S) tensor:
+    (values, indices)."""
+    unbatched = x._data.ndim == len(out) + 1
+    vals, idx = adaptive_max_pool_indices(x._data[None] if unbatched else x._data, out)
     indices = Tensor._make(idx)
-    return MaxPoolGather.apply(x, indices, vals), indices
+    gather = _GATHERS.get((len(out), True), MaxPoolGather)
+    return gather.apply(x, indices, vals), indices[0] if unbatched else indices
 
 
 # ---- window sums (average pooling) -----------------------------------------------------------
@@ -389,34 +434,6 @@ def window_sum_t(g, geom):
     return xp.ascontiguousarray(gx[lead + crop])
 
 
-class WindowSum(Primitive):
-    """Sum over each pooling window (zero padding)."""
-    _backward_name = "AvgPool2DBackward0"
-
-    @staticmethod
-    def forward(ctx, x, geom):
-        ctx.geom = geom
-        return window_sum(x._data, geom)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return WindowSumT.apply(grad, ctx.geom), None
-
-
-class WindowSumT(Primitive):
-    """Adjoint of ``WindowSum``: spread each window's value back over the window."""
-    _backward_name = "AvgPool2DBackwardBackward0"
-
-    @staticmethod
-    def forward(ctx, g, geom):
-        ctx.geom = geom
-        return window_sum_t(g._data, geom)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return WindowSum.apply(grad, ctx.geom), None
-
-
 def _divisor(xp, in_size, out, ksize, stride, padding, count_include_pad):
     """Per-output-position divisor of average pooling, as PyTorch computes it."""
     div = 1
@@ -431,23 +448,65 @@ def _divisor(xp, in_size, out, ksize, stride, padding, count_include_pad):
     return div
 
 
+class AvgPool(Primitive):
+    """Window sums divided by the per-position divisor ``div`` (an array or a number)."""
+    _backward_name = "AvgPool2DBackward0"
+
+    @staticmethod
+    def forward(ctx, x, geom, div):
+        ctx.geom, ctx.div = geom, div
+        a = x._data
+        ctx.unbatched = a.ndim == len(geom.ksize) + 1  # (C, *S): pooled as a batch of one
+        summed = window_sum(a[None] if ctx.unbatched else a, geom)
+        out = (summed / div).astype(summed.dtype, copy=False)
+        return out[0] if ctx.unbatched else out
+
+    @staticmethod
+    def backward(ctx, grad):
+        adjoint = ctx._forward_cls._adjoint
+        return _unbatched_grad(ctx, adjoint.apply(_batched_grad(ctx, grad), ctx.geom,
+                                                  ctx.div)), None, None
+
+
+class AvgPoolT(Primitive):
+    """Adjoint of ``AvgPool``: each output's share spread back over its window."""
+    _backward_name = "AvgPool2DBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, g, geom, div):
+        ctx.geom, ctx.div = geom, div
+        a = g._data
+        return window_sum_t((a / div).astype(a.dtype, copy=False), geom)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx._forward_cls._adjoint.apply(grad, ctx.geom, ctx.div), None, None
+
+
+AvgPool._adjoint, AvgPoolT._adjoint = AvgPoolT, AvgPool
+_AVG = {2: AvgPool}
+_AVG[3] = _named("AvgPool3D", AvgPool, "AvgPool3DBackward0")
+_AVG[3]._adjoint = _named("AvgPool3DT", AvgPoolT, "AvgPool3DBackwardBackward0",
+                          _adjoint=_AVG[3])
+
+
 def avg_pool(x, ksize, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    """Average pooling of a batched tensor (N, C, *S)."""
-    in_size = x._data.shape[2:]
+    """Average pooling of a batched (N, C, *S) or unbatched (C, *S) tensor."""
+    in_size = x._data.shape[-len(ksize):]
     ones = (1,) * len(ksize)
     out = tuple(pool_out_size(n, k, s, p, 1, ceil_mode) for n, k, s, p, _ in
                 zip(in_size, ksize, stride, padding, ones))
-    summed = WindowSum.apply(x, _SumGeom(ksize, stride, padding, in_size, out))
     if divisor_override:
-        return summed / divisor_override
-    div = _divisor(get_array_module(x._data), in_size, out, ksize, stride, padding,
-                   count_include_pad)
-    inv = Tensor._make((1.0 / div).astype(x._data.dtype))
-    return summed * inv
+        div = divisor_override
+    else:
+        div = _divisor(get_array_module(x._data), in_size, out, ksize, stride, padding,
+                       count_include_pad)
+    geom = _SumGeom(ksize, stride, padding, in_size, out)
+    return _AVG.get(len(ksize), AvgPool).apply(x, geom, div)
 
 
 def adaptive_avg_matrices(in_size, out, dtype, like):
-    """One averaging matrix (out_i, in_i) per spatial dim, as tensors of ``dtype`` in the
+    """One averaging matrix (out_i, in_i) per spatial dim, as arrays of ``dtype`` in the
     array module of the tensor ``like``."""
     xp = get_array_module(like._data)
     mats = []
@@ -455,9 +514,62 @@ def adaptive_avg_matrices(in_size, out, dtype, like):
         start, end = _adaptive_bounds(xp, n, o)
         pos = xp.arange(n)
         m = ((pos[None, :] >= start[:, None]) & (pos[None, :] < end[:, None]))
-        mats.append(Tensor._make((m / (end - start)[:, None]).astype(dtype)))
+        mats.append((m / (end - start)[:, None]).astype(dtype))
     return mats
 
 
-__all__ = ["max_pool", "adaptive_max_pool", "avg_pool", "adaptive_avg_matrices",
+def _apply_matrices(a, mats):
+    """``a`` with the last ``len(mats)`` dims each multiplied by its matrix (out_i, in_i)."""
+    xp = get_array_module(a)
+    nd = len(mats)
+    for i, m in enumerate(mats):
+        axis = a.ndim - nd + i
+        a = xp.moveaxis(xp.tensordot(a, m, axes=([axis], [1])), -1, axis)
+    return xp.ascontiguousarray(a)
+
+
+class AdaptiveAvgPool(Primitive):
+    """Adaptive average pooling as one averaging matrix per spatial dim."""
+    _backward_name = "AdaptiveAvgPool2DBackward0"
+
+    @staticmethod
+    def forward(ctx, x, mats):
+        ctx.mats = mats
+        return _apply_matrices(x._data, mats)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx._forward_cls._adjoint.apply(grad, [m.T for m in ctx.mats]), None
+
+
+class AdaptiveAvgPoolT(Primitive):
+    """Adjoint of ``AdaptiveAvgPool`` (the transposed matrices)."""
+    _backward_name = "AdaptiveAvgPool2DBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, g, mats):
+        ctx.mats = mats
+        return _apply_matrices(g._data, mats)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx._forward_cls._adjoint.apply(grad, [m.T for m in ctx.mats]), None
+
+
+AdaptiveAvgPool._adjoint, AdaptiveAvgPoolT._adjoint = AdaptiveAvgPoolT, AdaptiveAvgPool
+_ADAPTIVE_AVG = {2: AdaptiveAvgPool}
+_ADAPTIVE_AVG[3] = _named("AdaptiveAvgPool3D", AdaptiveAvgPool, "AdaptiveAvgPool3DBackward0")
+_ADAPTIVE_AVG[3]._adjoint = _named("AdaptiveAvgPool3DT", AdaptiveAvgPoolT,
+                                   "AdaptiveAvgPool3DBackwardBackward0",
+                                   _adjoint=_ADAPTIVE_AVG[3])
+
+
+def adaptive_avg_pool(x, out):
+    """Adaptive average pooling of the last ``len(out)`` dims of ``x`` (any leading dims)."""
+    mats = adaptive_avg_matrices(x._data.shape[-len(out):], out, x._data.dtype, x)
+    return _ADAPTIVE_AVG.get(len(out), AdaptiveAvgPool).apply(x, mats)
+
+
+__all__ = ["max_pool", "adaptive_max_pool", "avg_pool", "adaptive_avg_pool",
+           "adaptive_avg_matrices",
            "pool_out_size"]

@@ -188,6 +188,8 @@ class Primitive(Function):
     @staticmethod
     def _check_grads(ctx, grads):
         """Drop the gradients of non-tensor arguments; cast each to its input's dtype."""
+        if ctx._plain_grads:  # tensors of the output's dtype only: nothing to drop or cast
+            return list(grads)
         mask = ctx._tensor_mask
         if mask is not None:
             grads = [g for is_tensor, g in zip(mask, grads) if is_tensor]

@@ -348,7 +348,7 @@ class LogSumExp(Primitive):
 
 class Norm(Primitive):
     """Vector p-norm over dims: p = 2 (default), 1, inf, -inf, 0, or any float."""
-    _backward_name = "NormBackward1"
+    _backward_name = "LinalgVectorNormBackward0"
     saves_output = True
 
     @staticmethod
@@ -373,26 +373,36 @@ class Norm(Primitive):
             return a.sum(axis=axis, keepdims=keepdim)
         if p == 2:
             return xp.sqrt((d * d).sum(axis=axis, keepdims=keepdim))
-        return (a ** p).sum(axis=axis, keepdims=keepdim) ** (1.0 / p)
+        with xp.errstate(divide="ignore"):  # p < 0 at a zero: |0|^p = inf, the norm 0
+            return (a ** p).sum(axis=axis, keepdims=keepdim) ** (1.0 / p)
 
     @staticmethod
     def backward(ctx, grad):
         x, out = ctx.saved_tensors
         shape, p = x._data.shape, ctx.p
+        if p == 0:  # PyTorch 2.13: an undefined gradient (the input's .grad stays None)
+            return None, None, None, None
         g = expand_back(grad, shape, ctx.dims, ctx.keepdim)
         n = expand_back(out, shape, ctx.dims, ctx.keepdim)
-        if p == 0:  # PyTorch: no gradient at all (the input's .grad stays None)
-            return None, None, None, None
         if p == 1:
             return g * x.sign(), None, None, None
         if p in (float("inf"), float("-inf")):
             hit = (x.abs() == n).to(g.dtype)
             count = hit.sum(ctx.dims, keepdim=True) if shape else hit
             return g * x.sign() * hit / count, None, None, None
+        # PyTorch's values, and its subgradient 0 where the norm (or, p < 1, an entry) is 0;
+        # the divisions see 1 there so that no step divides by zero
+        norm_zero = n == 0
+        if p < 1:
+            x_zero = x == 0
+            scaled = x.sign() * x.abs().masked_fill(x_zero, 1.0) ** (p - 1)
+            return scaled.masked_fill(x_zero, 0.0) * g * n ** (1 - p), None, None, None
         if p == 2:
-            return (g * x / n).masked_fill(n == 0, 0.0), None, None, None
-        gx = g * x * x.abs() ** (p - 2) / n ** (p - 1)
-        return gx.masked_fill(n == 0, 0.0), None, None, None
+            return x * (g / n.masked_fill(norm_zero, 1.0)).masked_fill(norm_zero, 0.0), \
+                None, None, None
+        scaled = x.sign() * x.abs() ** (p - 1) if p < 2 else x * x.abs() ** (p - 2)
+        scale = (g / n.masked_fill(norm_zero, 1.0) ** (p - 1)).masked_fill(norm_zero, 0.0)
+        return scaled * scale, None, None, None
 
 
 class AllAny(Primitive):

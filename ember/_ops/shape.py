@@ -263,12 +263,21 @@ class Expand(Primitive):
         return grad.sum_to_size(ctx.in_shape), None
 
 
+def _type_label(x):
+    """How PyTorch's C++ errors name a tensor's type: ``torch.FloatTensor``, or
+    ``CPUBoolType`` for the dtypes without a legacy tensor class."""
+    name = x.dtype.scalar_name
+    if name in ("Bool", "BFloat16") or x.dtype.is_complex:
+        return f"CPU{name}Type"
+    return f"torch.{name}Tensor"
+
+
 def expand(x: Tensor, *sizes: int | Sequence[int]) -> Tensor:
     sizes = parse_sizes(sizes)
     shape = x._data.shape
     if len(sizes) < len(shape):
         raise RuntimeError(
-            f"expand(torch.FloatTensor{{[{', '.join(map(str, shape))}]}}, "
+            f"expand({_type_label(x)}{{[{', '.join(map(str, shape))}]}}, "
             f"size=[{', '.join(map(str, sizes))}]): the number of sizes provided "
             f"({len(sizes)}) must be greater or equal to the number of dimensions in the "
             f"tensor ({len(shape)})")

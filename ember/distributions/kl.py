@@ -13,7 +13,7 @@ import warnings
 
 from .._creation import full_like
 from .._functions import digamma, lgamma, log
-from .._ops.triangular import solve_triangular
+from ..linalg import solve_triangular
 from ..nn.functional import softplus
 from .bernoulli import Bernoulli
 from .beta import Beta

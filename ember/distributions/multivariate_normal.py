@@ -13,7 +13,8 @@ import math
 
 from .._creation import beside, eye, randn
 from .._functions import broadcast_shapes, flip, matmul
-from .._ops.triangular import cholesky, cholesky_inverse, solve_triangular
+from ..linalg import cholesky, solve_triangular
+from ..linalg._toplevel import cholesky_inverse
 from .._tensor import Size
 from . import constraints
 from .distribution import Distribution

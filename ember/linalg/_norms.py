@@ -67,26 +67,27 @@ def matrix_norm(A: Tensor, ord: Number | str = "fro", dim: Sequence[int] = (-2, 
     >>> ember.linalg.matrix_norm(ember.tensor([[1., -2.], [3., 4.]]), ord=1)
     tensor(6.)
     """
-    check_matrix(A, "linalg.matrix_norm")
-    d0, d1 = _matrix_dims(A, dim)
-    if isinstance(ord, str):
+    if isinstance(ord, str):  # the order is checked first, as PyTorch does
         if ord not in ("fro", "nuc"):
             raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     elif ord not in (1, -1, 2, -2, _INF, -_INF):
         raise RuntimeError(f"linalg.matrix_norm: Order {_format_ord(ord)} not supported.")
+    check_matrix(A, "linalg.matrix_norm")
+    d0, d1 = _matrix_dims(A, dim)
     if dtype is not None:
         A = A.to(dtype)
     check_float(A, "linalg.matrix_norm")
     if ord == "fro":
         return vector_norm(A, 2, (d0, d1), keepdim)
     if ord in ("nuc", 2, -2):
-        rest = [i for i in range(A.dim()) if i not in (d0, d1)]
-        s = svdvals(A.permute(rest + [d0, d1]))
-        out = s.sum(-1) if ord == "nuc" else s.amax(-1) if ord == 2 else s.amin(-1)
-        if keepdim:
-            for d in sorted((d0, d1)):
-                out = out.unsqueeze(d)
-        return out
+        perm = [i for i in range(A.dim()) if i not in (d0, d1)] + [d0, d1]
+        s = svdvals(A.permute(perm))
+        reduce = s.sum if ord == "nuc" else s.amax if ord == 2 else s.amin
+        if not keepdim:
+            return reduce(-1)
+        # as PyTorch: the kept dims put back by the inverse permutation
+        back = [perm.index(i) for i in range(A.dim())]
+        return reduce(-1, keepdim=True).unsqueeze(-1).permute(back)
     # 1/-1: reduce rows (dim 0) by sum, then columns by max/min; inf/-inf the other way
     sum_dim, ext_dim = (d0, d1) if ord in (1, -1) else (d1, d0)
     sums = A.abs().sum(sum_dim, keepdim=True)

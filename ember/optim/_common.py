@@ -74,6 +74,32 @@ def reject_differentiable(name, differentiable):
                                   "its optimizer steps are not recorded by autograd")
 
 
+#: the devices PyTorch names in its ``fused=True`` parameter check
+_FUSED_DEVICES = ["mps", "cuda", "xpu", "hpu", "cpu", "mtia", "privateuseone"]
+
+
+def check_fused(fused, foreach, differentiable):
+    """PyTorch's construction-time checks of ``fused=True``. ember runs the same arithmetic
+    with or without the flag (there is no separate fused kernel), so only these checks and
+    the parameter check below differ."""
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
+def check_fused_params(group):
+    """``fused=True`` needs floating-point parameters: PyTorch checks those with a gradient
+    when it first steps them."""
+    if group.get("fused"):
+        for p in group["params"]:
+            if p.grad is not None and not p.is_floating_point():
+                raise RuntimeError(f"`fused=True` requires all the params to be floating point "
+                                   f"Tensors of supported devices: {_FUSED_DEVICES} but "
+                                   f"{p.dtype} and {p.device.type}")
+
+
 def check_capturable(group, params, what="params and state_steps", devices=None):
     """``capturable=True`` needs parameters on a CUDA-graph device; on a CPU-only build
     PyTorch fails the first step with this AssertionError, and so does ember."""

@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .optimizer import LossClosure, Optimizer, ParamsT
-from ._common import _lr_check, _eps_check, new_step, full_like, reject_differentiable
+from ._common import (_lr_check, _eps_check, new_step, full_like, reject_differentiable,
+                      check_fused, check_fused_params, to_scalar)
 
 
 class Adagrad(Optimizer):
@@ -34,11 +35,13 @@ class Adagrad(Optimizer):
             raise ValueError("Invalid initial_accumulator_value value: "
                              f"{initial_accumulator_value}")
         _eps_check(eps)
-        reject_differentiable("Adagrad", differentiable)
+        if not fused:  # PyTorch's fused check below names the conflict
+            reject_differentiable("Adagrad", differentiable)
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
+        check_fused(fused, foreach, differentiable)
         for group in self.param_groups:
             for p in group["params"]:
                 state = self.state[p]
@@ -50,7 +53,9 @@ class Adagrad(Optimizer):
         return self._run_step(closure, self._update)
 
     def _update(self, group: dict[str, Any]) -> None:
-        lr, lr_decay, wd, eps = group["lr"], group["lr_decay"], group["weight_decay"], group["eps"]
+        check_fused_params(group)
+        lr, lr_decay = to_scalar(group["lr"]), group["lr_decay"]
+        wd, eps = group["weight_decay"], group["eps"]
         for p in group["params"]:
             if p.grad is None:
                 continue

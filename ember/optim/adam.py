@@ -5,7 +5,9 @@ from typing import Any, Optional
 
 from .optimizer import LossClosure, Optimizer, ParamsT
 from ._common import (_lr_check, _eps_check, new_step, zeros_like, maximum,
-                      reject_differentiable, check_capturable)
+                      reject_differentiable, check_capturable, check_fused,
+                      check_fused_params, to_scalar)
+from .._tensor import Tensor
 
 
 class Adam(Optimizer):
@@ -30,6 +32,9 @@ class Adam(Optimizer):
                  foreach: Optional[bool] = None, maximize: bool = False,
                  capturable: bool = False, differentiable: bool = False,
                  fused: Optional[bool] = None, decoupled_weight_decay: bool = False) -> None:
+        if isinstance(lr, Tensor) and foreach and not capturable:
+            raise ValueError("lr as a Tensor is not supported for capturable=False and "
+                             "foreach=True")
         _lr_check(lr)
         _eps_check(eps)
         if not 0.0 <= betas[0] < 1.0:
@@ -38,20 +43,23 @@ class Adam(Optimizer):
             raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
         if not 0.0 <= weight_decay:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        reject_differentiable(type(self).__name__, differentiable)
+        if not fused:  # PyTorch's fused check below names the conflict
+            reject_differentiable(type(self).__name__, differentiable)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         amsgrad=amsgrad, maximize=maximize, foreach=foreach,
                         capturable=capturable, differentiable=differentiable, fused=fused,
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
+        check_fused(fused, foreach, differentiable)
 
     def step(self, closure: Optional[LossClosure] = None) -> Any:
         """One Adam update of every parameter that has a gradient."""
         return self._run_step(closure, self._update)
 
     def _update(self, group: dict[str, Any]) -> None:
+        check_fused_params(group)
         beta1, beta2 = group["betas"]
-        lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
+        lr, eps, wd = to_scalar(group["lr"]), group["eps"], group["weight_decay"]
         amsgrad = group["amsgrad"]
         for p in group["params"]:
             if p.grad is None:
@@ -63,7 +71,8 @@ class Adam(Optimizer):
                 state["exp_avg_sq"] = zeros_like(p)
                 if amsgrad:
                     state["max_exp_avg_sq"] = zeros_like(p)
-            check_capturable(group, [p])
+            if not group["fused"]:  # the fused step has no device requirement on CPU
+                check_capturable(group, [p])
             grad = p.grad if not group["maximize"] else -p.grad
             exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
             step_t = state["step"]

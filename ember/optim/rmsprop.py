@@ -5,7 +5,7 @@ from typing import Any, Optional
 
 from .optimizer import LossClosure, Optimizer, ParamsT
 from ._common import (_lr_check, _eps_check, new_step, zeros_like, reject_differentiable,
-                      check_capturable)
+                      check_capturable, to_scalar)
 
 
 class RMSprop(Optimizer):
@@ -46,7 +46,7 @@ class RMSprop(Optimizer):
         return self._run_step(closure, self._update)
 
     def _update(self, group: dict[str, Any]) -> None:
-        lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+        lr, alpha, eps = to_scalar(group["lr"]), group["alpha"], group["eps"]
         wd, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]
         for p in group["params"]:
             if p.grad is None:

@@ -5,15 +5,16 @@ from typing import Any, Optional, Union
 
 from .._tensor import Tensor
 from .optimizer import LossClosure, Optimizer, ParamsT
-from ._common import _lr_check, reject_differentiable
+from ._common import (_lr_check, reject_differentiable, check_fused, check_fused_params,
+                      to_scalar)
 
 
 class SGD(Optimizer):
     """PyTorch's SGD: ``buf = momentum * buf + (1 - dampening) * g``;
     ``p -= lr * (g + momentum * buf if nesterov else buf)``.
 
-    ``foreach`` and ``fused`` are accepted for PyTorch compatibility and do not change
-    the arithmetic.
+    ``foreach`` and ``fused`` are accepted for PyTorch compatibility and select no other
+    kernel (the arithmetic is the same); their argument checks are PyTorch's.
 
     >>> import ember
     >>> w = ember.nn.Parameter(ember.tensor([1.0, -2.0]))
@@ -41,15 +42,18 @@ class SGD(Optimizer):
                         foreach=foreach, differentiable=differentiable, fused=fused)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        reject_differentiable("SGD", differentiable)
+        if not fused:  # PyTorch's fused check below names the conflict
+            reject_differentiable("SGD", differentiable)
         super().__init__(params, defaults)
+        check_fused(fused, foreach, differentiable)
 
     def step(self, closure: Optional[LossClosure] = None) -> Any:
         """One SGD update of every parameter that has a gradient."""
         return self._run_step(closure, self._update)
 
     def _update(self, group: dict[str, Any]) -> None:
-        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+        check_fused_params(group)
+        lr, momentum, dampening = to_scalar(group["lr"]), group["momentum"], group["dampening"]
         weight_decay, nesterov = group["weight_decay"], group["nesterov"]
         if not group["differentiable"] and not any(
                 isinstance(v, Tensor) for v in (lr, momentum, dampening, weight_decay)):

@@ -5,7 +5,11 @@ An ember file is a NumPy ``.npz`` (a zip): ``<n>.npy`` members (written and read
 points at the arrays by number. It stores tensors (and Parameters), NumPy arrays, ``None``,
 bools, ints, floats (nan/inf too), strings, bytes, dtypes, devices and lists/tuples/dicts/
 OrderedDicts of these (dict keys of any of these types, order kept; a state_dict's
-``_metadata`` too). Anything else raises TypeError when saving: there is no pickle fallback.
+``_metadata`` too), and plain-data objects holding these: Enum members, ``argparse.Namespace``
+and dataclass objects, recorded as their class's name plus their value or fields and rebuilt
+(without running ``__init__``) only when the class is allowlisted with :func:`add_safe_globals`
+or :class:`safe_globals`, as for torch checkpoints. Anything else raises TypeError when saving:
+there is no pickle fallback.
 Tensors are stored as PyTorch stores them, as views of 1-D storages: tensors whose memory
 overlaps (views of one tensor) are written once and share memory again after loading, and an
 expanded tensor takes the room of the tensor it expands.

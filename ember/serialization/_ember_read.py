@@ -6,6 +6,8 @@ its storage, an array serves either one ``ndarray`` record or tensors of its own
 records of one tensor (a tensor saved twice) must agree.
 """
 import base64
+import dataclasses
+import enum
 import json
 from collections import OrderedDict
 
@@ -18,7 +20,8 @@ from ..nn.parameter import Parameter
 
 from ._archive import to_native
 from ._ember_write import FORMAT, STRUCTURE, stored_dtype
-from ._errors import LoadError
+from ._errors import LoadError, unsupported_global
+from ._safe_globals import user_allowed_globals
 from ._map_location import relocate
 from ._views import view_of_storage
 
@@ -141,7 +144,33 @@ class _Decoder:
             return from_name(node["name"])
         if kind == "device":
             return device(node["name"])
+        if kind == "object":
+            return self.plain_object(node)
         self.fail(f"unknown node type {kind!r}")
+
+    def plain_object(self, node):
+        """An Enum member, ``argparse.Namespace`` or dataclass object, rebuilt only when its
+        class is allowlisted (``add_safe_globals``); its ``__init__`` is not run (as pickle)."""
+        path = node.get("class")
+        cls = user_allowed_globals().get(path) if isinstance(path, str) else None
+        if cls is None:
+            raise unsupported_global(self.archive.name, path)
+        if not isinstance(cls, type):
+            self.fail(f"{path} is not a class")
+        if "enum" in node:
+            if not issubclass(cls, enum.Enum):
+                self.fail(f"{path} is not an Enum")
+            return cls(self.decode(node["enum"]))
+        fields = self.decode(node.get("fields"))
+        if not isinstance(fields, dict) or not all(isinstance(k, str) for k in fields):
+            self.fail(f"the fields of a {path} must be a dict of names")
+        obj = cls.__new__(cls)
+        if dataclasses.is_dataclass(cls):
+            for name, value in fields.items():
+                object.__setattr__(obj, name, value)  # a frozen dataclass too
+        else:
+            obj.__dict__.update(fields)
+        return obj
 
     def dict(self, node, kind):
         keys, values = node["keys"], node["values"]

@@ -4,7 +4,10 @@ Version 2 (written now) stores tensors as PyTorch does: each ``tensor`` record n
 storage array plus an offset, shape and stride, and tensors whose memory overlaps share one
 storage (see ``_views.plan_storages``). Version 1 (still read) stored one array per tensor.
 """
+import argparse
 import base64
+import dataclasses
+import enum
 import json
 import math
 import zipfile
@@ -94,6 +97,9 @@ class Encoder:
             return {"$type": "tuple", "items": [self.encode(v) for v in obj]}
         if isinstance(obj, list):
             return {"$type": "list", "items": [self.encode(v) for v in obj]}
+        record = self.plain_object(obj)
+        if record is not None:
+            return record
         if callable(getattr(obj, "state_dict", None)):  # a Module, Optimizer, LRScheduler
             raise TypeError(
                 f"ember.save can't store a whole {type(obj).__module__}."
@@ -104,8 +110,28 @@ class Encoder:
         raise TypeError(
             f"ember.save can't store an object of type {type(obj).__module__}."
             f"{type(obj).__qualname__}: it stores tensors, NumPy arrays, None, bools, ints, "
-            "floats, strings, bytes, dtypes, devices and lists, tuples and dicts of these "
-            "(no pickle)")
+            "floats, strings, bytes, dtypes, devices, lists, tuples and dicts of these, and "
+            "Enum members, argparse.Namespace and dataclass objects holding them (no pickle)")
+
+    def plain_object(self, obj):
+        """A record of a plain-data object (an Enum member, an ``argparse.Namespace``, a
+        dataclass instance) as its class's name and its value or fields; None for others.
+        Loading rebuilds it only when the class is allowlisted (``add_safe_globals``)."""
+        cls = type(obj)
+        if isinstance(obj, enum.Enum):
+            return {"$type": "object", "class": class_path(cls), "enum": self.encode(obj.value)}
+        if isinstance(obj, argparse.Namespace):
+            fields = dict(vars(obj))
+        elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            fields = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+        else:
+            return None
+        return {"$type": "object", "class": class_path(cls), "fields": self.encode(fields)}
+
+
+def class_path(cls):
+    """``module.qualname``: how the allowlist (``add_safe_globals``) names a class."""
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def encode(obj):

@@ -14,6 +14,19 @@ class RefusedError(LoadError, pickle.UnpicklingError):
     Also an ``UnpicklingError``: the class PyTorch's ``weights_only`` loader raises."""
 
 
+def unsupported_global(name, path):
+    """The error for a file that names a class outside the allowlist: PyTorch's
+    weights-only wording, with why ember refuses it."""
+    return RefusedError(
+        f"Weights only load failed for {name}: ember.load never executes code from "
+        "a file (whatever weights_only says), so it rebuilds only tensors, plain "
+        "containers and the globals allowlisted by the user.\n\tWeightsUnpickler "
+        f"error: Unsupported global: GLOBAL {path} was not an allowed global by "
+        f"default. Please use `torch.serialization.add_safe_globals([{path}])` or the "
+        f"`torch.serialization.safe_globals([{path}])` context manager to allowlist "
+        "this global if you trust this class/function.")
+
+
 class CallerError(Exception):
     """Carries an exception raised by the caller's ``map_location`` (or the device it names)
     out of the loader, which re-raises it unchanged: it is no fault of the file."""

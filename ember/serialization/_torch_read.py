@@ -26,7 +26,7 @@ from .._tensor import Size, Tensor
 from ..backend import dtypes
 from ..device import device
 from ..nn.parameter import Parameter
-from ._errors import RefusedError
+from ._errors import RefusedError, unsupported_global
 from ._map_location import relocate
 from ._safe_globals import BLOCKED_MODULES
 from ._views import view_of_storage
@@ -94,14 +94,7 @@ class _TorchUnpickler(pickle._Unpickler):
         if found is None:
             if path.startswith("builtins."):
                 path = path[len("builtins."):]
-            raise RefusedError(
-                f"Weights only load failed for {self.name}: ember.load never executes code from "
-                "a file (whatever weights_only says), so it rebuilds only tensors, plain "
-                "containers and the globals allowlisted by the user.\n\tWeightsUnpickler "
-                f"error: Unsupported global: GLOBAL {path} was not an allowed global by "
-                f"default. Please use `torch.serialization.add_safe_globals([{path}])` or the "
-                f"`torch.serialization.safe_globals([{path}])` context manager to allowlist "
-                "this global if you trust this class/function.")
+            raise unsupported_global(self.name, path)
         return found
 
     def is_allowlisted_type(self, cls):

@@ -82,6 +82,8 @@ SHARED_NODE_NAMES = {
     "IndexPutBackward0": {"IndexPut", "IndexGrad"},
     "MaxPool2DWithIndicesBackward0": {"MaxPoolGather", "TiledMax"},
     "MaxPool2DWithIndicesBackwardBackward0": {"MaxPoolScatter", "TiledScatter"},
+    "MaxPool3DWithIndicesBackward0": {"MaxPool3DGather", "TiledMax3D"},
+    "MaxPool3DWithIndicesBackwardBackward0": {"MaxPool3DScatter", "TiledScatter3D"},
     "MmBackward0": {"Matmul", "Mm", "LinearNoBias"},
     "UnsqueezeBackward0": {"Unsqueeze", "UnsqueezeIndex"},      # x.unsqueeze(d), x[None]
 }

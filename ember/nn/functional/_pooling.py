@@ -1,5 +1,5 @@
 """Max, average and adaptive pooling (1-D, 2-D and 3-D) with PyTorch's checks and wording."""
-from ..._ops.pooling import max_pool, adaptive_max_pool, avg_pool, adaptive_avg_matrices
+from ..._ops.pooling import max_pool, adaptive_max_pool, avg_pool, adaptive_avg_pool
 from ..._ops.pooling import pool_out_size
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices",
@@ -26,12 +26,6 @@ def _tuple(value, nd, name, allow_none=False, either="either "):
 
 def _sizes(shape):
     return "[" + ", ".join(map(str, shape)) + "]"
-
-
-def _batched(input, nd):
-    if input.dim() == nd + 1:
-        return input.unsqueeze(0), False
-    return input, True
 
 
 def _check_geometry(input, ksize, stride, padding, dilation, ceil_mode, name):
@@ -82,12 +76,12 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, nd, name
         raise RuntimeError("dilation should be greater than zero, but got dilationT: {} "
                            "dilationH: {} dilationW: {}".format(*dilation))
     _check_geometry(input, ksize, stride, padding, dilation, ceil_mode, name)
-    x, batched = _batched(input, nd)
-    out, idx = max_pool(x, ksize, stride, padding, dilation, ceil_mode, need_indices)
-    if not batched:
-        out = out.squeeze(0)
-        idx = None if idx is None else idx.squeeze(0)
-    return out, idx
+    if nd == 1:  # as PyTorch: a 2-D pool over (..., 1, L), so the graph names match
+        out, idx = _max_pool(input.unsqueeze(-2), (1,) + ksize, (1,) + stride,
+                             (0,) + padding, (1,) + dilation, ceil_mode, 2, name,
+                             need_indices)
+        return out.squeeze(-2), None if idx is None else idx.squeeze(-2)
+    return max_pool(input, ksize, stride, padding, dilation, ceil_mode, need_indices)
 
 
 def _empty_3d(input, name):
@@ -152,9 +146,11 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
             raise RuntimeError("input image (T: {} H: {} W: {}) smaller than kernel size "
                                "(kT: {} kH: {} kW: {})".format(*spatial, *ksize))
     _check_geometry(input, ksize, stride, padding, (1,) * nd, ceil_mode, name)
-    x, batched = _batched(input, nd)
-    out = avg_pool(x, ksize, stride, padding, ceil_mode, count_include_pad, divisor_override)
-    return out if batched else out.squeeze(0)
+    if nd == 1:  # as PyTorch: a 2-D pool over (..., 1, L)
+        return _avg_pool(input.unsqueeze(-2), (1,) + ksize, (1,) + stride, (0,) + padding,
+                         ceil_mode, count_include_pad, divisor_override, 2, name).squeeze(-2)
+    return avg_pool(input, ksize, stride, padding, ceil_mode, count_include_pad,
+                    divisor_override)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
@@ -230,15 +226,11 @@ def _adaptive_out(input, output_size, nd, name):
 
 def _adaptive_avg(input, output_size, nd, name):
     out = _adaptive_out(input, output_size, nd, name)
-    mats = adaptive_avg_matrices(input.shape[-nd:], out, input.dtype.np, input)
-    if nd == 1:
-        return input @ mats[0].mT
-    if nd == 2:
-        return mats[0] @ input @ mats[1].mT
-    # depth: (Do, D) applied to the input seen as (..., D, H*W)
-    lead = tuple(input.shape[:-3])
-    planes = (mats[1] @ input @ mats[2].mT).reshape(lead + (input.shape[-3], -1))
-    return (mats[0] @ planes).reshape(lead + out)
+    if nd == 1:  # as PyTorch: a 2-D pool over (..., 1, L)
+        return _adaptive_avg(input.unsqueeze(-2), (1,) + out, 2, name).squeeze(-2)
+    if all(o == 1 for o in out):  # PyTorch takes the mean here
+        return input.mean(dim=tuple(range(-nd, 0)), keepdim=True)
+    return adaptive_avg_pool(input, out)
 
 
 def adaptive_avg_pool1d(input, output_size):
@@ -253,11 +245,10 @@ def adaptive_avg_pool2d(input, output_size):
 
 def _adaptive_max(input, output_size, nd, name):
     out = _adaptive_out(input, output_size, nd, name)
-    x, batched = _batched(input, nd)
-    vals, idx = adaptive_max_pool(x, out)
-    if not batched:
-        vals, idx = vals.squeeze(0), idx.squeeze(0)
-    return vals, idx
+    if nd == 1:  # as PyTorch: a 2-D pool over (..., 1, L)
+        vals, idx = _adaptive_max(input.unsqueeze(-2), (1,) + out, 2, name)
+        return vals.squeeze(-2), idx.squeeze(-2)
+    return adaptive_max_pool(input, out)
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):

@@ -415,6 +415,37 @@ def test_validation_can_be_turned_off():
         assert lib.distributions.Normal(0.0, 1.0)._validate_args
 
 
+NOT_POSITIVE_DEFINITE = [[1.0, 2.0], [2.0, 1.0]]
+
+
+@pytest.mark.parametrize("param", ["covariance_matrix", "precision_matrix"])
+@pytest.mark.parametrize("validate", [True, False])
+def test_multivariate_normal_not_positive_definite(param, validate):
+    """Validated: the constraint's ValueError; unvalidated: linalg.cholesky's LinAlgError."""
+    def make(lib):
+        bad = lib.tensor(NOT_POSITIVE_DEFINITE).expand(3, 2, 2)
+        return lib.distributions.MultivariateNormal(lib.zeros(2), validate_args=validate,
+                                                    **{param: bad})
+    _same_error(make)
+    if not validate:
+        with pytest.raises(ember.linalg.LinAlgError):
+            make(ember)
+
+
+def test_multivariate_normal_matrices_gradients():
+    """Gradients through the Cholesky factor, its inverse and the triangular solves."""
+    rng = np.random.default_rng(5)
+    m = rng.standard_normal((3, 3))
+    cov, x = m @ m.T + 3 * np.eye(3), rng.standard_normal((4, 3))
+    grads = []
+    for lib in (torch, ember):
+        c = lib.tensor(cov, requires_grad=True)
+        d = lib.distributions.MultivariateNormal(lib.zeros(3, dtype=c.dtype), covariance_matrix=c)
+        total = d.log_prob(lib.tensor(x)).sum() + d.precision_matrix.sum() + d.entropy()
+        grads.append(lib.autograd.grad(total, c)[0].numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-9, atol=1e-11)
+
+
 def test_register_kl_and_dispatch():
     for lib in (torch, ember):
         D = lib.distributions
