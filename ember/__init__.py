@@ -63,3 +63,4 @@ from .serialization import save, load  # noqa: E402
 from . import onnx  # noqa: E402  (export; the onnx package itself is imported on use)
 from . import accelerator, backends, cuda, amp  # noqa: E402  (device queries of a CPU build)
 from .amp import autocast  # noqa: E402
+from .func import vmap  # noqa: E402  (ember.vmap; ember.func holds the transforms)

@@ -638,6 +638,11 @@ def _random_float(draw, size, dtype, generator, requires_grad, device, name, lik
     gen = _random.rng(generator)
     drawn = dt if dt in (np.float32, np.float64) else np.float32
     xp = _module(like)
+    policy = _random.vmap_randomness
+    batch = None if policy is None else policy.batch_size()
+    if batch is not None:  # vmap(randomness="different"): one draw per sample
+        arr = xp.asarray(draw(gen, (batch,) + tuple(size), drawn).astype(dt, copy=False))
+        return policy.wrap(_finish(arr, requires_grad, device))
     arr = allocate(lambda: xp.asarray(draw(gen, size, drawn).astype(dt, copy=False)), size, dt)
     return _finish(arr, requires_grad, device)
 

@@ -52,8 +52,16 @@ class Generator:
 default_generator = Generator()
 
 
+#: While a vmap runs, ``ember._functorch`` puts its randomness policy here: ``check()``
+#: raises in randomness="error" mode, ``batch_size()`` is the size of the draws' batch
+#: dim in "different" mode (else None) and ``wrap(t)`` makes such a draw batched.
+vmap_randomness = None
+
+
 def rng(generator=None):
     """The NumPy random stream of ``generator`` (or of the default one)."""
+    if vmap_randomness is not None:
+        vmap_randomness.check()
     return (generator or default_generator)._rng
 
 

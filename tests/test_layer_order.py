@@ -29,6 +29,7 @@ LAYERS = [
                                     "ember.linalg"]),
     ("nn", ["ember.nn"]),
     ("libraries", ["ember.optim", "ember.utils", "ember.serialization", "ember.amp",
+                   "ember._functorch", "ember.func",
                    "ember.cuda", "ember.distributions", "ember.onnx"]),
     ("package", ["ember"]),  # ember/__init__.py: the public namespace, made of all the above
     ("examples", ["ember.examples"]),

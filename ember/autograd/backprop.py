@@ -5,6 +5,7 @@ from .._tensor import Tensor
 from ..backend import get_array_module
 from .engine import run_backward
 from .graph import gradient_edge
+from .batching import hooks as _batching
 
 
 def _as_tuple(x):
@@ -91,6 +92,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     With ``create_graph=True`` the result is itself differentiable, which gives
     higher-order derivatives.
     """
+    if _batching[0] is not None:  # inside vmap: per-sample gradients of batched tensors
+        out = _batching[0].grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                                allow_unused, materialize_grads)
+        if out is not NotImplemented:
+            return out
     outputs = _as_tuple(outputs)
     single = isinstance(inputs, Tensor)
     inputs = _as_tuple(inputs)

@@ -1,0 +1,372 @@
+"""Batching rules: how a built-in op runs once on a whole batch.
+
+``dispatch(cls, args)`` is called by every ``Primitive.apply`` while a vmap runs. It finds
+the highest vmap level among the arguments, unwraps the BatchedTensors of that level to
+their physical tensors (batch dim 0), and runs the op's rule, which calls the op again on
+the physical tensors with its arguments adjusted (dims shifted by one, shapes prefixed by
+the batch size, the batch folded into an existing batch dim). Autograd records the
+physical ops, so gradients need no rules of their own. An op without a rule runs once
+per sample (``_fallback``) and warns once, naming the op.
+
+A plain tensor that requires grad and meets a batched one is first expanded to the batch
+(one ``expand`` per tensor and level, cached): its gradient then arrives per sample, which
+is what ``autograd.grad`` inside vmap returns (see ``vmap.batched_grad``).
+"""
+from ..autograd.grad_mode import _state as _grad_state
+from .._ops import (activation_ops as A, conv as C, elementwise as E, indexing as I,
+                    linalg as L, loss_nodes as LN, loss_ops as LO, nn_ops as NN,
+                    reduction as R, shape as S, special as SP, trig as TR)
+from .._ops.primitive import Primitive
+from .._tensor import Tensor as _Tensor
+from .._tensor_methods import ToDtype
+from ..backend import get_array_module
+from .batched import BatchedTensor, wrap, levels, warn_once
+
+_RULES = {}
+_warned = set()
+
+
+def rule(*classes):
+    def register(fn):
+        for cls in classes:
+            _RULES[cls] = fn
+        return fn
+    return register
+
+
+# ---- dispatch ------------------------------------------------------------------------
+def _top_level(args):
+    top = 0
+    for a in args:
+        if type(a) is BatchedTensor:
+            if a._level > top:
+                top = a._level
+        elif type(a) in (tuple, list):
+            for b in a:
+                if type(b) is BatchedTensor and b._level > top:
+                    top = b._level
+    return top
+
+
+def _level_info(number):
+    for lv in levels:
+        if lv.number == number:
+            return lv
+    return None
+
+
+def expanded(t, lv):
+    """``t`` (plain, requires grad) as a batched tensor of level ``lv``: one expand per
+    tensor and level, so every use shares the node its per-sample gradient arrives at."""
+    key = id(t)
+    hit = lv.expanded.get(key)
+    if hit is None or hit[0] is not t:
+        hit = (t, wrap(t.expand((lv.size,) + tuple(t.shape)), lv.number))
+        lv.expanded[key] = hit
+    return hit[1]
+
+
+def _lift_grad_inputs(args, lv):
+    """Plain tensors requiring grad, replaced by their per-level expansion."""
+    out = None
+    for k, a in enumerate(args):
+        if isinstance(a, BatchedTensor) or not isinstance(a, _Tensor):
+            if type(a) in (tuple, list) and any(
+                    isinstance(b, _Tensor) and not isinstance(b, BatchedTensor)
+                    and b._requires_grad for b in a):
+                out = list(args) if out is None else out
+                out[k] = type(a)(expanded(b, lv) if isinstance(b, _Tensor) and not isinstance(
+                    b, BatchedTensor) and b._requires_grad else b for b in a)
+            continue
+        if a._requires_grad:
+            out = list(args) if out is None else out
+            out[k] = expanded(a, lv)
+    return args if out is None else tuple(out)
+
+
+def dispatch(cls, args):
+    top = _top_level(args)
+    if not top:
+        return NotImplemented
+    lv = _level_info(top)
+    if _grad_state.enabled and cls.differentiable:
+        args = _lift_grad_inputs(args, lv)
+    fn = _RULES.get(cls)
+    if fn is not None:
+        out = fn(cls, args, top, lv.size)
+        if out is not NotImplemented:
+            return out
+    return _fallback(cls, args, top, lv.size)
+
+
+def _rewrap(out, level):
+    if type(out) is tuple:
+        return tuple(wrap(o, level) for o in out)
+    return wrap(out, level)
+
+
+def _batched(a, level):
+    return type(a) is BatchedTensor and a._level == level
+
+
+def _phys(a, level):
+    """The physical tensor of ``a`` at ``level``, or ``a`` itself when not batched there."""
+    return a._value if type(a) is BatchedTensor and a._level == level else a
+
+
+def _to_batch(a, level, size):
+    """``a`` as a physical tensor of ``level`` (an unbatched one is expanded)."""
+    if _batched(a, level):
+        return a._value
+    return a.expand((size,) + tuple(a.shape))
+
+
+# ---- the loop fallback -----------------------------------------------------------------
+def _sample(a, level, b):
+    if _batched(a, level):
+        return a._value[b]
+    if type(a) in (tuple, list):
+        return type(a)(_sample(x, level, b) for x in a)
+    return a
+
+
+def _fallback(cls, args, level, size):
+    warn_once(_warned, cls.__name__)
+    outs = [cls.apply(*[_sample(a, level, b) for a in args]) for b in range(size)]
+    if type(outs[0]) is tuple:
+        return tuple(wrap(S.stack([o[k] for o in outs]), level) for k in range(len(outs[0])))
+    return wrap(S.stack(outs), level)
+
+
+# ---- elementwise and broadcasting ops --------------------------------------------------
+def _elementwise(cls, args, level, size):
+    n = max(a.dim() for a in args if isinstance(a, _Tensor))
+    new = []
+    for a in args:
+        if _batched(a, level):
+            v = a._value
+            pad = n - a.dim()
+            if pad:
+                v = v.reshape((size,) + (1,) * pad + tuple(a.shape))
+            new.append(v)
+        else:
+            new.append(a)
+    return _rewrap(cls.apply(*new), level)
+
+
+def _primitives_of(*modules):
+    return [c for m in modules for c in vars(m).values()
+            if isinstance(c, type) and issubclass(c, Primitive) and c.__module__ == m.__name__]
+
+
+_ELEMENTWISE = [c for c in _primitives_of(E, A, TR, SP, LO)
+                if c.__name__ not in ("Polygamma", "NanToNum")]
+rule(*_ELEMENTWISE, ToDtype, S.Clone, SP.Polygamma, TR.NanToNum)(_elementwise)
+
+
+# ---- dims: reductions, softmax, scans ----------------------------------------------------
+def _shift(dim, n):
+    if dim is None:
+        return tuple(range(1, n + 1))
+    if isinstance(dim, (tuple, list)):
+        return tuple(d % n + 1 for d in dim)
+    return dim % n + 1
+
+
+def _dim_rule(pos):
+    def dims(cls, args, level, size):
+        x = args[0]
+        n = x.dim()
+        if n == 0 or not _batched(x, level) or any(_batched(a, level) for a in args[1:]):
+            return NotImplemented
+        new = list(args)
+        new[0] = x._value
+        dim = args[pos] if len(args) > pos else None
+        if dim is None and cls in _INT_DIM_ONLY:
+            return NotImplemented
+        if len(new) <= pos:
+            new.extend([None] * (pos + 1 - len(new)))
+        new[pos] = _shift(dim, n)
+        return _rewrap(cls.apply(*new), level)
+    return dims
+
+
+_INT_DIM_ONLY = {R.Prod, R.ArgExtreme, R.ExtremeDim, R.Cumsum, R.Cumprod, NN.Softmax,
+                 NN.LogSoftmax}
+rule(R.Sum, R.SumAll, R.Mean, R.MeanAll, R.Prod, R.Amax, R.ExtremeDim, R.ArgExtreme, R.Var,
+     R.LogSumExp, R.AllAny, R.Cumsum, R.Cumprod, NN.Softmax, NN.LogSoftmax, S.Flip,
+     I.IndexSelect)(_dim_rule(1))
+rule(R.Norm, S.Roll)(_dim_rule(2))
+
+
+@rule(R.ExtremeAll)
+def _extreme_all(cls, args, level, size):
+    x, largest = args
+    if x.dim() == 0:
+        return NotImplemented
+    return wrap(R.Amax.apply(x._value, _shift(None, x.dim()), False, largest), level)
+
+
+@rule(S.Cat)
+def _cat(cls, args, level, size):
+    dim, tensors = args[0], args[1:]
+    n = tensors[0].dim()
+    return wrap(S.Cat.apply(dim % n + 1, *[_to_batch(t, level, size) for t in tensors]), level)
+
+
+@rule(I.Gather)
+def _gather(cls, args, level, size):
+    x, dim, index = args
+    n = max(x.dim(), 1)
+    return wrap(I.Gather.apply(_to_batch(x, level, size), dim % n + 1,
+                               _to_batch(index, level, size)), level)
+
+
+# ---- shapes and views --------------------------------------------------------------------
+@rule(S.View, S.Unsqueeze, S.Squeeze, S.SqueezeDim, S.SqueezeDims, S.ReshapeCopy)
+def _view(cls, args, level, size):
+    x, shape = args
+    return wrap(cls.apply(x._value, (size,) + tuple(shape)), level)
+
+
+@rule(S.Permute, S.Transpose, S.T)
+def _permute(cls, args, level, size):
+    x, dims = args
+    n = x.dim()
+    return wrap(cls.apply(x._value, (0,) + tuple(d % n + 1 for d in dims)), level)
+
+
+@rule(S.Expand)
+def _expand(cls, args, level, size):
+    x, target = args
+    v, shape = x._value, tuple(x.shape)
+    pad = len(target) - len(shape)
+    if pad:
+        v = v.reshape((size,) + (1,) * pad + shape)
+    return wrap(S.Expand.apply(v, (size,) + tuple(target)), level)
+
+
+@rule(S.SumToSize)
+def _sum_to_size(cls, args, level, size):
+    x, target = args
+    target = tuple(target)
+    pad = x.dim() - len(target)
+    out = S.SumToSize.apply(x._value, (size,) + (1,) * pad + target)
+    return wrap(out.reshape((size,) + target) if pad else out, level)
+
+
+@rule(S.Repeat)
+def _repeat(cls, args, level, size):
+    x, reps = args
+    v, shape = x._value, tuple(x.shape)
+    pad = len(reps) - len(shape)
+    if pad:
+        v = v.reshape((size,) + (1,) * pad + shape)
+    return wrap(S.Repeat.apply(v, (1,) + tuple(reps)), level)
+
+
+@rule(S.Tri)
+def _tri(cls, args, level, size):
+    return wrap(S.Tri.apply(args[0]._value, *args[1:]), level)
+
+
+# ---- indexing ------------------------------------------------------------------------------
+@rule(I.BasicIndex, I.SelectIndex, I.UnsqueezeIndex, I.AliasIndex)
+def _basic_index(cls, args, level, size):
+    x, index = args
+    return wrap(cls.apply(x._value, (slice(None),) + tuple(index)), level)
+
+
+@rule(I.AdvancedIndex)
+def _advanced_index(cls, args, level, size):
+    x, index = args
+    index = index if type(index) is tuple else (index,)
+    if any(isinstance(k, _Tensor) for k in index):
+        return NotImplemented
+    arrays = [k for k, item in enumerate(index)
+              if not (item is None or item is Ellipsis or isinstance(item, slice))]
+    if arrays and arrays[-1] - arrays[0] + 1 != len(arrays):
+        return NotImplemented  # separated index arrays move to the front: loop instead
+    return wrap(I.AdvancedIndex.apply(x._value, (slice(None),) + index), level)
+
+
+# ---- products ------------------------------------------------------------------------------
+@rule(L.Matmul, L.Mm, L.Bmm)
+def _matmul(cls, args, level, size):
+    a, b = args
+    na, nb = a.dim(), b.dim()
+    pa, pb = _phys(a, level), _phys(b, level)
+    if na == 1:
+        pa = pa.unsqueeze(-2)
+    if nb == 1:
+        pb = pb.unsqueeze(-1)
+    la, lb = max(na, 2), max(nb, 2)
+    rank = max(la, lb)
+    if _batched(a, level) and la < rank:
+        pa = pa.reshape((size,) + (1,) * (rank - la) + tuple(pa.shape[1:]))
+    if _batched(b, level) and lb < rank:
+        pb = pb.reshape((size,) + (1,) * (rank - lb) + tuple(pb.shape[1:]))
+    out = L.Matmul.apply(pa, pb)
+    if nb == 1:
+        out = out.squeeze(-1)
+    if na == 1:
+        out = out.squeeze(-1 if nb == 1 else -2)
+    return wrap(out, level)
+
+
+@rule(L.Linear, L.LinearNoBias)
+def _linear(cls, args, level, size):
+    x, w = args[0], args[1]
+    bias = args[2] if len(args) > 2 else None
+    if not _batched(w, level) and not _batched(bias, level):
+        return wrap(cls.apply(x._value, *args[1:]), level)
+    out = x.matmul(w.transpose(-1, -2))  # each runs its own rule
+    return out if bias is None else out + bias
+
+
+@rule(C.ConvForward)
+def _conv(cls, args, level, size):
+    x, w, geom = args[:3]
+    bias = args[3] if len(args) > 3 else None
+    rest = args[3:]
+    if not _batched(w, level) and not _batched(bias, level):
+        # The batch joins the samples of the convolution's own batch dim.
+        n = x.shape[0]
+        v = x._value.reshape((size * n,) + tuple(x.shape[1:]))
+        out = C.ConvForward.apply(v, w, geom, *rest)
+        return wrap(out.reshape((size, n) + tuple(out.shape[1:])), level)
+    # Batched weights: the batch becomes groups of one grouped convolution.
+    n, c = x.shape[0], x.shape[1]
+    spatial = tuple(x.shape[2:])
+    px = _to_batch(x, level, size)
+    px = px.permute((1, 0) + tuple(range(2, px.dim()))).reshape((n, size * c) + spatial)
+    pw = _to_batch(w, level, size)
+    o = w.shape[0]
+    pw = pw.reshape((size * o,) + tuple(w.shape[1:]))
+    groups = C._Geom(geom.stride, geom.dilation, geom.pad, geom.in_size, geom.groups * size)
+    extra = () if bias is None else (_to_batch(bias, level, size).reshape(size * o),)
+    out = C.ConvForward.apply(px, pw, groups, *extra)
+    out = out.reshape((n, size, o) + tuple(out.shape[2:]))
+    return wrap(out.permute((1, 0) + tuple(range(2, out.dim()))), level)
+
+
+# ---- losses ----------------------------------------------------------------------------------
+@rule(LN.NllLoss)
+def _nll_loss(cls, args, level, size):
+    x, target, weight, ignore_index, reduction, cdim = args
+    if not _batched(x, level):
+        return NotImplemented
+    xp = get_array_module(target)
+    picked = LN.NllLoss.apply(x._value, xp.broadcast_to(target, (size,) + target.shape), weight,
+                              ignore_index, "none", cdim + 1)
+    if reduction == "none":
+        return wrap(picked, level)
+    dims = tuple(range(1, picked.dim()))
+    total = picked.sum(dims) if dims else picked
+    if reduction == "sum":
+        return wrap(total, level)
+    valid = target != ignore_index
+    safe = xp.where(valid, target, 0)
+    denom = (valid if weight is None else weight[safe] * valid).sum()
+    return wrap(total / float(denom), level)
+

@@ -1,0 +1,10 @@
+"""The seam through which ``ember._functorch`` (vmap) sees ops while a vmap runs.
+
+vmap sits in a higher layer than the ops and autograd, so it installs its dispatcher
+here while a vmap is active: ``hooks[0]`` is None otherwise, and every op pays one test
+of it. The dispatcher has three entry points: ``primitive(cls, args)`` (built-in ops),
+``function(cls, args, kwargs)`` (user ``autograd.Function``s) and
+``grad(outputs, inputs, grad_outputs, ...)`` (``autograd.grad``); each returns
+``NotImplemented`` when no batched tensor takes part.
+"""
+hooks = [None]
