@@ -1,0 +1,254 @@
+"""ember.vmap: batched results equal a per-sample loop; in/out dims, nesting, randomness,
+the loop fallback's warning, autograd inside vmap, autograd.Function under vmap, errors."""
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as F
+from ember.func import vmap
+
+
+def _loop(f, *xs):
+    return ember.stack([f(*[x[i] for x in xs]) for i in range(xs[0].shape[0])])
+
+
+def _close(a, b, tol=1e-5):
+    assert tuple(a.shape) == tuple(b.shape)
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=tol, atol=tol)
+
+
+def _no_fallback(f, *xs, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a loop fallback would warn
+        return vmap(f, **kw)(*xs)
+
+
+X = ember.randn(4, 3, 5, generator=ember.Generator().manual_seed(0))
+Y = ember.randn(4, 5, generator=ember.Generator().manual_seed(1))
+
+FAMILIES = {
+    "unary": lambda a: a.exp().tanh().relu(),
+    "binary_broadcast": lambda a: a * ember.arange(5.0) + 1,
+    "activation": lambda a: F.gelu(a) + F.silu(a),
+    "comparison_where": lambda a: ember.where(a > 0, a, a * 0.1),
+    "sum_dim": lambda a: a.sum(0),
+    "sum_all": lambda a: a.sum(),
+    "mean_keepdim": lambda a: a.mean(-1, keepdim=True),
+    "var": lambda a: a.var(1),
+    "amax": lambda a: a.amax(1),
+    "max_dim": lambda a: a.max(1)[0],
+    "logsumexp": lambda a: a.logsumexp(0),
+    "softmax": lambda a: a.softmax(-1),
+    "log_softmax": lambda a: F.log_softmax(a, 0),
+    "cumsum": lambda a: a.cumsum(1),
+    "reshape_view": lambda a: a.reshape(15).view(5, 3),
+    "permute_t": lambda a: a.permute(1, 0).t(),
+    "transpose": lambda a: a.transpose(0, 1),
+    "unsqueeze_squeeze": lambda a: a.unsqueeze(1).squeeze(1),
+    "expand": lambda a: a[:, :1].expand(2, 3, 4),
+    "flip": lambda a: a.flip(0),
+    "repeat": lambda a: a.repeat(2, 1),
+    "basic_index": lambda a: a[1:, ::2],
+    "select": lambda a: a[0],
+    "advanced_index": lambda a: a[:, ember.tensor([0, 2])],
+    "cat": lambda a: ember.cat([a, a * 2], 1),
+    "stack": lambda a: ember.stack([a, a], 0),
+    "matmul": lambda a: a @ a.t(),
+    "matvec": lambda a: a @ ember.ones(5),
+    "gather": lambda a: a.gather(1, ember.tensor([[0, 1], [2, 3], [4, 0]])),
+    "tril": lambda a: a.tril(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_op_family_matches_loop(name):
+    f = FAMILIES[name]
+    _close(_no_fallback(f, X), _loop(f, X))
+
+
+def test_two_batched_inputs_and_matmul_vector():
+    _close(_no_fallback(lambda a, b: a @ b, X, Y), _loop(lambda a, b: a @ b, X, Y))
+    _close(_no_fallback(lambda a, b: b @ a.t(), X, Y), _loop(lambda a, b: b @ a.t(), X, Y))
+
+
+def test_linear_conv_with_batched_input_and_weights():
+    g = ember.Generator().manual_seed(3)
+    img, w = ember.randn(5, 1, 2, 6, 6, generator=g), ember.randn(5, 3, 2, 3, 3, generator=g)
+    b = ember.randn(5, 3, generator=g)
+
+    def conv(a, ww, bb):
+        return F.conv2d(a, ww, bb, padding=1)
+    _close(_no_fallback(conv, img, w, b), _loop(conv, img, w, b))
+    _close(_no_fallback(conv, img, w[0], b[0], in_dims=(0, None, None)),
+           _loop(lambda a: conv(a, w[0], b[0]), img))
+    lw, lb = ember.randn(4, 2, 5, generator=g), ember.randn(4, 2, generator=g)
+    _close(_no_fallback(F.linear, Y, lw, lb), _loop(F.linear, Y, lw, lb))
+
+
+def test_in_dims_and_out_dims():
+    x = ember.randn(3, 4)
+    _close(vmap(lambda a: a * 2, in_dims=1)(x), (x * 2).t())
+    _close(vmap(lambda a: a * 2, in_dims=1, out_dims=1)(x), x * 2)
+    out = vmap(lambda a, b: a + b, in_dims=(0, None))(x, ember.ones(4))
+    _close(out, x + 1)
+    tree = vmap(lambda d: d["a"] * d["b"], in_dims=({"a": 0, "b": None},))(
+        {"a": x, "b": ember.full((4,), 2.0)})
+    _close(tree, x * 2)
+    o1, o2 = vmap(lambda a: (a, a.sum()), out_dims=(1, 0))(x)
+    _close(o1, x.t())
+    _close(o2, x.sum(1))
+    same = vmap(lambda a: ember.ones(2))(x)  # an unbatched output is expanded
+    _close(same, ember.ones(3, 2))
+    assert vmap(lambda a: 3, out_dims=None)(x) == 3
+
+
+def test_nested_vmap():
+    x = ember.randn(2, 3, 4)
+    _close(vmap(vmap(lambda a: (a * a).sum()))(x), (x * x).sum(-1))
+    y = ember.randn(3, 4)
+    outer = vmap(vmap(lambda a, b: a @ b, in_dims=(None, 0)), in_dims=(0, None))(y, y)
+    _close(outer, y @ y.t())
+
+
+def test_chunk_size_gives_the_same_result():
+    _close(vmap(lambda a: a.softmax(-1), chunk_size=3)(X), vmap(lambda a: a.softmax(-1))(X))
+
+
+def test_randomness_modes():
+    x = ember.zeros(4, 3)
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        vmap(lambda a: a + ember.randn(3))(x)
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        vmap(lambda a: F.dropout(a + 1, 0.5))(x)
+    diff = vmap(lambda a: a + ember.randn(3), randomness="different")(x)
+    assert not np.allclose(diff[0].numpy(), diff[1].numpy())
+    same = vmap(lambda a: a + ember.randn(3), randomness="same")(x)
+    np.testing.assert_array_equal(same[0].numpy(), same[3].numpy())
+    drop = vmap(lambda a: F.dropout(a + 1, 0.5), randomness="different")(ember.zeros(8, 50))
+    assert not np.array_equal(drop[0].numpy(), drop[1].numpy())
+    drop = vmap(lambda a: F.dropout(a + 1, 0.5), randomness="same")(ember.zeros(8, 50))
+    np.testing.assert_array_equal(drop[0].numpy(), drop[5].numpy())
+    assert set(np.unique(drop.numpy())) <= {0.0, 2.0}
+
+
+def test_fallback_loops_and_warns_once_naming_the_op():
+    x = ember.randn(4, 3, 3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = vmap(lambda a: ember.linalg.det(a))(x)
+        vmap(lambda a: ember.linalg.det(a))(x)
+    _close(out, _loop(ember.linalg.det, x))
+    msgs = [str(w.message) for w in caught if "batching rule" in str(w.message)]
+    assert len(msgs) == 1 and "Det" in msgs[0]
+
+
+def test_per_sample_gradients_with_autograd_grad():
+    g = ember.Generator().manual_seed(5)
+    w = ember.randn(5, 2, generator=g, requires_grad=True)
+    x = ember.randn(6, 5, generator=g)
+    t = ember.tensor([0, 1, 1, 0, 1, 0])
+
+    def grad_of(xi, ti):
+        loss = F.cross_entropy((xi @ w).unsqueeze(0), ti.unsqueeze(0))
+        return ember.autograd.grad(loss, w)[0]
+    _close(vmap(grad_of)(x, t), _loop(grad_of, x, t))
+
+    def grad_x(xi):
+        xi = xi.detach().requires_grad_()
+        return ember.autograd.grad((xi.sin() * xi).sum(), xi)[0]
+    _close(vmap(grad_x)(x), x.sin() + x * x.cos())
+
+
+def test_backward_through_vmap_sums_over_the_batch():
+    w = ember.randn(5, requires_grad=True)
+    vmap(lambda a: (a * w).sum())(Y).sum().backward()
+    _close(w.grad, Y.sum(0))
+
+
+class _GeneratedSquare(ember.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return x * x
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        return 2 * x * grad
+
+
+class _CustomRuleCube(ember.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return x ** 3
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        return 3 * x * x * grad
+
+    @staticmethod
+    def vmap(info, in_dims, x):
+        _CustomRuleCube.seen = (info.batch_size, info.randomness, in_dims)
+        return x ** 3, in_dims[0]
+
+
+def test_autograd_function_under_vmap():
+    x = ember.randn(4, 3, requires_grad=True)
+    out = vmap(_GeneratedSquare.apply)(x)
+    _close(out, x * x)
+    out.sum().backward()
+    _close(x.grad, 2 * x)
+    x.grad = None
+    out = vmap(_CustomRuleCube.apply, in_dims=1, out_dims=1)(x)
+    assert _CustomRuleCube.seen == (3, "error", (0,))
+    _close(out, x ** 3)
+    out.sum().backward()
+    _close(x.grad, 3 * x * x)
+
+
+def test_autograd_function_without_vmap_support():
+    class Plain(ember.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x * 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+    with pytest.raises(RuntimeError, match="You tried to vmap over Plain, but it does not have "
+                                           "vmap support"):
+        vmap(Plain.apply)(X)
+
+
+def test_errors():
+    x, y = ember.randn(2, 3), ember.randn(3, 3)
+    with pytest.raises(ValueError, match=r"got sizes \[2, 3\] for the mapped dimension"):
+        vmap(ember.add)(x, y)
+    with pytest.raises(ValueError, match="in_dims is not compatible with the structure"):
+        vmap(ember.add, in_dims=(0,))(x, y)
+    with pytest.raises(RuntimeError, match="data-dependent control flow"):
+        vmap(lambda a: bool(a.sum()))(x)
+    with pytest.raises(RuntimeError, match=r"calling \.item\(\)"):
+        vmap(lambda a: a.sum().item())(x)
+    with pytest.raises(ValueError, match="must only return Tensors"):
+        vmap(lambda a: 3)(x)
+    with pytest.raises(ValueError, match="can not return a BatchedTensor when out_dim is None"):
+        vmap(lambda a: a, out_dims=None)(x)
+    with pytest.raises(RuntimeError, match="Only allowed values for randomness"):
+        vmap(lambda a: a, randomness="foo")
