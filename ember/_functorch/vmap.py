@@ -149,6 +149,9 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     return vmapped
 
 
+_hooks.vmap_function[0] = vmap
+
+
 def _check_inputs(func, in_dims, args):
     where = f"vmap({_name(func)}, in_dims={in_dims!r}, ...)(<inputs>)"
     if not isinstance(in_dims, (int, tuple)) and in_dims is not None:
@@ -306,6 +309,9 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     for t in ins:
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
+    if gos and not any(_rules._batched(t, top) for t in outs + ins):
+        return _vjp_of_batched_vectors(outs, ins, gos, allow_unused, materialize_grads,
+                                       create_graph)
     phys_outs = [_rules._to_batch(o, top, size) for o in outs]
     if not gos:
         for o in outs:
@@ -351,6 +357,17 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
                 g = wrap(_rules._to_batch(t.detach() * 0, top, size).clone(), top)
         result.append(g)
     return tuple(result)
+
+
+def _vjp_of_batched_vectors(outs, ins, gos, allow_unused, materialize_grads, create_graph):
+    """Plain outputs and inputs, batched grad_outputs (``is_grads_batched``): the backward
+    formulas themselves run on the batched vectors (as tensor ops, hence through the
+    batching rules), so a formula that is not batch-safe shows up here."""
+    grads = backprop.plain_grad(outs, ins, gos, retain_graph=True, create_graph=True,
+                                allow_unused=allow_unused, materialize_grads=materialize_grads)
+    if create_graph:
+        return grads
+    return tuple(None if g is None else g.detach() for g in grads)
 
 
 def _per_sample(backprop, outs, gos, inputs, size, keep, create_graph):

@@ -8,3 +8,7 @@ of it. The dispatcher has three entry points: ``primitive(cls, args)`` (built-in
 ``NotImplemented`` when no batched tensor takes part.
 """
 hooks = [None]
+
+#: ``ember._functorch.vmap`` itself, registered when it is imported: ``autograd.grad``'s
+#: ``is_grads_batched`` and gradcheck's ``check_batched_grad`` run through it.
+vmap_function = [None]

@@ -252,3 +252,29 @@ def test_errors():
         vmap(lambda a: a, out_dims=None)(x)
     with pytest.raises(RuntimeError, match="Only allowed values for randomness"):
         vmap(lambda a: a, randomness="foo")
+
+
+def test_gradcheck_check_batched_grad_runs_the_backward_batched():
+    x = ember.randn(3, dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda a: (a.sin() * a).cumsum(0), (x,),
+                                    check_batched_grad=True)
+
+    class OneSampleBackward(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return ember.tensor(g._data * 2)  # works on its array: not batch-safe
+    assert ember.autograd.gradcheck(OneSampleBackward.apply, (x,))
+    assert not ember.autograd.gradcheck(OneSampleBackward.apply, (x,), check_batched_grad=True,
+                                        raise_exception=False)
+
+
+def test_is_grads_batched():
+    x = ember.randn(4, requires_grad=True)
+    y = x.exp()
+    vectors = ember.eye(4)
+    jac, = ember.autograd.grad(y, x, vectors, is_grads_batched=True)
+    _close(jac, ember.diag(x.exp()))
