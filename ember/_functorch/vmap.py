@@ -82,7 +82,7 @@ def tree_unflatten(leaves, spec):
 def _broadcast_to_spec(dims, spec):
     """Flat per-leaf dims of ``dims`` (an int/None, or a tree a prefix of ``spec``), or
     None when the structures don't match."""
-    if dims is None or isinstance(dims, int):
+    if not isinstance(dims, (tuple, list, dict)):  # one dim (checked later) for the subtree
         return [dims] * _count(spec)
     if spec.kind is None:
         return None
