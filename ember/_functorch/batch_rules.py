@@ -13,14 +13,16 @@ A plain tensor that requires grad and meets a batched one is first expanded to t
 is what ``autograd.grad`` inside vmap returns (see ``vmap.batched_grad``).
 """
 from ..autograd.grad_mode import _state as _grad_state
-from .._ops import (activation_ops as A, conv as C, elementwise as E, indexing as I,
-                    linalg as L, loss_nodes as LN, loss_ops as LO, nn_ops as NN,
-                    reduction as R, shape as S, special as SP, trig as TR)
+from .._ops import (activation_ops as A, conv as C, elementwise as E, embedding_ops as EM,
+                    indexing as I, pooling as P, linalg as L, loss_nodes as LN,
+                    loss_ops as LO, nn_ops as NN, reduction as R, shape as S, special as SP,
+                    trig as TR)
 from .._ops.primitive import Primitive
 from .._tensor import Tensor as _Tensor
+from .._creation import arange as _arange
 from .._tensor_methods import ToDtype
 from ..backend import get_array_module
-from .batched import BatchedTensor, wrap, levels, warn_once
+from .batched import BatchedTensor, wrap, levels, warn_once, _DATA_DEPENDENT
 
 _RULES = {}
 _warned = set()
@@ -32,6 +34,10 @@ def rule(*classes):
             _RULES[cls] = fn
         return fn
     return register
+
+
+def ember_arange(n, like):
+    return _arange(n).to(like.dtype)
 
 
 # ---- dispatch ------------------------------------------------------------------------
@@ -136,6 +142,81 @@ def _fallback(cls, args, level, size):
     if type(outs[0]) is tuple:
         return tuple(wrap(S.stack([o[k] for o in outs]), level) for k in range(len(outs[0])))
     return wrap(S.stack(outs), level)
+
+
+def _stack_rows(rows, level):
+    first = rows[0]
+    if isinstance(first, _Tensor):
+        return wrap(S.stack(rows), level)
+    if isinstance(first, tuple):
+        parts = [_stack_rows([r[k] for r in rows], level) for k in range(len(first))]
+        return type(first)(*parts) if type(first) is not tuple else tuple(parts)
+    raise RuntimeError(_DATA_DEPENDENT)
+
+
+def per_sample(fn, args, kwargs):
+    """Run ``fn`` (a function that reads its inputs' arrays) once per sample."""
+    top = _top_level(tuple(args) + tuple(kwargs.values()))
+    if not top:
+        return NotImplemented
+    warn_once(_warned, fn.__name__)
+    rows = [fn(*[_sample(a, top, b) for a in args],
+               **{k: _sample(v, top, b) for k, v in kwargs.items()})
+            for b in range(_level_info(top).size)]
+    return _stack_rows(rows, top)
+
+
+def fold(fn, x, args, kwargs):
+    """Run ``fn`` of a batch ``x`` (N, ...) once, the vmapped dim folded into N."""
+    top = _top_level((x,) + tuple(args) + tuple(kwargs.values()))
+    if not top:
+        return NotImplemented
+    if not _batched(x, top) or _top_level(tuple(args) + tuple(kwargs.values())) == top:
+        return per_sample(fn, (x,) + tuple(args), kwargs)
+    size, n = _level_info(top).size, x.shape[0]
+    out = fn(x._value.reshape((size * n,) + tuple(x.shape[1:])), *args, **kwargs)
+
+    def unfold(o):
+        if isinstance(o, _Tensor):
+            return wrap(o.reshape((size, n) + tuple(o.shape[1:])), top)
+        if isinstance(o, tuple):
+            return type(o)(unfold(p) for p in o)
+        return o
+    return unfold(out)
+
+
+def index(fn, x, index, value):
+    """``x[index]`` (or ``x[index] = value``) with batched index tensors: per sample."""
+    items = index if type(index) is tuple else (index,)
+    top = _top_level(items)
+    if not top or top < _top_level((x,) + tuple(value)):
+        return NotImplemented
+    size = _level_info(top).size
+    if value:  # setitem: each sample's slice of x is written in place
+        if not _batched(x, top):
+            raise RuntimeError(_INPLACE_UNBATCHED)
+        warn_once(_warned, "index_put_")
+        for b in range(size):
+            fn(x._value[b], _sample(index, top, b), _sample(value[0], top, b))
+        return None
+    warn_once(_warned, "index")
+    return _stack_rows([fn(_sample(x, top, b), _sample(index, top, b)) for b in range(size)],
+                       top)
+
+
+_INPLACE_UNBATCHED = (
+    "vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a "
+    "Tensor `other` in extra_args that has more elements than `self`. This happened due to "
+    "`other` being vmapped over but `self` not being vmapped over in a vmap. Please try to use "
+    "out-of-place operators instead of inplace arithmetic. If said operator is being called "
+    "inside the PyTorch framework, please file a bug report instead.")
+
+
+def check_inplace(target, result):
+    """An in-place op on a tensor that is not batched cannot take a batched result."""
+    level = getattr(result, "_vmap_level", None)
+    if level is not None and level > (getattr(target, "_vmap_level", None) or 0):
+        raise RuntimeError(_INPLACE_UNBATCHED)
 
 
 # ---- elementwise and broadcasting ops --------------------------------------------------
@@ -348,6 +429,32 @@ def _conv(cls, args, level, size):
     out = C.ConvForward.apply(px, pw, groups, *extra)
     out = out.reshape((n, size, o) + tuple(out.shape[2:]))
     return wrap(out.permute((1, 0) + tuple(range(2, out.dim()))), level)
+
+
+@rule(P.WindowSum, P.WindowSumT)
+def _fold_into_n(cls, args, level, size):
+    """Ops of a batch (N, C, *S) whose geometry does not depend on N: one call."""
+    x = args[0]
+    if not _batched(x, level) or any(_batched(a, level) for a in args[1:]):
+        return NotImplemented
+    n = x.shape[0]
+    out = cls.apply(x._value.reshape((size * n,) + tuple(x.shape[1:])), *args[1:])
+    return wrap(out.reshape((size, n) + tuple(out.shape[1:])), level)
+
+
+@rule(EM.Embedding)
+def _embedding(cls, args, level, size):
+    weight, indices, rest = args[0], args[1], args[2:]
+    if not _batched(weight, level):
+        return wrap(EM.Embedding.apply(weight, indices._value, *rest), level)
+    if rest and rest[0] is not None and rest[0] >= 0:
+        return NotImplemented  # padding_idx: one row per sample, not one of the joined table
+    # Batched tables: joined into one, each sample's indices offset into its own rows.
+    rows = weight.shape[0]
+    table = weight._value.reshape((size * rows,) + tuple(weight.shape[1:]))
+    idx = _to_batch(indices, level, size)
+    offsets = ember_arange(size, like=idx).reshape((size,) + (1,) * (idx.dim() - 1)) * rows
+    return wrap(EM.Embedding.apply(table, idx + offsets, *rest), level)
 
 
 # ---- losses ----------------------------------------------------------------------------------

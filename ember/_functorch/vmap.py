@@ -288,6 +288,23 @@ class _Dispatcher:
                              allow_unused, materialize_grads)
 
 
+    @staticmethod
+    def per_sample(fn, args, kwargs):
+        return _rules.per_sample(fn, args, kwargs)
+
+    @staticmethod
+    def fold(fn, x, args, kwargs):
+        return _rules.fold(fn, x, args, kwargs)
+
+    @staticmethod
+    def index(fn, x, index, value):
+        return _rules.index(fn, x, index, value)
+
+    @staticmethod
+    def check_inplace(target, result):
+        _rules.check_inplace(target, result)
+
+
 _DISPATCHER = _Dispatcher()
 
 

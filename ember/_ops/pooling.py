@@ -15,6 +15,7 @@ import numpy as np
 from ..backend import get_array_module
 
 from .._tensor import Tensor
+from ..autograd.batching import fold_batch_under_vmap
 from .primitive import Primitive
 from .indexing import Gather
 from ..backend.parallel import parallel_for
@@ -333,6 +334,7 @@ class TiledGather(Primitive):
         return TiledScatter.apply(grad, ctx.geom), None
 
 
+@fold_batch_under_vmap
 def max_pool(x, ksize, stride, padding, dilation, ceil_mode, need_indices=True):
     """Max pooling of a batched tensor (N, C, *S): (values, int64 indices) tensors
     (indices None unless ``need_indices``)."""
@@ -351,6 +353,7 @@ def max_pool(x, ksize, stride, padding, dilation, ceil_mode, need_indices=True):
     return MaxPoolGather.apply(x, indices, vals), indices
 
 
+@fold_batch_under_vmap
 def adaptive_max_pool(x, out):
     """Adaptive max pooling of a batched tensor (N, C, *S): (values, indices)."""
     vals, idx = adaptive_max_pool_indices(x._data, out)

@@ -14,6 +14,7 @@ from .._tensor import Tensor
 from ..backend import get_array_module
 from . import grad_mode
 from .graph import Node, _sequence, gradient_edge, refresh_view_grad_fn
+from .batching import hooks as _batching
 
 _state = grad_mode._state
 
@@ -31,12 +32,16 @@ def inplace(self, fn, *args):
     if not record:
         with grad_mode.no_grad():
             out = fn(self, *args)
+        if _batching[0] is not None:
+            _batching[0].check_inplace(self, out)
         self._write(out._data)
         return self
     _check_inplace_allowed(self)
     src = Tensor._make(self._data.copy(), self._requires_grad)  # saved values stay intact
     src._grad_fn, src._output_nr = gradient_edge(self)  # same place in the graph as self
     out = fn(src, *args)
+    if _batching[0] is not None:
+        _batching[0].check_inplace(self, out)
     if out.dtype is not self.dtype:
         out = out.to(self.dtype)
     self._write(out._data)

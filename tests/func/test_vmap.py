@@ -278,3 +278,54 @@ def test_is_grads_batched():
     vectors = ember.eye(4)
     jac, = ember.autograd.grad(y, x, vectors, is_grads_batched=True)
     _close(jac, ember.diag(x.exp()))
+
+
+def test_functions_that_read_arrays_run_per_sample_or_folded():
+    g = ember.Generator().manual_seed(7)
+    img = ember.randn(3, 2, 6, 6, generator=g)
+    for f in (lambda a: F.max_pool2d(a, 2), lambda a: F.max_pool2d(a, 3, 1, 1),
+              lambda a: F.adaptive_max_pool2d(a, 2), lambda a: F.avg_pool2d(a, 2)):
+        _close(_no_fallback(f, img), _loop(f, img))
+    y = ember.randn(4, 5, generator=g)
+    idx = ember.tensor([[0, 1], [2, 3], [4, 0], [1, 1]])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _close(vmap(lambda a: a.sort()[0])(y), _loop(lambda a: a.sort()[0], y))
+        _close(vmap(lambda a, i: a[i])(y, idx), _loop(lambda a, i: a[i], y, idx))
+
+        def put(a, i):
+            a = a.clone()
+            a[i] = 0.0
+            return a
+        _close(vmap(put)(y, idx[:, 0]), _loop(put, y, idx[:, 0]))
+    assert any("for sort" in str(w.message) for w in caught)
+
+
+def test_embedding_with_batched_indices_or_tables():
+    g = ember.Generator().manual_seed(8)
+    idx = ember.tensor([[0, 1], [2, 3], [4, 0], [1, 1]])
+    emb = ember.nn.Embedding(6, 3)
+    _close(_no_fallback(emb, idx), _loop(emb, idx))
+    tables = ember.randn(4, 6, 3, generator=g)
+    _close(_no_fallback(lambda w, i: F.embedding(i, w), tables, idx),
+           _loop(lambda w, i: F.embedding(i, w), tables, idx))
+
+
+def test_inplace_on_an_unbatched_tensor_with_a_batched_value_raises():
+    with pytest.raises(RuntimeError, match="inplace arithmetic"):
+        vmap(lambda a: ember.ones(5).mul_(a))(Y)
+
+    def write(a):
+        t = ember.zeros(3)
+        t[0] = a[0]
+        return t
+    with pytest.raises(RuntimeError, match="inplace arithmetic"):
+        vmap(write)(Y)
+
+
+def test_inplace_on_a_batched_tensor():
+    def f(a):
+        a = a.clone()
+        a.mul_(2).add_(ember.arange(5.0))
+        return a
+    _close(_no_fallback(f, Y), _loop(f, Y))
