@@ -351,6 +351,15 @@ def _tri(cls, args, level, size):
     return wrap(S.Tri.apply(args[0]._value, *args[1:]), level)
 
 
+@rule(R.ExpandBack)
+def _expand_back(cls, args, level, size):
+    grad, in_shape, dims, keepdim = args
+    if not _batched(grad, level):
+        return NotImplemented
+    return wrap(R.ExpandBack.apply(grad._value, (size,) + tuple(in_shape),
+                                   tuple(d + 1 for d in dims), keepdim), level)
+
+
 # ---- indexing ------------------------------------------------------------------------------
 @rule(I.BasicIndex, I.SelectIndex, I.UnsqueezeIndex, I.AliasIndex)
 def _basic_index(cls, args, level, size):
@@ -361,14 +370,34 @@ def _basic_index(cls, args, level, size):
 @rule(I.AdvancedIndex)
 def _advanced_index(cls, args, level, size):
     x, index = args
+    if not _prefixable(index):
+        return NotImplemented  # separated index arrays move to the front: loop instead
+    index = index if type(index) is tuple else (index,)
+    return wrap(I.AdvancedIndex.apply(x._value, (slice(None),) + index), level)
+
+
+@rule(I.IndexGrad)
+def _index_grad(cls, args, level, size):
+    grad, shape, index, accumulate = args
+    if not _batched(grad, level) or not _prefixable(index):
+        return NotImplemented
+    index = index if type(index) is tuple else (index,)
+    return wrap(I.IndexGrad.apply(grad._value, (size,) + tuple(shape), (slice(None),) + index,
+                                  accumulate), level)
+
+
+def _prefixable(index):
+    """Whether ``(slice(None),) + index`` indexes each sample as ``index`` does: index
+    arrays kept together (separated ones would move to the front)."""
     index = index if type(index) is tuple else (index,)
     if any(isinstance(k, _Tensor) for k in index):
-        return NotImplemented
-    arrays = [k for k, item in enumerate(index)
+        return False
+    if all(item is None or item is Ellipsis or isinstance(item, (slice, int))
+           for item in index):
+        return True  # basic indexing
+    arrays = [k for k, item in enumerate(index)  # with arrays, ints index as arrays too
               if not (item is None or item is Ellipsis or isinstance(item, slice))]
-    if arrays and arrays[-1] - arrays[0] + 1 != len(arrays):
-        return NotImplemented  # separated index arrays move to the front: loop instead
-    return wrap(I.AdvancedIndex.apply(x._value, (slice(None),) + index), level)
+    return arrays[-1] - arrays[0] + 1 == len(arrays)
 
 
 # ---- products ------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from ..autograd import backprop
 from ..autograd.function import Function, _bind_kwargs
 from ..autograd.grad_mode import _state as _grad_state
 from .._tensor import Tensor
-from .._ops.shape import cat as _cat, stack
+from .._ops.shape import cat as _cat
 from .._creation import ones_like
 from . import batch_rules as _rules
 from .batched import BatchedTensor, Level, levels, wrap, ERROR_MSG
@@ -317,6 +317,11 @@ def _tuple(x):
 # ---- autograd.grad inside vmap: per-sample gradients -----------------------------------------
 def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
                   materialize_grads):
+    """Per-sample gradients. A batched input's come straight from the physical graph. A
+    plain input reaches the batched outputs only through the expansions made when a plain
+    tensor requiring grad met a batched one (``batch_rules.expanded``): the gradients at
+    those are per sample, and the plain graph between them and the input carries them on
+    as batched vectors (``_vjp_of_batched_vectors``)."""
     outs, ins, gos = _tuple(outputs), _tuple(inputs), _tuple(grad_outputs)
     top = _rules._top_level(outs + ins + gos)
     if not top:
@@ -338,31 +343,24 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     else:
         phys_gos = [None if g is None else _rules._to_batch(g, top, size).expand(p.shape)
                     for g, p in zip(gos, phys_outs)]
-    phys_ins, looped = [], []
-    for k, t in enumerate(ins):
-        if _rules._batched(t, top):
-            phys_ins.append(t._value)
-            continue
-        hit = lv.expanded.get(id(t))
-        if hit is not None and hit[0] is t:
-            phys_ins.append(hit[1]._value)
-        else:  # never met a batched tensor directly: its gradient is found sample by sample
-            phys_ins.append(None)
-            looped.append(k)
-    found = [k for k, p in enumerate(phys_ins) if p is not None]
+    batched = [k for k, t in enumerate(ins) if _rules._batched(t, top)]
+    plain_at = [k for k, t in enumerate(ins) if not _rules._batched(t, top)]
+    plain = [ins[k] for k in plain_at]
+    # Expansions that may lead to a plain input: the inputs' own, and those of tensors
+    # computed from something (a leaf other than an input cannot depend on one).
+    lifts = [(p, e) for p, e in lv.expanded.values()
+             if p._grad_fn is not None or any(p is t for t in plain)] if plain else []
+    targets = [ins[k]._value for k in batched] + [e._value for _, e in lifts]
     keep = retain_graph if retain_graph is not None else create_graph
+    got = backprop.grad(phys_outs, targets, phys_gos, retain_graph=keep or bool(lifts),
+                        create_graph=create_graph, allow_unused=True) if targets else ()
     grads = [None] * len(ins)
-    if found:
-        got = backprop.grad(phys_outs, [phys_ins[k] for k in found], phys_gos,
-                            retain_graph=keep or bool(looped), create_graph=create_graph,
-                            allow_unused=True)
-        for k, g in zip(found, got):
-            grads[k] = None if g is None else wrap(g, top)
-    if looped:
-        for k, g in zip(looped, _per_sample(backprop, phys_outs, phys_gos,
-                                            [ins[k] for k in looped], size, keep,
-                                            create_graph)):
-            grads[k] = g if g is None else wrap(g, top)
+    for k, g in zip(batched, got):
+        grads[k] = None if g is None else wrap(g, top)
+    if plain:
+        lifted = [(p, g) for (p, _), g in zip(lifts, got[len(batched):]) if g is not None]
+        for k, g in zip(plain_at, _through_plain_graph(lifted, plain, top, create_graph)):
+            grads[k] = g
     result = []
     for t, g in zip(ins, grads):
         if g is None:
@@ -376,6 +374,24 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     return tuple(result)
 
 
+def _through_plain_graph(lifted, plain, level, create_graph):
+    """Per-sample gradients of the plain inputs from those at the expansions."""
+    direct = [None] * len(plain)
+    derived_outs, derived_grads = [], []
+    for p, g in lifted:
+        hit = [k for k, t in enumerate(plain) if t is p]
+        if hit:
+            direct[hit[0]] = wrap(g, level)
+        else:
+            derived_outs.append(p)
+            derived_grads.append(wrap(g, level))
+    if not derived_outs:
+        return direct
+    via = _vjp_of_batched_vectors(tuple(derived_outs), tuple(plain), tuple(derived_grads),
+                                  True, False, create_graph)
+    return [d if v is None else v if d is None else d + v for d, v in zip(direct, via)]
+
+
 def _vjp_of_batched_vectors(outs, ins, gos, allow_unused, materialize_grads, create_graph):
     """Plain outputs and inputs, batched grad_outputs (``is_grads_batched``): the backward
     formulas themselves run on the batched vectors (as tensor ops, hence through the
@@ -385,24 +401,6 @@ def _vjp_of_batched_vectors(outs, ins, gos, allow_unused, materialize_grads, cre
     if create_graph:
         return grads
     return tuple(None if g is None else g.detach() for g in grads)
-
-
-def _per_sample(backprop, outs, gos, inputs, size, keep, create_graph):
-    rows = []
-    for b in range(size):
-        picked = []
-        for g in gos:
-            mask = g.new_zeros((size,) + (1,) * (g.dim() - 1))
-            mask._data[b] = 1
-            picked.append(g * mask)
-        rows.append(backprop.grad(outs, inputs, picked, retain_graph=True,
-                                  create_graph=create_graph, allow_unused=True))
-    out = []
-    for k, t in enumerate(inputs):
-        col = [r[k] for r in rows]
-        out.append(None if all(c is None for c in col) else
-                   stack([c if c is not None else t.detach() * 0 for c in col]))
-    return out
 
 
 # ---- user autograd.Functions -------------------------------------------------------------------

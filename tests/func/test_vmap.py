@@ -329,3 +329,28 @@ def test_inplace_on_a_batched_tensor():
         a.mul_(2).add_(ember.arange(5.0))
         return a
     _close(_no_fallback(f, Y), _loop(f, Y))
+
+
+def test_per_sample_gradient_of_a_plain_input_used_along_several_paths():
+    x = ember.randn(4, 3, generator=ember.Generator().manual_seed(9))
+    w = ember.randn(3, requires_grad=True)
+
+    def grad_of(xi):
+        out = (xi * w).sum() + (w * w).sum() * xi.sum() + (w.exp() * xi).sum()
+        return ember.autograd.grad(out, w)[0]
+    _close(vmap(grad_of)(x), _loop(grad_of, x))
+
+
+@pytest.mark.parametrize("loss", [
+    lambda a, w: ((a * w)[ember.tensor([0, 2, 2])] ** 2).sum(),
+    lambda a, w: ((a * w).mean(1) ** 2).sum(),
+    lambda a, w: ((a @ w.t()).tanh() ** 2).sum(),
+])
+def test_second_order_per_sample_gradients(loss):
+    x = ember.randn(4, 3, 5, generator=ember.Generator().manual_seed(10))
+    w = ember.randn(3, 5, requires_grad=True)
+
+    def grad_of_grad_norm(a):
+        g, = ember.autograd.grad(loss(a, w), w, create_graph=True)
+        return ember.autograd.grad((g * g).sum(), w)[0]
+    _close(_no_fallback(grad_of_grad_norm, x), _loop(grad_of_grad_norm, x), 1e-4)
