@@ -158,3 +158,40 @@ def test_autograd_function_without_vmap_support_error():
     (ex, tx) = _pair((2, 3))
     assert error_of(lambda: vmap(make(ember).apply)(ex)) == \
         error_of(lambda: torch.func.vmap(make(torch).apply)(tx))
+
+
+def _func_grad(loss_fn):
+    """A stand-in for ember.func.grad (argnums=0 over a dict of tensors): detached copies
+    that require grad, ``autograd.grad`` with create_graph=True."""
+    def grads(params, *args):
+        params = {k: v.detach().requires_grad_() for k, v in params.items()}
+        loss = loss_fn(params, *args)
+        return dict(zip(params, ember.autograd.grad(loss, list(params.values()),
+                                                    create_graph=True)))
+    return grads
+
+
+def test_per_sample_gradients_of_the_tutorial_cnn():
+    """torch's per-sample-gradients recipe: conv, relu, conv, relu, max_pool, linear,
+    log_softmax, nll_loss; vmap(grad(loss), in_dims=(None, 0, 0))."""
+    shapes = {"c1.w": (4, 1, 3, 3), "c1.b": (4,), "c2.w": (6, 4, 3, 3), "c2.b": (6,),
+              "fc.w": (3, 6 * 3 * 3), "fc.b": (3,)}
+    arrays = {k: np.random.default_rng(i).standard_normal(s).astype(np.float32) * 0.3
+              for i, (k, s) in enumerate(shapes.items())}
+    (ex, tx) = _pair((5, 1, 10, 10), 11)
+    target = np.array([0, 2, 1, 1, 0])
+
+    def loss(lib, p, x, t):
+        F = lib.nn.functional
+        h = F.relu(F.conv2d(x.unsqueeze(0), p["c1.w"], p["c1.b"]))
+        h = F.max_pool2d(F.relu(F.conv2d(h, p["c2.w"], p["c2.b"])), 2)
+        out = F.log_softmax(F.linear(h.flatten(1), p["fc.w"], p["fc.b"]), dim=1)
+        return F.nll_loss(out, t.unsqueeze(0))
+    eparams = {k: ember.tensor(a) for k, a in arrays.items()}
+    tparams = {k: torch.tensor(a) for k, a in arrays.items()}
+    got = vmap(_func_grad(lambda p, x, t: loss(ember, p, x, t)), in_dims=(None, 0, 0))(
+        eparams, ex, ember.tensor(target))
+    want = torch.func.vmap(torch.func.grad(lambda p, x, t: loss(torch, p, x, t)),
+                           in_dims=(None, 0, 0))(tparams, tx, torch.tensor(target))
+    for k in shapes:
+        _close(got[k], want[k], 1e-4)
