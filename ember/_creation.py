@@ -692,6 +692,11 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     shape, np_dtype = _sizes((tuple(size),), "randint"), _np_dtype(dtype, dtypes.int64)
     gen = _random.rng(generator)
     xp = default_array_module()
+    policy = _random.vmap_randomness
+    batch = None if policy is None else policy.batch_size()
+    if batch is not None:  # vmap(randomness="different"): one draw per sample
+        arr = xp.asarray(gen.integers(low, high, (batch,) + tuple(shape)).astype(np_dtype))
+        return policy.wrap(_finish(arr, requires_grad, device))
     arr = allocate(lambda: xp.asarray(gen.integers(low, high, shape).astype(np_dtype)), shape,
                    np_dtype)
     return _finish(arr, requires_grad, device)

@@ -58,6 +58,13 @@ default_generator = Generator()
 vmap_randomness = None
 
 
+def check_inplace_draw(target):
+    """Called by the in-place random fills: vmap's "different" mode refuses to fill a
+    tensor that is not batched (every sample would see the same numbers)."""
+    if vmap_randomness is not None:
+        vmap_randomness.check_fill(target)
+
+
 def rng(generator=None):
     """The NumPy random stream of ``generator`` (or of the default one)."""
     if vmap_randomness is not None:

@@ -26,10 +26,11 @@ _ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't suppo
 
 class Level:
     """One active vmap: its batch size and randomness mode."""
-    __slots__ = ("number", "size", "randomness", "expanded")
+    __slots__ = ("number", "size", "randomness", "expanded", "filling")
 
     def __init__(self, number, size, randomness):
         self.number, self.size, self.randomness = number, size, randomness
+        self.filling = False  # a batched tensor's own fill runs on its physical tensor
         self.expanded = {}  # id(plain tensor) -> (tensor, its batched expansion)
 
 
@@ -148,7 +149,11 @@ class BatchedTensor(Tensor):
         if mode == "error":
             raise RuntimeError(ERROR_MSG)
         if mode == "different":
-            getattr(self._value, name)(*args, **kwargs)
+            lv.filling = True
+            try:
+                getattr(self._value, name)(*args, **kwargs)
+            finally:
+                lv.filling = False
         else:
             one = getattr(self._value[0].detach().clone(), name)(*args, **kwargs)
             self._value._inplace(_take_second, one.expand(self._value.shape))
@@ -166,9 +171,6 @@ class BatchedTensor(Tensor):
 
     def random_(self, *args, **kwargs):
         return self._random_fill("random_", *args, **kwargs)
-
-    def exponential_(self, *args, **kwargs):
-        return self._random_fill("exponential_", *args, **kwargs)
 
 
 def _take_second(_, new):

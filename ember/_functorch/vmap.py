@@ -266,6 +266,17 @@ class _Randomness:
     def wrap(t):
         return wrap(t, levels[-1].number)
 
+    @staticmethod
+    def check_fill(target):
+        lv = levels[-1] if levels else None
+        if lv is None or lv.randomness != "different" or lv.filling:
+            return
+        if not (type(target) is BatchedTensor and target._level == lv.number):
+            raise RuntimeError("vmap: Cannot ask for different inplace randomness on an "
+                               "unbatched tensor. This will appear like same randomness. If "
+                               "this is necessary for your usage, please file an issue with "
+                               "functorch.")
+
 
 _RANDOMNESS_POLICY = _Randomness()
 

@@ -354,3 +354,17 @@ def test_second_order_per_sample_gradients(loss):
         g, = ember.autograd.grad(loss(a, w), w, create_graph=True)
         return ember.autograd.grad((g * g).sum(), w)[0]
     _close(_no_fallback(grad_of_grad_norm, x), _loop(grad_of_grad_norm, x), 1e-4)
+
+
+def test_randomness_of_randint_and_inplace_fills():
+    x = ember.zeros(6, 3)
+    ints = vmap(lambda a: a + ember.randint(0, 1000, (3,)), randomness="different")(x)
+    assert len({tuple(r) for r in ints.tolist()}) > 1
+    ints = vmap(lambda a: a + ember.randint(0, 1000, (3,)), randomness="same")(x)
+    assert len({tuple(r) for r in ints.tolist()}) == 1
+    with pytest.raises(RuntimeError, match="different inplace randomness on an unbatched"):
+        vmap(lambda a: ember.ones(3).uniform_(), randomness="different")(x)
+    filled = vmap(lambda a: a.clone().uniform_(), randomness="different")(x)
+    assert not np.array_equal(filled[0].numpy(), filled[1].numpy())
+    filled = vmap(lambda a: a.clone().normal_(), randomness="same")(x)
+    np.testing.assert_array_equal(filled[0].numpy(), filled[4].numpy())
