@@ -90,12 +90,20 @@ def _lift_grad_inputs(args, lv):
     return args if out is None else tuple(out)
 
 
+def _lifted(args, top):
+    """``args`` with plain tensors requiring grad expanded, where a graph is recorded."""
+    lv = _level_info(top)
+    if _grad_state.enabled and lv.lifting:
+        return _lift_grad_inputs(tuple(args), lv)
+    return tuple(args)
+
+
 def dispatch(cls, args):
     top = _top_level(args)
     if not top:
         return NotImplemented
     lv = _level_info(top)
-    if _grad_state.enabled and cls.differentiable:
+    if _grad_state.enabled and cls.differentiable and lv.lifting:
         args = _lift_grad_inputs(args, lv)
     fn = _RULES.get(cls)
     if fn is not None:
@@ -160,6 +168,7 @@ def per_sample(fn, args, kwargs):
     if not top:
         return NotImplemented
     warn_once(_warned, fn.__name__)
+    args = _lifted(args, top)
     rows = [fn(*[_sample(a, top, b) for a in args],
                **{k: _sample(v, top, b) for k, v in kwargs.items()})
             for b in range(_level_info(top).size)]
@@ -174,6 +183,7 @@ def fold(fn, x, args, kwargs):
     if not _batched(x, top) or _top_level(tuple(args) + tuple(kwargs.values())) == top:
         return per_sample(fn, (x,) + tuple(args), kwargs)
     size, n = _level_info(top).size, x.shape[0]
+    args = _lifted(args, top)
     out = fn(x._value.reshape((size * n,) + tuple(x.shape[1:])), *args, **kwargs)
 
     def unfold(o):
@@ -200,6 +210,7 @@ def index(fn, x, index, value):
             fn(x._value[b], _sample(index, top, b), _sample(value[0], top, b))
         return None
     warn_once(_warned, "index")
+    x = _lifted((x,), top)[0]
     return _stack_rows([fn(_sample(x, top, b), _sample(index, top, b)) for b in range(size)],
                        top)
 
@@ -301,6 +312,24 @@ def _gather(cls, args, level, size):
     n = max(x.dim(), 1)
     return wrap(I.Gather.apply(_to_batch(x, level, size), dim % n + 1,
                                _to_batch(index, level, size)), level)
+
+
+@rule(I.Scatter, I.ScatterAdd)
+def _scatter(cls, args, level, size):
+    x, dim, index, src = args
+    n = max(x.dim(), 1)
+    src = _to_batch(src, level, size) if isinstance(src, _Tensor) else src
+    return wrap(cls.apply(_to_batch(x, level, size), dim % n + 1,
+                          _to_batch(index, level, size), src), level)
+
+
+@rule(I.IndexAdd)
+def _index_add(cls, args, level, size):
+    x, dim, index, source = args[:4]
+    if _batched(index, level) or x.dim() == 0:
+        return NotImplemented
+    return wrap(I.IndexAdd.apply(_to_batch(x, level, size), dim % x.dim() + 1, index,
+                                 _to_batch(source, level, size), *args[4:]), level)
 
 
 # ---- shapes and views --------------------------------------------------------------------
@@ -446,18 +475,11 @@ def _conv(cls, args, level, size):
         out = C.ConvForward.apply(v, w, geom, *rest)
         return wrap(out.reshape((size, n) + tuple(out.shape[1:])), level)
     # Batched weights: the batch becomes groups of one grouped convolution.
-    n, c = x.shape[0], x.shape[1]
-    spatial = tuple(x.shape[2:])
-    px = _to_batch(x, level, size)
-    px = px.permute((1, 0) + tuple(range(2, px.dim()))).reshape((n, size * c) + spatial)
-    pw = _to_batch(w, level, size)
     o = w.shape[0]
-    pw = pw.reshape((size * o,) + tuple(w.shape[1:]))
-    groups = C._Geom(geom.stride, geom.dilation, geom.pad, geom.in_size, geom.groups * size)
+    pw = _to_batch(w, level, size).reshape((size * o,) + tuple(w.shape[1:]))
     extra = () if bias is None else (_to_batch(bias, level, size).reshape(size * o),)
-    out = C.ConvForward.apply(px, pw, groups, *extra)
-    out = out.reshape((n, size, o) + tuple(out.shape[2:]))
-    return wrap(out.permute((1, 0) + tuple(range(2, out.dim()))), level)
+    out = C.ConvForward.apply(_to_groups(x, level, size), pw, _grouped(geom, size), *extra)
+    return wrap(_from_groups(out, size), level)
 
 
 @rule(P.WindowSum, P.WindowSumT)
@@ -484,6 +506,44 @@ def _embedding(cls, args, level, size):
     idx = _to_batch(indices, level, size)
     offsets = ember_arange(size, like=idx).reshape((size,) + (1,) * (idx.dim() - 1)) * rows
     return wrap(EM.Embedding.apply(table, idx + offsets, *rest), level)
+
+
+def _to_groups(t, level, size):
+    """(N, C, *S) per sample -> (N, B*C, *S): the batch joins the channels."""
+    p = _to_batch(t, level, size)
+    p = p.permute((1, 0) + tuple(range(2, p.dim())))
+    return p.reshape((t.shape[0], size * t.shape[1]) + tuple(t.shape[2:]))
+
+
+def _from_groups(out, size):
+    """(N, B*C, *S) -> physical (B, N, C, *S)."""
+    out = out.reshape((out.shape[0], size, out.shape[1] // size) + tuple(out.shape[2:]))
+    return out.permute((1, 0) + tuple(range(2, out.dim())))
+
+
+def _grouped(geom, size):
+    return C._Geom(geom.stride, geom.dilation, geom.pad, geom.in_size, geom.groups * size)
+
+
+@rule(C.ConvInputGrad)
+def _conv_input_grad(cls, args, level, size):
+    g, w, geom = args
+    if not _batched(w, level):  # the batch joins N
+        n = g.shape[0]
+        out = C.ConvInputGrad.apply(g._value.reshape((size * n,) + tuple(g.shape[1:])), w,
+                                    geom)
+        return wrap(out.reshape((size, n) + tuple(out.shape[1:])), level)
+    pw = w._value.reshape((size * w.shape[0],) + tuple(w.shape[1:]))
+    out = C.ConvInputGrad.apply(_to_groups(g, level, size), pw, _grouped(geom, size))
+    return wrap(_from_groups(out, size), level)
+
+
+@rule(C.ConvWeightGrad)
+def _conv_weight_grad(cls, args, level, size):
+    x, g, ksize, geom = args
+    out = C.ConvWeightGrad.apply(_to_groups(x, level, size), _to_groups(g, level, size),
+                                 ksize, _grouped(geom, size))
+    return wrap(out.reshape((size, out.shape[0] // size) + tuple(out.shape[1:])), level)
 
 
 # ---- losses ----------------------------------------------------------------------------------

@@ -26,11 +26,12 @@ _ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't suppo
 
 class Level:
     """One active vmap: its batch size and randomness mode."""
-    __slots__ = ("number", "size", "randomness", "expanded", "filling")
+    __slots__ = ("number", "size", "randomness", "expanded", "filling", "lifting")
 
     def __init__(self, number, size, randomness):
         self.number, self.size, self.randomness = number, size, randomness
         self.filling = False  # a batched tensor's own fill runs on its physical tensor
+        self.lifting = True  # expand plain tensors requiring grad (batch_rules.expanded)
         self.expanded = {}  # id(plain tensor) -> (tensor, its batched expansion)
 
 

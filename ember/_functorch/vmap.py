@@ -407,8 +407,14 @@ def _vjp_of_batched_vectors(outs, ins, gos, allow_unused, materialize_grads, cre
     """Plain outputs and inputs, batched grad_outputs (``is_grads_batched``): the backward
     formulas themselves run on the batched vectors (as tensor ops, hence through the
     batching rules), so a formula that is not batch-safe shows up here."""
-    grads = backprop.plain_grad(outs, ins, gos, retain_graph=True, create_graph=True,
-                                allow_unused=allow_unused, materialize_grads=materialize_grads)
+    lv = levels[-1]
+    lifting, lv.lifting = lv.lifting, create_graph  # no per-sample grads wanted of this pass
+    try:
+        grads = backprop.plain_grad(outs, ins, gos, retain_graph=True, create_graph=True,
+                                    allow_unused=allow_unused,
+                                    materialize_grads=materialize_grads)
+    finally:
+        lv.lifting = lifting
     if create_graph:
         return grads
     return tuple(None if g is None else g.detach() for g in grads)

@@ -368,3 +368,43 @@ def test_randomness_of_randint_and_inplace_fills():
     assert not np.array_equal(filled[0].numpy(), filled[1].numpy())
     filled = vmap(lambda a: a.clone().normal_(), randomness="same")(x)
     np.testing.assert_array_equal(filled[0].numpy(), filled[4].numpy())
+
+
+def _t64(*shape, seed):
+    return ember.randn(*shape, dtype=ember.float64,
+                       generator=ember.Generator().manual_seed(seed)).requires_grad_()
+
+
+BATCHED_GRAD_CASES = {
+    "tanh_mul": (lambda a, b: (a * b).tanh(), [(3, 4), (4,)]),
+    "reductions": (lambda a: a.sum(1) + a.amax(1) + a.var(1) + a.logsumexp(1), [(3, 4)]),
+    "softmax": (lambda a: F.log_softmax(a, 1) + a.softmax(0), [(3, 4)]),
+    "matmul_linear": (lambda a, w: F.linear(a, w) @ w, [(3, 4), (2, 4)]),
+    "index_views": (lambda a: a[ember.tensor([0, 2, 2])].permute(1, 0)[1:], [(3, 4)]),
+    "conv": (lambda x, w: F.conv2d(x, w, padding=1), [(1, 2, 5, 5), (3, 2, 3, 3)]),
+    "avg_pool": (lambda x: F.avg_pool2d(x, 2), [(1, 2, 4, 4)]),
+    "losses": (lambda a, b: F.mse_loss(a, b) + F.cross_entropy(a, ember.tensor([0, 3, 1])),
+               [(3, 4), (3, 4)]),
+    "gather_scatter": (lambda a: a.gather(1, ember.tensor([[0], [2], [3]])), [(3, 4)]),
+    "embedding": (lambda w: F.embedding(ember.tensor([0, 2, 1]), w), [(4, 3)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BATCHED_GRAD_CASES))
+def test_backward_formulas_are_batch_safe(name):
+    f, shapes = BATCHED_GRAD_CASES[name]
+    args = [_t64(*s, seed=k) for k, s in enumerate(shapes)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every backward op has a rule
+        assert ember.autograd.gradcheck(f, args, check_batched_grad=True)
+
+
+def test_second_order_per_sample_gradients_of_a_conv():
+    x = ember.randn(3, 2, 5, 5, generator=ember.Generator().manual_seed(12))
+    w = ember.randn(3, 2, 3, 3, requires_grad=True)
+
+    def grad_of_grad_norm(a):
+        out = F.conv2d(a.unsqueeze(0), w, padding=1).tanh().sum()
+        g, = ember.autograd.grad(out, w, create_graph=True)
+        return ember.autograd.grad((g * g).sum(), w)[0]
+    _close(_no_fallback(grad_of_grad_norm, x), _loop(grad_of_grad_norm, x), 1e-4)
