@@ -537,22 +537,34 @@ def _like_dtype(t, dtype):
 
 def zeros_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     dtypes.check_memory_format(memory_format, "zeros_like")
+    if getattr(t, "_made_like", None) is not None:  # batched (vmap): batched result
+        return t._made_like(zeros_like, dtype=dtype, device=device,
+                            requires_grad=requires_grad, memory_format=memory_format)
     return _filled(0, t.shape, _like_dtype(t, dtype), requires_grad, device, like=t)
 
 
 def ones_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     dtypes.check_memory_format(memory_format, "ones_like")
+    if getattr(t, "_made_like", None) is not None:  # batched (vmap): batched result
+        return t._made_like(ones_like, dtype=dtype, device=device,
+                            requires_grad=requires_grad, memory_format=memory_format)
     return _filled(1, t.shape, _like_dtype(t, dtype), requires_grad, device, like=t)
 
 
 def empty_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     dtypes.check_memory_format(memory_format, "empty_like")
+    if getattr(t, "_made_like", None) is not None:  # batched (vmap): batched result
+        return t._made_like(empty_like, dtype=dtype, device=device,
+                            requires_grad=requires_grad, memory_format=memory_format)
     return _empty((t.shape,), _like_dtype(t, dtype), requires_grad, device, like=t)
 
 
 def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None):
     dtypes.check_memory_format(memory_format, "full_like")
+    if getattr(t, "_made_like", None) is not None:  # batched (vmap): batched result
+        return t._made_like(full_like, fill_value, dtype=dtype, device=device,
+                            requires_grad=requires_grad, memory_format=memory_format)
     return _filled(fill_value, t.shape, _like_dtype(t, dtype), requires_grad, device, like=t)
 
 

@@ -20,7 +20,7 @@ from .._ops import (activation_ops as A, conv as C, elementwise as E, embedding_
 from .._ops.primitive import Primitive
 from .._tensor import Tensor as _Tensor
 from .._creation import arange as _arange
-from .._tensor_methods import ToDtype
+from .._tensor_methods import ToDtype, Overwrite
 from ..backend import get_array_module
 from .batched import BatchedTensor, wrap, levels, warn_once, _DATA_DEPENDENT
 
@@ -254,6 +254,35 @@ def _primitives_of(*modules):
 _ELEMENTWISE = [c for c in _primitives_of(E, A, TR, SP, LO)
                 if c.__name__ not in ("Polygamma", "NanToNum")]
 rule(*_ELEMENTWISE, ToDtype, S.Clone, SP.Polygamma, TR.NanToNum)(_elementwise)
+
+
+def _padded(value, level, size, rank):
+    """A batched ``value``'s physical tensor with 1s inserted up to ``rank`` logical dims;
+    anything else as it is (it broadcasts from the right)."""
+    if not _batched(value, level):
+        return value
+    pad = rank - value.dim()
+    v = value._value
+    return v.reshape((size,) + (1,) * pad + tuple(value.shape)) if pad > 0 else v
+
+
+@rule(Overwrite)
+def _overwrite(cls, args, level, size):
+    x, value = args
+    return wrap(Overwrite.apply(_to_batch(x, level, size), _padded(value, level, size, x.dim())),
+                level)
+
+
+@rule(I.IndexPut)
+def _index_put(cls, args, level, size):
+    x, value, index = args
+    if not _prefixable(index) or (isinstance(value, _Tensor) and not _batched(value, level)
+                                  and value._requires_grad):
+        return NotImplemented
+    target = x._data[index].ndim  # the indexed region's rank, per sample
+    index = index if type(index) is tuple else (index,)
+    return wrap(I.IndexPut.apply(_to_batch(x, level, size), _padded(value, level, size, target),
+                                 (slice(None),) + index), level)
 
 
 # ---- dims: reductions, softmax, scans ----------------------------------------------------

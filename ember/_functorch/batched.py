@@ -114,6 +114,12 @@ class BatchedTensor(Tensor):
     def __repr__(self):
         return f"BatchedTensor(lvl={self._level}, bdim=0, value=\n{self._value!r}\n)"
 
+    __str__ = __repr__
+
+    def _made_like(self, factory, *args, **kwargs):
+        """``zeros_like(self)`` and the like: batched as self, as in PyTorch."""
+        return wrap(factory(self._value, *args, **kwargs), self._level)
+
     # ---- in place: the result is written into the whole physical tensor -----------------
     def _inplace(self, fn, *args):
         out = fn(self, *args)

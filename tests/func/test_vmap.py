@@ -408,3 +408,27 @@ def test_second_order_per_sample_gradients_of_a_conv():
         g, = ember.autograd.grad(out, w, create_graph=True)
         return ember.autograd.grad((g * g).sum(), w)[0]
     _close(_no_fallback(grad_of_grad_norm, x), _loop(grad_of_grad_norm, x), 1e-4)
+
+
+def test_writes_into_batched_tensors():
+    def fill_rows(a):
+        out = ember.zeros_like(a)  # batched like a, as in PyTorch
+        out[0] = a[0]
+        out[1:] = a[1:] * 2
+        return out
+
+    def inplace_chain(a):
+        b = a.clone()
+        b.copy_(a * 3)
+        b.fill_(1.0)
+        b.zero_()
+        b.add_(a)
+        b.masked_fill_(a > 0, 0.5)
+        return b.clamp_(-1, 1)
+
+    def write_constant(a):
+        b = ember.ones_like(a)
+        b[2] = 7.0
+        return b * a
+    for f in (fill_rows, inplace_chain, write_constant):
+        _close(_no_fallback(f, Y), _loop(f, Y))
