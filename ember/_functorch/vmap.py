@@ -474,7 +474,12 @@ def _batched_function(cls, args, kwargs):
     args = _rules._lift_grad_inputs(tuple(args), lv) if _grad_enabled() else tuple(args)
     slots = [k for k, a in enumerate(args) if _rules._batched(a, top)]
     call = _FunctionCall(cls, args, slots, top, lv)
-    outs = _PhysicalFunction.apply(call, *[args[k]._value for k in slots])
+    physical = [args[k]._value for k in slots]
+    if any(isinstance(p, BatchedTensor) for p in physical):
+        # Nested vmap: the rule runs inline on the inner levels' batched tensors, and
+        # autograd differentiates the ops it runs (the Function's backward is not used).
+        return _vmap_rule(call, physical)
+    outs = _PhysicalFunction.apply(call, *physical)
     if type(outs) is tuple:
         return tuple(wrap(o, top) for o in outs)
     return wrap(outs, top)
@@ -500,29 +505,38 @@ class _PhysicalFunction(Function):
     @staticmethod
     def forward(ctx, call, *physical):
         ctx._call = call
-        cls, level = call.cls, call.level
-        batched = list(call.args)
-        for k, p in zip(call.slots, physical):
-            batched[k] = wrap(p, level)
-        custom = getattr(cls, "vmap", None)
-        if getattr(cls, "generate_vmap_rule", False) or custom is None:
-            out = cls.forward(*batched)
-        else:
-            in_dims = tuple(0 if k in call.slots else None for k in range(len(batched)))
-            plain = [a._value if k in call.slots else a for k, a in enumerate(batched)]
-            raw, out_dims = custom(VmapInfo(call.size, call.randomness), in_dims, *plain)
-            out = _rewrap_custom(raw, out_dims, level)
-        inner = _InnerCtx([isinstance(a, Tensor) and a._requires_grad for a in batched])
-        cls.setup_context(inner, tuple(batched), out)
-        call.ctx = inner
-        call.several = type(out) is tuple
-        outs = out if call.several else (out,)
-        phys = tuple(_rules._to_batch(o, level, call.size) for o in outs)
-        return phys if call.several else phys[0]
+        return _vmap_rule(call, physical, setup=True)
 
     @staticmethod
     def backward(ctx, *grads):
         return _replay_backward(ctx._call, grads)
+
+
+def _vmap_rule(call, physical, setup=False):
+    """The Function's forward on the batch: its vmap staticmethod, or (generate_vmap_rule)
+    its forward on BatchedTensors. With ``setup`` (under _PhysicalFunction) setup_context
+    runs too and the outputs are physical; otherwise they stay batched."""
+    cls, level = call.cls, call.level
+    batched = list(call.args)
+    for k, p in zip(call.slots, physical):
+        batched[k] = wrap(p, level)
+    custom = getattr(cls, "vmap", None)
+    if getattr(cls, "generate_vmap_rule", False) or custom is None:
+        out = cls.forward(*batched)
+    else:
+        in_dims = tuple(0 if k in call.slots else None for k in range(len(batched)))
+        plain = [a._value if k in call.slots else a for k, a in enumerate(batched)]
+        raw, out_dims = custom(VmapInfo(call.size, call.randomness), in_dims, *plain)
+        out = _rewrap_custom(raw, out_dims, level)
+    if not setup:
+        return out
+    inner = _InnerCtx([isinstance(a, Tensor) and a._requires_grad for a in batched])
+    cls.setup_context(inner, tuple(batched), out)
+    call.ctx = inner
+    call.several = type(out) is tuple
+    outs = out if call.several else (out,)
+    phys = tuple(_rules._to_batch(o, level, call.size) for o in outs)
+    return phys if call.several else phys[0]
 
 
 def _rewrap_custom(raw, out_dims, level):

@@ -432,3 +432,12 @@ def test_writes_into_batched_tensors():
         return b * a
     for f in (fill_rows, inplace_chain, write_constant):
         _close(_no_fallback(f, Y), _loop(f, Y))
+
+
+def test_autograd_function_under_nested_vmap():
+    x = ember.randn(2, 3, 4, requires_grad=True)
+    out = vmap(vmap(_GeneratedSquare.apply))(x)
+    _close(out, x * x)
+    out.sum().backward()
+    _close(x.grad, 2 * x)
+    _close(vmap(vmap(_CustomRuleCube.apply))(x), x ** 3)
