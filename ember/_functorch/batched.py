@@ -108,6 +108,9 @@ class BatchedTensor(Tensor):
     def tolist(self):
         raise RuntimeError(_DATA_DEPENDENT)
 
+    def __array__(self, *args, **kwargs):
+        raise RuntimeError(_DATA_DEPENDENT)  # its array would be one sample's
+
     def numpy(self, *, force=False):
         raise RuntimeError("vmap: numpy() is not supported on a tensor being vmapped over")
 
