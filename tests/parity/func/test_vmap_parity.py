@@ -195,3 +195,18 @@ def test_per_sample_gradients_of_the_tutorial_cnn():
                            in_dims=(None, 0, 0))(tparams, tx, torch.tensor(target))
     for k in shapes:
         _close(got[k], want[k], 1e-4)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gradients_through_vmap(dtype):
+    (ex, tx), (ew, tw) = _pair((4, 3, 5), 12, dtype), _pair((5, 2), 13, dtype)
+    for x, w in ((ex, ew), (tx, tw)):
+        x.requires_grad_()
+        w.requires_grad_()
+    ember_out = vmap(lambda a: (a @ ew).tanh().softmax(-1).sum(0), in_dims=1)(ex)
+    torch_out = torch.func.vmap(lambda a: (a @ tw).tanh().softmax(-1).sum(0), in_dims=1)(tx)
+    _close(ember_out, torch_out)
+    (ember_out * ember_out).sum().backward()
+    (torch_out * torch_out).sum().backward()
+    _close(ex.grad, tx.grad)
+    _close(ew.grad, tw.grad)
