@@ -13,10 +13,10 @@ A plain tensor that requires grad and meets a batched one is first expanded to t
 is what ``autograd.grad`` inside vmap returns (see ``vmap.batched_grad``).
 """
 from ..autograd.grad_mode import _state as _grad_state
-from .._ops import (activation_ops as A, conv as C, elementwise as E, embedding_ops as EM,
-                    indexing as I, pooling as P, linalg as L, loss_nodes as LN,
-                    loss_ops as LO, nn_ops as NN, reduction as R, shape as S, special as SP,
-                    trig as TR)
+from .._ops import (activation_ops as A, conv as C, decompositions as D, elementwise as E,
+                    embedding_ops as EM, indexing as I, linalg as L, loss_nodes as LN,
+                    loss_ops as LO, nn_ops as NN, pooling as P, reduction as R, shape as S,
+                    special as SP, trig as TR, triangular as TRI)
 from .._ops.primitive import Primitive
 from .._tensor import Tensor as _Tensor
 from .._creation import arange as _arange
@@ -573,6 +573,22 @@ def _conv_weight_grad(cls, args, level, size):
     out = C.ConvWeightGrad.apply(_to_groups(x, level, size), _to_groups(g, level, size),
                                  ksize, _grouped(geom, size))
     return wrap(out.reshape((size, out.shape[0] // size) + tuple(out.shape[1:])), level)
+
+
+@rule(D.Inv, D.Det, D.Slogdet, D.Cholesky, D.Qr, D.Svd, D.Eigh, D.Pinv, TRI.Cholesky,
+      TRI.CholeskyInverse)
+def _matrix_batch(cls, args, level, size):
+    """Matrix functions already map over leading dims: the batch is one more."""
+    if any(isinstance(a, _Tensor) for a in args[1:]):
+        return NotImplemented
+    return _rewrap(cls.apply(args[0]._value, *args[1:]), level)
+
+
+@rule(D.Diagonal, D.DiagEmbed)
+def _diagonal(cls, args, level, size):
+    x, offset, dim1, dim2 = args
+    n = x.dim() + (1 if cls is D.DiagEmbed else 0)
+    return wrap(cls.apply(x._value, offset, dim1 % n + 1, dim2 % n + 1), level)
 
 
 # ---- losses ----------------------------------------------------------------------------------
