@@ -592,6 +592,28 @@ def _diagonal(cls, args, level, size):
 
 
 # ---- losses ----------------------------------------------------------------------------------
+def _loss_rule(pos):
+    """A loss reduced over all elements: per element on the batch, then reduced per sample."""
+    def loss(cls, args, level, size):
+        x = args[0]
+        n = x.dim()
+        new = [(_to_batch(a, level, size) if k < 2 else _padded(a, level, size, n))
+               if isinstance(a, _Tensor) else a for k, a in enumerate(args)]
+        reduction = args[pos]
+        new[pos] = "none"
+        out = cls.apply(*new)
+        if reduction == "none" or n == 0:
+            return wrap(out, level)
+        dims = tuple(range(1, n + 1))
+        return wrap(out.sum(dims) if reduction == "sum" else out.mean(dims), level)
+    return loss
+
+
+rule(LN.MseLoss, LN.SmoothL1Loss, LN.HuberLoss)(_loss_rule(2))
+rule(LN.BinaryCrossEntropy)(_loss_rule(3))
+rule(LN.BinaryCrossEntropyWithLogits)(_loss_rule(4))
+
+
 @rule(LN.NllLoss)
 def _nll_loss(cls, args, level, size):
     x, target, weight, ignore_index, reduction, cdim = args
