@@ -16,7 +16,7 @@ from ..autograd.grad_mode import _state as _grad_state
 from .._ops import (activation_ops as A, conv as C, decompositions as D, elementwise as E,
                     embedding_ops as EM, indexing as I, linalg as L, loss_nodes as LN,
                     loss_ops as LO, nn_ops as NN, pooling as P, reduction as R, shape as S,
-                    special as SP, trig as TR, triangular as TRI)
+                    special as SP, trig as TR, triangular as TRI, vision_ops as V)
 from .._ops.primitive import Primitive
 from .._tensor import Tensor as _Tensor
 from .._creation import arange as _arange
@@ -482,6 +482,21 @@ def _matmul(cls, args, level, size):
     return wrap(out, level)
 
 
+@rule(L.Einsum)
+def _einsum(cls, args, level, size):
+    """The batch gets a subscript of its own, on the batched operands and the output."""
+    spec, operands = args[0], args[1:]
+    if "->" not in spec:
+        return NotImplemented
+    letter = next(c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                  if c not in spec)
+    ins, out = spec.split("->")
+    subs = [letter + sub.strip() if _batched(o, level) else sub.strip()
+            for sub, o in zip(ins.split(","), operands)]
+    new_spec = ",".join(subs) + "->" + letter + out.strip()
+    return wrap(L.Einsum.apply(new_spec, *[_phys(o, level) for o in operands]), level)
+
+
 @rule(L.Linear, L.LinearNoBias)
 def _linear(cls, args, level, size):
     x, w = args[0], args[1]
@@ -511,7 +526,7 @@ def _conv(cls, args, level, size):
     return wrap(_from_groups(out, size), level)
 
 
-@rule(P.WindowSum, P.WindowSumT)
+@rule(P.WindowSum, P.WindowSumT, V.Im2Col, V.Col2Im)
 def _fold_into_n(cls, args, level, size):
     """Ops of a batch (N, C, *S) whose geometry does not depend on N: one call."""
     x = args[0]
