@@ -10,7 +10,7 @@ per sample (``_fallback``) and warns once, naming the op.
 
 A plain tensor that requires grad and meets a batched one is first expanded to the batch
 (one ``expand`` per tensor and level, cached): its gradient then arrives per sample, which
-is what ``autograd.grad`` inside vmap returns (see ``vmap.batched_grad``).
+is what ``autograd.grad`` inside vmap returns (see ``vmap._batched_grad``).
 """
 from ..autograd.grad_mode import _state as _grad_state
 from .._ops import (activation_ops as A, conv as C, decompositions as D, elementwise as E,
@@ -22,7 +22,7 @@ from .._tensor import Tensor as _Tensor
 from .._creation import arange as _arange
 from .._tensor_methods import ToDtype, Overwrite
 from ..backend import get_array_module
-from .batched import BatchedTensor, wrap, levels, warn_once, _DATA_DEPENDENT
+from .batched import BatchedTensor, wrap, level_of, warn_once, _DATA_DEPENDENT
 
 _RULES = {}
 _warned = set()
@@ -34,10 +34,6 @@ def rule(*classes):
             _RULES[cls] = fn
         return fn
     return register
-
-
-def ember_arange(n, like):
-    return _arange(n).to(like.dtype)
 
 
 # ---- dispatch ------------------------------------------------------------------------
@@ -55,10 +51,7 @@ def _top_level(args):
 
 
 def _level_info(number):
-    for lv in levels:
-        if lv.number == number:
-            return lv
-    return None
+    return level_of(number)
 
 
 def expanded(t, lv):
@@ -73,20 +66,18 @@ def expanded(t, lv):
 
 
 def _lift_grad_inputs(args, lv):
-    """Plain tensors requiring grad, replaced by their per-level expansion."""
+    """Tensors not batched at level ``lv`` that require grad (plain ones, or batched at an
+    outer level), replaced by their expansion at ``lv``; also inside list arguments."""
+    def wants(a):
+        return isinstance(a, _Tensor) and a._requires_grad and not _batched(a, lv.number)
     out = None
     for k, a in enumerate(args):
-        if isinstance(a, BatchedTensor) or not isinstance(a, _Tensor):
-            if type(a) in (tuple, list) and any(
-                    isinstance(b, _Tensor) and not isinstance(b, BatchedTensor)
-                    and b._requires_grad for b in a):
-                out = list(args) if out is None else out
-                out[k] = type(a)(expanded(b, lv) if isinstance(b, _Tensor) and not isinstance(
-                    b, BatchedTensor) and b._requires_grad else b for b in a)
-            continue
-        if a._requires_grad:
+        if wants(a):
             out = list(args) if out is None else out
             out[k] = expanded(a, lv)
+        elif type(a) in (tuple, list) and any(wants(b) for b in a):
+            out = list(args) if out is None else out
+            out[k] = type(a)(expanded(b, lv) if wants(b) else b for b in a)
     return args if out is None else tuple(out)
 
 
@@ -548,7 +539,7 @@ def _embedding(cls, args, level, size):
     rows = weight.shape[0]
     table = weight._value.reshape((size * rows,) + tuple(weight.shape[1:]))
     idx = _to_batch(indices, level, size)
-    offsets = ember_arange(size, like=idx).reshape((size,) + (1,) * (idx.dim() - 1)) * rows
+    offsets = _arange(size).to(idx.dtype).reshape((size,) + (1,) * (idx.dim() - 1)) * rows
     return wrap(EM.Embedding.apply(table, idx + offsets, *rest), level)
 
 

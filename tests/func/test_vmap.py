@@ -465,3 +465,17 @@ def test_autograd_function_under_nested_vmap():
     out.sum().backward()
     _close(x.grad, 2 * x)
     _close(vmap(vmap(_CustomRuleCube.apply))(x), x ** 3)
+
+
+def test_nested_per_sample_gradients_of_an_outer_batched_tensor():
+    x = ember.randn(2, 3, 4, generator=ember.Generator().manual_seed(14))
+    w = ember.randn(2, 4, generator=ember.Generator().manual_seed(15))
+
+    def inner(xi, wi):
+        return ember.autograd.grad((xi * wi).sin().sum(), wi)[0]
+
+    def outer(xo, wo):
+        return vmap(inner, in_dims=(0, None))(xo, wo.detach().requires_grad_())
+    want = ember.stack([ember.stack([inner(x[i, j], w[i].detach().requires_grad_())
+                                     for j in range(3)]) for i in range(2)])
+    _close(vmap(outer)(x, w), want)
