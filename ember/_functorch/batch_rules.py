@@ -242,9 +242,8 @@ def _primitives_of(*modules):
             if isinstance(c, type) and issubclass(c, Primitive) and c.__module__ == m.__name__]
 
 
-_ELEMENTWISE = [c for c in _primitives_of(E, A, TR, SP, LO)
-                if c.__name__ not in ("Polygamma", "NanToNum")]
-rule(*_ELEMENTWISE, ToDtype, S.Clone, SP.Polygamma, TR.NanToNum)(_elementwise)
+# Every op of these modules maps elements (broadcasting its tensor arguments).
+rule(*_primitives_of(E, A, TR, SP, LO), ToDtype, S.Clone)(_elementwise)
 
 
 def _padded(value, level, size, rank):
@@ -294,6 +293,10 @@ def _dim_rule(pos):
         new = list(args)
         new[0] = x._value
         dim = args[pos] if len(args) > pos else None
+        if dim is None and cls in _FLATTENED:  # over all elements: over each flat sample
+            keepdim = len(args) > 2 and args[2]
+            out = cls.apply(x._value.reshape(size, -1), 1, False, *args[3:])
+            return wrap(out.reshape((size,) + (1,) * n) if keepdim else out, level)
         if dim is None and cls in _INT_DIM_ONLY:
             return NotImplemented
         if len(new) <= pos:
@@ -303,6 +306,7 @@ def _dim_rule(pos):
     return dims
 
 
+_FLATTENED = {R.Prod, R.ArgExtreme}
 _INT_DIM_ONLY = {R.Prod, R.ArgExtreme, R.ExtremeDim, R.Cumsum, R.Cumprod, NN.Softmax,
                  NN.LogSoftmax}
 rule(R.Sum, R.SumAll, R.Mean, R.MeanAll, R.Prod, R.Amax, R.ExtremeDim, R.ArgExtreme, R.Var,

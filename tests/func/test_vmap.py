@@ -35,6 +35,9 @@ FAMILIES = {
     "comparison_where": lambda a: ember.where(a > 0, a, a * 0.1),
     "sum_dim": lambda a: a.sum(0),
     "sum_all": lambda a: a.sum(),
+    "reductions_over_tuples": lambda a: a.var() + a.std((0, 1)) + a.amax((0, 1)) + a.norm()
+    + a.logsumexp((0, 1)) + a.mean((-1, 0)) + a.min() + a.prod(),
+    "argmax_all": lambda a: a.argmax() + a.argmin(1).sum(),
     "mean_keepdim": lambda a: a.mean(-1, keepdim=True),
     "var": lambda a: a.var(1),
     "amax": lambda a: a.amax(1),
