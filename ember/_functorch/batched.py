@@ -8,6 +8,7 @@ shape, dtype and ndim their per-sample (logical) values to the code that checks
 arguments; every op on it is sent to a batching rule (``batch_rules``) before any
 forward reads that array.
 """
+import threading
 import warnings
 
 from .._tensor import Tensor
@@ -35,8 +36,30 @@ class Level:
         self.expanded = {}  # id(plain tensor) -> (tensor, its batched expansion)
 
 
-#: The active vmaps, outermost first; level numbers count from 1.
-levels = []
+class _LevelStack(threading.local):
+    """The active vmaps of this thread, outermost first; level numbers count from 1.
+    (vmap is per thread, as PyTorch's: another thread's ops and draws are not batched.)"""
+
+    def __init__(self):
+        self.stack = []
+
+    def __iter__(self):
+        return iter(self.stack)
+
+    def __getitem__(self, k):
+        return self.stack[k]
+
+    def __len__(self):
+        return len(self.stack)
+
+    def append(self, level):
+        self.stack.append(level)
+
+    def remove(self, level):
+        self.stack.remove(level)
+
+
+levels = _LevelStack()
 
 
 def level_of(number):

@@ -7,6 +7,7 @@ installed only while some vmap runs. ``autograd.grad`` and user ``autograd.Funct
 take their own paths here (``_batched_grad``, ``_batched_function``).
 """
 import functools
+import threading
 
 from .. import random as _random
 from ..autograd import batching as _hooks
@@ -235,19 +236,29 @@ def _unwrap_outputs(func, out, out_dims, level):
 
 
 # ---- levels and the hooks ----------------------------------------------------------------------
-def _push(size, randomness):
-    level = Level((levels[-1].number if levels else 0) + 1, size, randomness)
+_active = [0]  # levels open in all threads: the hooks stay while any is
+_active_lock = threading.Lock()
+
+
+def _push(size, randomness, number=None):
+    if number is None:
+        number = (levels[-1].number if levels else 0) + 1
+    level = Level(number, size, randomness)
     levels.append(level)
-    _hooks.hooks[0] = _DISPATCHER
-    _random.vmap_randomness = _RANDOMNESS_POLICY
+    with _active_lock:
+        _active[0] += 1
+        _hooks.hooks[0] = _DISPATCHER
+        _random.vmap_randomness = _RANDOMNESS_POLICY
     return level
 
 
 def _pop(level):
     levels.remove(level)
-    if not levels:
-        _hooks.hooks[0] = None
-        _random.vmap_randomness = None
+    with _active_lock:
+        _active[0] -= 1
+        if not _active[0]:
+            _hooks.hooks[0] = None
+            _random.vmap_randomness = None
 
 
 class _Randomness:
@@ -344,7 +355,7 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     if gos and not any(_rules._batched(t, top) for t in outs + ins):
         return _vjp_of_batched_vectors(outs, ins, gos, allow_unused, materialize_grads,
-                                       create_graph)
+                                       create_graph, lv)
     phys_outs = [_rules._to_batch(o, top, size) for o in outs]
     if not gos:
         for o in outs:
@@ -399,15 +410,14 @@ def _through_plain_graph(lifted, plain, level, create_graph):
     if not derived_outs:
         return direct
     via = _vjp_of_batched_vectors(tuple(derived_outs), tuple(plain), tuple(derived_grads),
-                                  True, False, create_graph)
+                                  True, False, create_graph, _rules._level_info(level))
     return [d if v is None else v if d is None else d + v for d, v in zip(direct, via)]
 
 
-def _vjp_of_batched_vectors(outs, ins, gos, allow_unused, materialize_grads, create_graph):
+def _vjp_of_batched_vectors(outs, ins, gos, allow_unused, materialize_grads, create_graph, lv):
     """Plain outputs and inputs, batched grad_outputs (``is_grads_batched``): the backward
     formulas themselves run on the batched vectors (as tensor ops, hence through the
     batching rules), so a formula that is not batch-safe shows up here."""
-    lv = levels[-1]
     lifting, lv.lifting = lv.lifting, create_graph  # no per-sample grads wanted of this pass
     try:
         grads = backprop.plain_grad(outs, ins, gos, retain_graph=True, create_graph=True,
@@ -550,7 +560,7 @@ def _rewrap_custom(raw, out_dims, level):
 
 def _replay_backward(call, grads):
     active = any(lv.number == call.level for lv in levels)
-    level = None if active else _push_numbered(call.level, call.size, call.randomness)
+    level = None if active else _push(call.size, call.randomness, call.level)
     try:
         batched = [None if g is None else wrap(g, call.level) for g in grads]
         result = call.cls.backward(call.ctx, *batched)
@@ -564,11 +574,3 @@ def _replay_backward(call, grads):
     finally:
         if level is not None:
             _pop(level)
-
-
-def _push_numbered(number, size, randomness):
-    level = Level(number, size, randomness)
-    levels.append(level)
-    _hooks.hooks[0] = _DISPATCHER
-    _random.vmap_randomness = _RANDOMNESS_POLICY
-    return level

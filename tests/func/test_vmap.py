@@ -482,3 +482,19 @@ def test_nested_per_sample_gradients_of_an_outer_batched_tensor():
     want = ember.stack([ember.stack([inner(x[i, j], w[i].detach().requires_grad_())
                                      for j in range(3)]) for i in range(2)])
     _close(vmap(outer)(x, w), want)
+
+
+def test_vmap_is_per_thread():
+    import threading
+    drawn = []
+
+    def other_thread():
+        drawn.append(ember.randn(2) * ember.ones(2))  # not inside this thread's vmap
+
+    def f(a):
+        t = threading.Thread(target=other_thread)
+        t.start()
+        t.join()
+        return a * 2
+    _close(vmap(f)(Y), Y * 2)
+    assert type(drawn[0]) is ember.Tensor and tuple(drawn[0].shape) == (2,)
