@@ -458,6 +458,10 @@ def _prefixable(index):
 def _matmul(cls, args, level, size):
     a, b = args
     na, nb = a.dim(), b.dim()
+    if nb == 2 and not _batched(b, level):  # (..., k) @ (k, m): one product for all rows
+        v = a._value
+        out = L.Matmul.apply(v.reshape(-1, b.shape[0]), b)
+        return wrap(out.reshape(tuple(v.shape[:-1]) + (b.shape[1],)), level)
     pa, pb = _phys(a, level), _phys(b, level)
     if na == 1:
         pa = pa.unsqueeze(-2)
