@@ -75,7 +75,6 @@ def wrap(value, level):
     t._value = value
     t._level = level
     t._data = value._data[0, ...]
-    t._output_nr = 0
     t._vc = value._vc
     t._base = None
     return t
@@ -100,6 +99,14 @@ class BatchedTensor(Tensor):
     @_requires_grad.setter
     def _requires_grad(self, value):
         self._value._requires_grad = value
+
+    @property
+    def _output_nr(self):
+        return self._value._output_nr
+
+    @_output_nr.setter
+    def _output_nr(self, value):
+        self._value._output_nr = value
 
     @property
     def _grad_fn(self):

@@ -296,6 +296,11 @@ class _Dispatcher:
     """The object ``ember.autograd.batching.hooks`` holds while a vmap runs."""
 
     @staticmethod
+    def active():
+        """Whether this thread is inside a vmap."""
+        return len(levels) > 0
+
+    @staticmethod
     def primitive(cls, args):
         return _rules.dispatch(cls, args)
 

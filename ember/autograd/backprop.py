@@ -64,6 +64,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None):
     """Sum the gradients of ``tensors`` into the ``.grad`` of the graph's leaves
     (or only of ``inputs``). Frees the graph unless ``retain_graph=True``."""
+    if _batching[0] is not None and _batching[0].active():
+        raise RuntimeError("backward() called inside a functorch transform. This is not "
+                           "supported, please use functorch.grad or functorch.vjp instead or "
+                           "call backward() outside of functorch transforms.")
     tensors = _as_tuple(tensors)
     if grad_tensors is None:
         grad_tensors = grad_variables

@@ -498,3 +498,13 @@ def test_vmap_is_per_thread():
         return a * 2
     _close(vmap(f)(Y), Y * 2)
     assert type(drawn[0]) is ember.Tensor and tuple(drawn[0].shape) == (2,)
+
+
+def test_backward_inside_vmap_raises():
+    x = ember.randn(2, 3, requires_grad=True)
+
+    def f(a):
+        a.sum().backward()
+        return a
+    with pytest.raises(RuntimeError, match=r"backward\(\) called inside a functorch transform"):
+        vmap(f)(x)
