@@ -15,7 +15,7 @@ from ..autograd import backprop
 from ..autograd.function import Function, _bind_kwargs
 from ..autograd.grad_mode import _state as _grad_state
 from .._tensor import Tensor
-from .._ops.shape import cat as _cat
+from .._ops.shape import cat as _cat, stack
 from .._creation import ones_like
 from . import batch_rules as _rules
 from .batched import BatchedTensor, Level, levels, wrap, ERROR_MSG
@@ -423,6 +423,9 @@ def _vjp_of_batched_vectors(outs, ins, gos, allow_unused, materialize_grads, cre
     """Plain outputs and inputs, batched grad_outputs (``is_grads_batched``): the backward
     formulas themselves run on the batched vectors (as tensor ops, hence through the
     batching rules), so a formula that is not batch-safe shows up here."""
+    if any(isinstance(t, BatchedTensor) for t in outs + ins):
+        return _vjp_per_vector(outs, ins, gos, allow_unused, materialize_grads, create_graph,
+                               lv)
     lifting, lv.lifting = lv.lifting, create_graph  # no per-sample grads wanted of this pass
     try:
         grads = backprop.plain_grad(outs, ins, gos, retain_graph=True, create_graph=True,
@@ -433,6 +436,21 @@ def _vjp_of_batched_vectors(outs, ins, gos, allow_unused, materialize_grads, cre
     if create_graph:
         return grads
     return tuple(None if g is None else g.detach() for g in grads)
+
+
+def _vjp_per_vector(outs, ins, gos, allow_unused, materialize_grads, create_graph, lv):
+    """Outputs batched at an outer vmap, grad_outputs at this one (jacrev inside vmap): one
+    vector-Jacobian product per vector, each through the outer level's own path."""
+    _rules.warn_once(_rules._warned, "autograd.grad of outer-batched outputs")
+    rows = [backprop.grad(outs, ins, [None if g is None else _rules._sample(g, lv.number, b)
+                                      for g in gos],
+                          retain_graph=True, create_graph=create_graph,
+                          allow_unused=allow_unused, materialize_grads=materialize_grads)
+            for b in range(lv.size)]
+    return tuple(None if all(r[k] is None for r in rows) else
+                 wrap(stack([r[k] if r[k] is not None else ins[k].detach() * 0 for r in rows]),
+                      lv.number)
+                 for k in range(len(ins)))
 
 
 # ---- user autograd.Functions -------------------------------------------------------------------

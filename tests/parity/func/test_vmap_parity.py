@@ -1,4 +1,6 @@
 """ember.func.vmap against torch.func.vmap: values, per-sample gradients, error texts."""
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -210,3 +212,20 @@ def test_gradients_through_vmap(dtype):
     (torch_out * torch_out).sum().backward()
     _close(ex.grad, tx.grad)
     _close(ew.grad, tw.grad)
+
+
+def test_per_sample_jacobians_by_a_vmap_over_vjps():
+    """jacrev written with vmap over autograd.grad's vector-Jacobian products, inside a vmap
+    over samples: nested levels on the outputs and on the vectors."""
+    (ex, tx) = _pair((3, 4), 14)
+
+    def jacobian(x):
+        x = x.detach().requires_grad_()
+        y = x.sin() * x.sum()
+        basis = ember.eye(4)
+        return vmap(lambda v: ember.autograd.grad(y, x, v, retain_graph=True)[0])(basis)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # this vjp runs vector by vector
+        got = vmap(jacobian)(ex)
+    want = torch.func.vmap(torch.func.jacrev(lambda x: x.sin() * x.sum()))(tx)
+    _close(got, want)
