@@ -537,22 +537,34 @@ def _like_dtype(t, dtype):
 
 def zeros_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     dtypes.check_memory_format(memory_format, "zeros_like")
+    if getattr(t, "_made_like", None) is not None:  # batched (vmap): batched result
+        return t._made_like(zeros_like, dtype=dtype, device=device,
+                            requires_grad=requires_grad, memory_format=memory_format)
     return _filled(0, t.shape, _like_dtype(t, dtype), requires_grad, device, like=t)
 
 
 def ones_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     dtypes.check_memory_format(memory_format, "ones_like")
+    if getattr(t, "_made_like", None) is not None:  # batched (vmap): batched result
+        return t._made_like(ones_like, dtype=dtype, device=device,
+                            requires_grad=requires_grad, memory_format=memory_format)
     return _filled(1, t.shape, _like_dtype(t, dtype), requires_grad, device, like=t)
 
 
 def empty_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     dtypes.check_memory_format(memory_format, "empty_like")
+    if getattr(t, "_made_like", None) is not None:  # batched (vmap): batched result
+        return t._made_like(empty_like, dtype=dtype, device=device,
+                            requires_grad=requires_grad, memory_format=memory_format)
     return _empty((t.shape,), _like_dtype(t, dtype), requires_grad, device, like=t)
 
 
 def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None):
     dtypes.check_memory_format(memory_format, "full_like")
+    if getattr(t, "_made_like", None) is not None:  # batched (vmap): batched result
+        return t._made_like(full_like, fill_value, dtype=dtype, device=device,
+                            requires_grad=requires_grad, memory_format=memory_format)
     return _filled(fill_value, t.shape, _like_dtype(t, dtype), requires_grad, device, like=t)
 
 
@@ -638,6 +650,11 @@ def _random_float(draw, size, dtype, generator, requires_grad, device, name, lik
     gen = _random.rng(generator)
     drawn = dt if dt in (np.float32, np.float64) else np.float32
     xp = _module(like)
+    policy = _random.vmap_randomness
+    batch = None if policy is None else policy.batch_size()
+    if batch is not None:  # vmap(randomness="different"): one draw per sample
+        arr = xp.asarray(draw(gen, (batch,) + tuple(size), drawn).astype(dt, copy=False))
+        return policy.wrap(_finish(arr, requires_grad, device))
     arr = allocate(lambda: xp.asarray(draw(gen, size, drawn).astype(dt, copy=False)), size, dt)
     return _finish(arr, requires_grad, device)
 
@@ -687,6 +704,11 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     shape, np_dtype = _sizes((tuple(size),), "randint"), _np_dtype(dtype, dtypes.int64)
     gen = _random.rng(generator)
     xp = default_array_module()
+    policy = _random.vmap_randomness
+    batch = None if policy is None else policy.batch_size()
+    if batch is not None:  # vmap(randomness="different"): one draw per sample
+        arr = xp.asarray(gen.integers(low, high, (batch,) + tuple(shape)).astype(np_dtype))
+        return policy.wrap(_finish(arr, requires_grad, device))
     arr = allocate(lambda: xp.asarray(gen.integers(low, high, shape).astype(np_dtype)), shape,
                    np_dtype)
     return _finish(arr, requires_grad, device)

@@ -21,6 +21,7 @@ from ._creation import tensor, beside
 from ._tensor import Tensor, Size, _wrap_dim
 from ._typing import Any, Number, Sequence, dtype
 from ._registry import op, alias, unary, binary
+from .autograd.batching import per_sample_under_vmap
 from ._ops import elementwise as E, reduction as R, shape as S, indexing as I, linalg as L
 from ._ops import activation_ops as A, nn_ops as N, special as SP
 from ._ops import trig as T, sets as Z
@@ -260,12 +261,14 @@ bitwise_not = unary(E.BitwiseNot, "bitwise_not")
 
 
 @op
+@per_sample_under_vmap
 def equal(input: Tensor, other: Tensor) -> bool:
     a, b = input._data, other._data
     return input.shape == other.shape and bool(get_array_module(a, b).array_equal(a, b))
 
 
 @op
+@per_sample_under_vmap
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
              equal_nan: bool = False) -> bool:
     a, b = input._data, other._data
@@ -273,6 +276,7 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e
 
 
 @op
+@per_sample_under_vmap
 def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Tensor:
     a, b = input._data, other._data
@@ -856,6 +860,7 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
 
 
 @op
+@per_sample_under_vmap
 def take(input: Tensor, index: Tensor) -> Tensor:
     """The elements of the flattened input at ``index`` (shaped as ``index``).
 

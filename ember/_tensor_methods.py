@@ -21,7 +21,7 @@ from ._ops.elementwise import Add as _AddOp, Sub as _SubOp, Mul as _MulOp, _chec
 from .backend import dtypes
 from .backend.dtypes import LEGACY_TENSOR_TYPES as _LEGACY
 from .device import check_device, device as _device_cls, device
-from .random import rng
+from .random import rng, check_inplace_draw
 from ._ops.sets import check_probability
 
 
@@ -236,6 +236,7 @@ def copy_(self, src: Tensor, non_blocking: bool = False) -> Tensor:
 def _random_fill(self, draw):
     if self._data.dtype.kind != "f":
         raise NotImplementedError("random fills are only for floating point tensors")
+    check_inplace_draw(self)
     values = draw(self._data.shape).astype(self._data.dtype)  # drawn on the host
     return self._inplace(Overwrite.apply, get_array_module(self._data).asarray(values))
 
@@ -255,6 +256,7 @@ def random_(self, from_: int = 0, to: int | None = None, *, generator: Any = Non
     if to is None:
         from_, to = 0, (from_ if from_ else 2 ** 24 if self._data.dtype.kind == "f" else
                         int(np.iinfo(self._data.dtype).max) + 1)
+    check_inplace_draw(self)
     vals = rng(generator).integers(from_, to, self._data.shape).astype(self._data.dtype)
     return self._inplace(Overwrite.apply, get_array_module(self._data).asarray(vals))
 
@@ -263,6 +265,7 @@ def random_(self, from_: int = 0, to: int | None = None, *, generator: Any = Non
 def bernoulli_(self, p: float | Tensor = 0.5, *, generator: Any = None) -> Tensor:
     xp = get_array_module(self._data)
     prob = p._data if isinstance(p, Tensor) else check_probability(p)
+    check_inplace_draw(self)
     vals = xp.asarray(rng(generator).random(self._data.shape)) < prob  # drawn on the host
     return self._inplace(Overwrite.apply, vals.astype(self._data.dtype))
 

@@ -52,8 +52,23 @@ class Generator:
 default_generator = Generator()
 
 
+#: While a vmap runs, ``ember._functorch`` puts its randomness policy here: ``check()``
+#: raises in randomness="error" mode, ``batch_size()`` is the size of the draws' batch
+#: dim in "different" mode (else None) and ``wrap(t)`` makes such a draw batched.
+vmap_randomness = None
+
+
+def check_inplace_draw(target):
+    """Called by the in-place random fills: vmap's "different" mode refuses to fill a
+    tensor that is not batched (every sample would see the same numbers)."""
+    if vmap_randomness is not None:
+        vmap_randomness.check_fill(target)
+
+
 def rng(generator=None):
     """The NumPy random stream of ``generator`` (or of the default one)."""
+    if vmap_randomness is not None:
+        vmap_randomness.check()
     return (generator or default_generator)._rng
 
 

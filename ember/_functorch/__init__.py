@@ -1,2 +1,3 @@
 """The machinery of ``ember.func``: reverse-mode function transforms (grad, vjp, jacrev,
-jvp by the double-vjp identity), functional_call and the pytrees they walk."""
+jvp by the double-vjp identity), ``vmap`` with batching rules over the built-in ops,
+functional_call and the pytrees they walk."""

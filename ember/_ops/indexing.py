@@ -12,6 +12,7 @@ import numpy as np
 from .._tensor import Tensor, _wrap_dim
 from ..backend import get_array_module, broadcast_shapes
 from ..autograd.grad_mode import _state as _grad_state
+from ..autograd.batching import per_sample_under_vmap, index_under_vmap
 from .primitive import Primitive, unbroadcast
 from .. import return_types
 from .._typing import Number
@@ -201,6 +202,7 @@ class IndexGrad(Primitive):
         return cls.apply(gg, ctx.index), None, None, None
 
 
+@index_under_vmap
 def getitem(x, index):
     np_index, view_cls = normalize_index(index, x._data.shape, x._data)
     if view_cls is not None:
@@ -249,6 +251,7 @@ def _is_basic(index):
     return all(i is None or i is Ellipsis or isinstance(i, (int, slice)) for i in index)
 
 
+@index_under_vmap
 def setitem(x, index, value):
     np_index, view_cls = normalize_index(index, x._data.shape, x._data)
     if view_cls is not None and _grad_state.enabled and (
@@ -576,6 +579,7 @@ def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *,
     return IndexAdd.apply(x, dim, index, source, alpha)
 
 
+@per_sample_under_vmap
 def masked_select(x: Tensor, mask: Tensor) -> Tensor:
     if mask._data.dtype.kind != "b":
         raise RuntimeError("masked_select: expected BoolTensor for mask")
@@ -586,6 +590,7 @@ def masked_select(x: Tensor, mask: Tensor) -> Tensor:
     return AdvancedIndex.apply(xb, (mb,))
 
 
+@per_sample_under_vmap
 def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
     """PyTorch's composition: a gather on the flattened tensor (no wrapping: out-of-range
     indices raise) or, along ``dim``, on both broadcast together with the indices taken
@@ -639,6 +644,7 @@ class Nonzero(Primitive):
         return xp.argwhere(d).astype(xp.int64)
 
 
+@per_sample_under_vmap
 def nonzero(x: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
     if as_tuple:
         d = x._data
@@ -670,6 +676,7 @@ class SortLike(Primitive):
         return ScatterAdd.apply(zeros, ctx.dim, Tensor._make(ctx.indices), grad), None, None
 
 
+@per_sample_under_vmap
 def sort(x: Tensor, dim: int = -1, descending: bool = False,
          stable: bool = False) -> tuple[Tensor, Tensor]:
     d = x._data
@@ -691,11 +698,13 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False,
     return return_types.sort(SortLike.apply(x, dim, idx), Tensor._make(idx))
 
 
+@per_sample_under_vmap
 def argsort(x: Tensor, dim: int = -1, descending: bool = False,
             stable: bool = False) -> Tensor:
     return sort(x, dim, descending, stable).indices
 
 
+@per_sample_under_vmap
 def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True,
          sorted: bool = True) -> tuple[Tensor, Tensor]:
     d = x._data

@@ -16,6 +16,7 @@ import numpy as np
 from ..backend import get_array_module
 
 from .._tensor import Tensor
+from ..autograd.batching import fold_batch_under_vmap
 from .primitive import Primitive
 from .indexing import Gather
 from ..backend.parallel import parallel_for
@@ -371,6 +372,7 @@ for _nd, _adaptive in ((3, False), (2, True), (3, True)):
         _scatter=_named(_stem + "Scatter", MaxPoolScatter, _node + "BackwardBackward0"))
 
 
+@fold_batch_under_vmap
 def max_pool(x, ksize, stride, padding, dilation, ceil_mode, need_indices=True):
     """Max pooling of a batched tensor (N, C, *S) or an unbatched one (C, *S): (values,
     int64 indices) tensors (indices None unless ``need_indices``)."""
@@ -393,6 +395,7 @@ def max_pool(x, ksize, stride, padding, dilation, ceil_mode, need_indices=True):
     return gather.apply(x, indices, vals), indices[0] if unbatched else indices
 
 
+@fold_batch_under_vmap
 def adaptive_max_pool(x, out):
     """Adaptive max pooling of a batched (N, C, *S) or unbatched (C, *S) tensor:
     (values, indices)."""

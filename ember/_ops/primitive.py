@@ -20,6 +20,7 @@ Class attributes an op may set: ``saves_output`` (output 0 is appended to
 from ..backend import as_array as _asarray, numpy_ndarray as _ndarray
 
 from ..autograd import grad_mode, anomaly as _anomaly, forward_ad as _forward_ad
+from ..autograd.batching import hooks as _batching
 from ..autograd.function import Function, BackwardFunction
 from ..autograd.graph import (SavedTensor, FREED_MESSAGE, _sequence, _raise_modified,
                               gradient_edge)
@@ -212,6 +213,10 @@ def _make_apply(cls):
     differentiable = cls.differentiable
 
     def apply(*args):
+        if _batching[0] is not None:  # a vmap runs: batched arguments go to their rule
+            out = _batching[0].primitive(cls, args)
+            if out is not NotImplemented:
+                return out
         ctx = _new(node_cls)
         out = forward(ctx, *args)
         if type(out) is tuple:

@@ -9,6 +9,7 @@ import numpy as np  # host-side index arithmetic and random draws (see random.py
 from .._tensor import Tensor, _wrap_dim
 from ..backend import get_array_module, to_host
 from ..random import rng
+from ..autograd.batching import per_sample_under_vmap
 from .._typing import Any
 
 
@@ -16,6 +17,7 @@ def _int64(xp, a):
     return xp.asarray(a).astype(np.int64)
 
 
+@per_sample_under_vmap
 def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
            return_counts: bool = False, dim: int | None = None
            ) -> Tensor | tuple[Tensor, ...]:
@@ -53,6 +55,7 @@ def _results(values, inverse, counts, return_inverse, return_counts):
     return out[0] if len(out) == 1 else tuple(out)
 
 
+@per_sample_under_vmap
 def unique_consecutive(input: Tensor, return_inverse: bool = False,
                        return_counts: bool = False, dim: int | None = None
                        ) -> Tensor | tuple[Tensor, ...]:
@@ -86,6 +89,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False,
 
 
 # ---- sampling -----------------------------------------------------------------------------
+@per_sample_under_vmap
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                 generator: Any = None) -> Tensor:
     """Indices drawn from each row's (unnormalized) probabilities.
@@ -131,6 +135,7 @@ def _draw_row(gen, p, num_samples, replacement):
     return order[:num_samples]
 
 
+@per_sample_under_vmap
 def bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None) -> Tensor:
     """1 with probability ``input`` (or ``p``, in input's shape), else 0; input's dtype.
 
@@ -162,6 +167,7 @@ def check_probability(p):
 
 
 # ---- sorted search ------------------------------------------------------------------------
+@per_sample_under_vmap
 def searchsorted(sorted_sequence: Tensor, input: Tensor | float, *, out_int32: bool = False,
                  right: bool = False, side: str | None = None, sorter: Tensor | None = None
                  ) -> Tensor:
@@ -201,6 +207,7 @@ def searchsorted(sorted_sequence: Tensor, input: Tensor | float, *, out_int32: b
     return Tensor._make(xp.asarray(found).astype(np.int32 if out_int32 else np.int64))
 
 
+@per_sample_under_vmap
 def bucketize(input: Tensor | float, boundaries: Tensor, *, out_int32: bool = False,
               right: bool = False) -> Tensor:
     """The bucket of each value among 1-D ``boundaries`` (``right``: boundaries[i-1] <= x <

@@ -5,6 +5,7 @@ from .._tensor import Tensor
 from ..backend import get_array_module
 from .engine import run_backward
 from .graph import gradient_edge, run_post_accumulate_hooks
+from .batching import hooks as _batching, vmap_function as _vmap_function
 
 
 def _as_tuple(x):
@@ -63,6 +64,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None):
     """Sum the gradients of ``tensors`` into the ``.grad`` of the graph's leaves
     (or only of ``inputs``). Frees the graph unless ``retain_graph=True``."""
+    if _batching[0] is not None and _batching[0].active():
+        raise RuntimeError("backward() called inside a functorch transform. This is not "
+                           "supported, please use functorch.grad or functorch.vjp instead or "
+                           "call backward() outside of functorch transforms.")
     tensors = _as_tuple(tensors)
     if grad_tensors is None:
         grad_tensors = grad_variables
@@ -95,6 +100,21 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     With ``create_graph=True`` the result is itself differentiable, which gives
     higher-order derivatives.
     """
+    if is_grads_batched:
+        return _grads_batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                              allow_unused, materialize_grads)
+    if _batching[0] is not None:  # inside vmap: per-sample gradients of batched tensors
+        out = _batching[0].grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                                allow_unused, materialize_grads)
+        if out is not NotImplemented:
+            return out
+    return plain_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                      materialize_grads)
+
+
+def plain_grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+               allow_unused=None, materialize_grads=False):
+    """``grad`` without vmap's interception (vmap runs it with batched grad_outputs)."""
     outputs = _as_tuple(outputs)
     single = isinstance(inputs, Tensor)
     inputs = _as_tuple(inputs)
@@ -121,3 +141,18 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         out.append(g)
     del single
     return tuple(out)
+
+
+def _grads_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                   materialize_grads):
+    """``grad(..., is_grads_batched=True)``: dim 0 of each grad_output is a batch of
+    vectors; one vector-Jacobian product per vector, run under vmap."""
+    vmap = _vmap_function[0]
+    if vmap is None or grad_outputs is None:
+        raise RuntimeError("is_grads_batched=True needs grad_outputs (and ember.func.vmap)")
+    outputs, gos = _as_tuple(outputs), _as_tuple(grad_outputs)
+
+    def one(*vectors):
+        return grad(outputs, inputs, vectors, retain_graph=True, create_graph=create_graph,
+                    allow_unused=allow_unused, materialize_grads=materialize_grads)
+    return vmap(one)(*gos)

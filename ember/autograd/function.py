@@ -34,6 +34,7 @@ from . import forward_ad
 from .graph import (Node, FREED_MESSAGE, _sequence, _OutputRecord, c_type_name,
                     gradient_edge, saved_tensor)
 from .views import rebase_view
+from .batching import hooks as _batching
 
 _state = grad_mode._state
 _fw_active = forward_ad.active  # non-empty while a forward AD level is open
@@ -374,6 +375,10 @@ class Function(FunctionCtx):
         if cls._is_legacy_style:
             raise RuntimeError(f"{cls.__name__} has a non-static forward (the pre-0.4 style): "
                                f"call it as {cls.__name__}(...)(inputs), not .apply(...)")
+        if _batching[0] is not None:  # a vmap runs: batched arguments take its rule
+            out = _batching[0].function(cls, args, kwargs)
+            if out is not NotImplemented:
+                return out
         setup_style = cls._setup_style
         if kwargs or setup_style:  # setup_context sees the inputs with defaults filled in
             args = _bind_kwargs(cls, args, kwargs)

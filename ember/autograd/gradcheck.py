@@ -318,6 +318,8 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         _check_reentrant(outputs, inputs, diff, nondet_tol, rng)
         if check_undefined_grad:
             _check_undefined_grad(outputs)
+        if check_batched_grad:
+            _check_batched_grad(outputs, inputs, diff, atol, rtol, rng)
     except GradcheckError:
         if raise_exception:
             raise
@@ -331,6 +333,27 @@ def _check_forward(func, inputs, diff, eps, atol, rtol):
     numerical = _numerical_jacobians(func, inputs, diff, eps)
     forward = _forward_jacobians(func, inputs, diff)
     _compare_forward_jacobians(forward, numerical, outputs, inputs, diff, atol, rtol)
+
+
+def _check_batched_grad(outputs, inputs, diff, atol, rtol, rng):
+    """The vector-Jacobian products of a batch of grad_outputs taken at once under vmap
+    (``is_grads_batched``) must equal the products taken one by one."""
+    wrt = [inputs[j] for j in diff]
+    for k, out in enumerate(outputs):
+        vectors = out.new_tensor(rng.standard_normal((2,) + tuple(out.shape)))
+        batched = autograd_grad(out, wrt, vectors, retain_graph=True, allow_unused=True,
+                                is_grads_batched=True)
+        for b in range(2):
+            single = autograd_grad(out, wrt, vectors[b], retain_graph=True, allow_unused=True)
+            for j, (many, one) in zip(diff, zip(batched, single)):
+                if many is None and one is None:
+                    continue
+                got = np.zeros(tuple(inputs[j].shape)) if many is None else to_host(many[b]._data)
+                want = np.zeros(got.shape) if one is None else to_host(one._data)
+                if not np.allclose(got, want, rtol=rtol, atol=atol):
+                    raise GradcheckError(
+                        f"For output {k} and input {j}:\nWhile computing batched gradients, "
+                        f"got: {got}\nExpected: {want}")
 
 
 def _no_outputs_check(func, inputs, diff, eps, atol, rtol):

@@ -14,6 +14,7 @@ from .._tensor import Tensor
 from ..backend import get_array_module
 from . import grad_mode, forward_ad
 from .graph import Node, _sequence, gradient_edge, refresh_view_grad_fn
+from .batching import hooks as _batching
 
 _state = grad_mode._state
 _fw_active = forward_ad.active
@@ -32,6 +33,8 @@ def inplace(self, fn, *args):
     if not record:
         with grad_mode.no_grad():
             out = fn(self, *args)
+        if _batching[0] is not None:
+            _batching[0].check_inplace(self, out)
         self._write(out._data)
         if _fw_active:
             forward_ad.inplace_result(self, out)
@@ -42,6 +45,8 @@ def inplace(self, fn, *args):
     if _fw_active:
         forward_ad.set_tangent(src, forward_ad.tangent_of(self))
     out = fn(src, *args)
+    if _batching[0] is not None:
+        _batching[0].check_inplace(self, out)
     if out.dtype is not self.dtype:
         out = out.to(self.dtype)
     self._write(out._data)

@@ -10,8 +10,4 @@ from .._functorch.eager_transforms import (grad, grad_and_value, vjp, jvp, jacre
                                             jacfwd, hessian)
 from .._functorch.functional_call import functional_call, stack_module_state  # noqa: F401
 
-try:  # vmap lives in its own module (ember/_functorch/vmap.py), where there is one
-    from .._functorch.vmap import vmap  # noqa: F401
-except ModuleNotFoundError as missing:
-    if missing.name != "ember._functorch.vmap":
-        raise
+from .._functorch.vmap import vmap  # noqa: F401

@@ -39,7 +39,8 @@ def _dropout(x, p, training=True):
 def _safe_softmax(scores, dim=-1):
     """softmax that gives 0 (and a zero gradient) for slices that are all -inf."""
     masked_rows = (scores == float("-inf")).all(dim, keepdim=True)
-    if not bool(masked_rows.any()):
+    batched = getattr(scores, "_vmap_level", None) is not None  # vmap: no data-dependent test
+    if not batched and not bool(masked_rows.any()):
         return softmax(scores, dim)
     finite = _F.where(masked_rows, zeros_like(scores), scores)
     return _F.where(masked_rows, zeros_like(scores), softmax(finite, dim))

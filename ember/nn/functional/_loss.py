@@ -163,8 +163,27 @@ def _nll_check(input, target, weight):
 def _nll(input, target, weight, ignore_index, reduction):
     """The ``NllLossBackward0`` node of log-probabilities ``input`` at ``target``."""
     cdim, t = _nll_check(input, target, weight)
+    if getattr(t, "_vmap_level", None) is not None:  # a batched target (inside vmap)
+        return _nll_by_gather(input, t, weight, ignore_index, reduction, cdim), cdim, t
     w = None if weight is None else weight.detach()._data
     return _nodes.nll_loss(input, t._data, w, ignore_index, reduction, cdim), cdim, t
+
+
+def _nll_by_gather(input, t, weight, ignore_index, reduction, cdim):
+    """nll_loss made of ops, for targets whose values differ per vmapped sample: the fused
+    node reads the target's array, which holds one sample only."""
+    valid = t != ignore_index
+    safe = _F.where(valid, t, 0)
+    picked = -input.gather(cdim, safe.unsqueeze(cdim)).squeeze(cdim)
+    w = valid.to(input.dtype)
+    if weight is not None:
+        w = w * weight.detach().to(input.dtype).gather(0, safe.reshape(-1)).view(safe.shape)
+    loss = picked * w
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / w.sum()
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,

@@ -105,6 +105,8 @@ def one_hot(tensor, num_classes=-1):
     if tensor.numel() == 0:
         if num_classes == -1:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
+    elif getattr(tensor, "_vmap_level", None) is not None and num_classes != -1:
+        pass  # inside vmap the values can't be checked (PyTorch's batched one_hot skips it)
     else:
         if int(tensor.min()) < 0:
             raise RuntimeError("Class values must be non-negative.")
