@@ -16,7 +16,7 @@ from ..autograd.grad_mode import _state as _grad_state
 from .._ops import (activation_ops as A, conv as C, decompositions as D, elementwise as E,
                     embedding_ops as EM, indexing as I, linalg as L, loss_nodes as LN,
                     loss_ops as LO, nn_ops as NN, pooling as P, reduction as R, shape as S,
-                    special as SP, trig as TR, triangular as TRI, vision_ops as V)
+                    special as SP, trig as TR, vision_ops as V)
 from .._ops.primitive import Primitive
 from .._tensor import Tensor as _Tensor
 from .._creation import arange as _arange
@@ -525,7 +525,10 @@ def _conv(cls, args, level, size):
     return wrap(_from_groups(out, size), level)
 
 
-@rule(P.WindowSum, P.WindowSumT, V.Im2Col, V.Col2Im)
+# average pooling (the 2-D classes and their 3-D subclasses, forward and adjoint) and fold:
+# the geometry and the divisor do not depend on N (nor on a leading channel dim)
+@rule(P.AvgPool, P.AvgPoolT, P._AVG[3], P._AVG[3]._adjoint, P.AdaptiveAvgPool,
+      P.AdaptiveAvgPoolT, P._ADAPTIVE_AVG[3], P._ADAPTIVE_AVG[3]._adjoint, V.Im2Col, V.Col2Im)
 def _fold_into_n(cls, args, level, size):
     """Ops of a batch (N, C, *S) whose geometry does not depend on N: one call."""
     x = args[0]
@@ -589,8 +592,7 @@ def _conv_weight_grad(cls, args, level, size):
     return wrap(out.reshape((size, out.shape[0] // size) + tuple(out.shape[1:])), level)
 
 
-@rule(D.Inv, D.Det, D.Slogdet, D.Cholesky, D.Qr, D.Svd, D.Eigh, D.Pinv, TRI.Cholesky,
-      TRI.CholeskyInverse)
+@rule(D.Inv, D.Det, D.Slogdet, D.Cholesky, D.Qr, D.Svd, D.Eigh, D.Pinv)
 def _matrix_batch(cls, args, level, size):
     """Matrix functions already map over leading dims: the batch is one more."""
     if any(isinstance(a, _Tensor) for a in args[1:]):
