@@ -312,8 +312,8 @@ def test_functions_that_read_arrays_run_per_sample_or_folded():
     img = ember.randn(3, 2, 6, 6, generator=g)
     for f in (lambda a: F.max_pool2d(a, 2), lambda a: F.max_pool2d(a, 3, 1, 1),
               lambda a: F.adaptive_max_pool2d(a, 2), lambda a: F.avg_pool2d(a, 2),
-              lambda a: F.avg_pool2d(a[0], 3, 1, 1), lambda a: F.adaptive_avg_pool2d(a, 3),
-              lambda a: F.avg_pool3d(a[None], 2), lambda a: F.adaptive_avg_pool3d(a, 1)):
+              lambda a: F.avg_pool2d(a, 3, 1, 1), lambda a: F.adaptive_avg_pool2d(a, 3),
+              lambda a: F.avg_pool3d(a[None], 2), lambda a: F.adaptive_avg_pool3d(a[None], 1)):
         _close(_no_fallback(f, img), _loop(f, img))
     y = ember.randn(4, 5, generator=g)
     idx = ember.tensor([[0, 1], [2, 3], [4, 0], [1, 1]])
