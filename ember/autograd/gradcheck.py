@@ -296,6 +296,10 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     """
     inputs = _as_tuple(inputs)
     diff = _check_inputs(inputs)
+    if check_batched_forward_grad:  # forward-mode tangents are not batched by vmap yet
+        raise NotImplementedError("gradcheck(check_batched_forward_grad=True) is not "
+                                  "supported by ember yet")
+    # masked only changes how sparse inputs are compared: ember's tensors are dense
     try:
         if check_forward_ad:
             _check_forward(func, inputs, diff, eps, atol, rtol)
@@ -316,6 +320,8 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
             _compare_jacobians(analytical, numerical, outputs, inputs, diff, atol, rtol)
             _check_scaling(outputs, inputs, diff, numerical, atol, rtol, rng)
         _check_reentrant(outputs, inputs, diff, nondet_tol, rng)
+        if check_grad_dtypes:
+            _check_grad_dtypes(outputs, inputs, diff)
         if check_undefined_grad:
             _check_undefined_grad(outputs)
         if check_batched_grad:
@@ -325,6 +331,18 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
             raise
         return False
     return True
+
+
+def _check_grad_dtypes(outputs, inputs, diff):
+    """Each input's gradient has the input's dtype (``check_grad_dtypes``). The forward-mode
+    half of PyTorch's check compares complex-ness only, which ember's real-only forward AD
+    cannot break."""
+    for out in outputs:
+        grads = autograd_grad(out, [inputs[j] for j in diff], out.new_ones(out.shape),
+                              retain_graph=True, allow_unused=True)
+        for g, j in zip(grads, diff):
+            if g is not None and g.dtype is not inputs[j].dtype:
+                raise GradcheckError("Gradient has dtype mismatch")
 
 
 def _check_forward(func, inputs, diff, eps, atol, rtol):

@@ -270,3 +270,41 @@ def test_gradgradcheck_fails_for_wrong_double_backward():
         assert gradgradcheck(CubeTwice.apply, (_pair()[0],), raise_exception=False) is False
     finally:
         CubeGrad.wrong = False
+
+
+class _CastsItsGradient(ember.autograd.Function):
+    """backward returns float32 for a float64 input: the engine casts it back, as
+    PyTorch's does, so the gradient that reaches the input has the input's dtype."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad * 2).float()
+
+
+def test_check_grad_dtypes_sees_the_gradient_that_reaches_the_input():
+    x = ember.randn(3, dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(_CastsItsGradient.apply, (x,), check_grad_dtypes=True,
+                                    atol=1e-3, rtol=1e-3)
+
+
+def test_check_grad_dtypes_rejects_a_gradient_of_another_dtype(monkeypatch):
+    from ember.autograd import gradcheck as gc
+    x = ember.randn(3, dtype=ember.float64, requires_grad=True)
+    real_grad = gc.autograd_grad
+
+    def float32_grads(*args, **kwargs):
+        return tuple(None if g is None else g.float() for g in real_grad(*args, **kwargs))
+    monkeypatch.setattr(gc, "autograd_grad", float32_grads)
+    with pytest.raises(GradcheckError, match="Gradient has dtype mismatch"):
+        gc._check_grad_dtypes([x * 2], (x,), [0])
+
+
+def test_check_batched_forward_grad_is_refused_not_ignored():
+    x = ember.randn(3, dtype=ember.float64, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="check_batched_forward_grad"):
+        ember.autograd.gradcheck(lambda t: t * 2, (x,), check_forward_ad=True,
+                                 check_batched_forward_grad=True)
