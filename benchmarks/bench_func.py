@@ -1,13 +1,15 @@
-"""ember.func vs torch.func side by side: the Jacobian (jacrev) of a 100->100 MLP.
+"""ember.func vs torch.func side by side: Jacobians (jacrev, jacfwd) of a 100->100 MLP.
 
     python benchmarks/bench_func.py [--rounds N] [--min-round SECONDS]
 
 The MLP is ``tanh(x W1^T + b1) W2^T + b2`` with 100 inputs, 100 hidden units and 100 outputs
-(float32, the same weights in both libraries, ``torch.set_num_threads(2)``); the timed call is
-``jacrev(mlp)(x)``, a 100x100 Jacobian. Timing is benchmarks/run.py's: a warm-up, then
+(float32, the same weights in both libraries, ``torch.set_num_threads(2)``); the timed calls are
+``jacrev(mlp)(x)`` and ``jacfwd(mlp)(x)``, a 100x100 Jacobian, and ``hessian`` of
+``mlp(x).sum()`` (jacfwd over jacrev). Timing is benchmarks/run.py's: a warm-up, then
 alternating rounds (ember, torch, torch, ember, ...), medians per call and the ratio
-ember/torch (lower is better). torch.func batches the 100 vector-Jacobian products with vmap;
-ember, without vmap yet, runs them one after another.
+ember/torch (lower is better). torch.func batches the 100 vector-Jacobian (or
+Jacobian-vector) products with vmap; ember, without vmap yet, runs them one after another
+(jacfwd: one forward-mode run of the MLP per input element).
 """
 import argparse
 import os
@@ -32,14 +34,21 @@ except ImportError:
 WIDTH = 100
 
 
-def make_case(lib, arrays):
+WORKLOADS = {
+    "jacrev MLP 100-100-100 tanh f32": lambda F, mlp: F.jacrev(mlp),
+    "jacfwd MLP 100-100-100 tanh f32": lambda F, mlp: F.jacfwd(mlp),
+    "hessian MLP sum 100-100-100 f32": lambda F, mlp: F.hessian(lambda x: mlp(x).sum()),
+}
+
+
+def make_case(lib, arrays, workload):
     w1, b1, w2, b2, x = (lib.tensor(a) for a in arrays)
 
     def mlp(x):
         return lib.tanh(x @ w1.T + b1) @ w2.T + b2
 
-    jac = lib.func.jacrev(mlp)
-    return lambda: jac(x)
+    transformed = WORKLOADS[workload](lib.func, mlp)
+    return lambda: transformed(x)
 
 
 def main():
@@ -51,18 +60,19 @@ def main():
     scale = 1 / np.sqrt(WIDTH)
     arrays = [(rng.standard_normal(s) * scale).astype(np.float32)
               for s in ((WIDTH, WIDTH), (WIDTH,), (WIDTH, WIDTH), (WIDTH,), (WIDTH,))]
-    cases = {"ember": make_case(ember, arrays)}
+    print(f"{'workload':<34} {'ember':>10} {'torch':>10} {'ember/torch':>12}")
     if torch is not None:
         torch.set_num_threads(2)
-        cases["torch"] = make_case(torch, arrays)
-        np.testing.assert_allclose(cases["ember"]().numpy(), cases["torch"]().numpy(),
-                                   rtol=1e-4, atol=1e-5)
-    medians = bench(cases, args.rounds, args.min_round)
-    print(f"{'workload':<34} {'ember':>10} {'torch':>10} {'ember/torch':>12}")
-    t = medians.get("torch")
-    print(f"{'jacrev MLP 100-100-100 tanh f32':<34} {fmt_time(medians['ember']):>10} "
-          f"{fmt_time(t):>10} {fmt_ratio(medians['ember'], t):>12}")
-
+    for workload in WORKLOADS:
+        cases = {"ember": make_case(ember, arrays, workload)}
+        if torch is not None:
+            cases["torch"] = make_case(torch, arrays, workload)
+            np.testing.assert_allclose(cases["ember"]().numpy(), cases["torch"]().numpy(),
+                                       rtol=1e-4, atol=1e-5)
+        medians = bench(cases, args.rounds, args.min_round)
+        t = medians.get("torch")
+        print(f"{workload:<34} {fmt_time(medians['ember']):>10} {fmt_time(t):>10} "
+              f"{fmt_ratio(medians['ember'], t):>12}")
 
 if __name__ == "__main__":
     main()

@@ -1,9 +1,14 @@
-"""grad, vjp, jacrev, hessian, jvp and jacfwd of ``ember.func``, all on reverse mode.
+"""grad, vjp, jacrev, hessian, jvp and jacfwd of ``ember.func``.
 
 ``vjp`` runs the function once on inputs wrapped by a ``Level`` and returns a function
 that backpropagates cotangents through that graph (kept, so it can run many times).
-``jvp`` uses the double-vjp identity: ``g(u) = J^T u`` is linear in ``u``, so the
-gradient of ``<g(u), t>`` with respect to ``u`` is ``J t``, exactly.
+``jvp`` runs the function once inside a forward-mode AD level (``forward_ad``) on dual
+inputs and reads the tangents of the outputs, as torch.func does; ``jacfwd`` does so
+once per input element. ember's forward AD has a single level, so a ``jvp`` started
+while one is open (``jvp(jvp(f))``, ``jacfwd(jacfwd(f))``) computes its product with
+the double-vjp identity instead: ``g(u) = J^T u`` is linear in ``u``, so the gradient
+of ``<g(u), t>`` with respect to ``u`` is ``J t``, exactly. Its reverse passes run
+with the outer level open, so the outer tangents flow through them.
 """
 import functools
 
@@ -11,8 +16,9 @@ from .. import _functions as F
 from .._creation import eye, ones_like, zeros, zeros_like
 from .._tensor import Tensor
 from ..autograd.backprop import grad as autograd_grad
+from ..autograd import forward_ad
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
-from .levels import Level
+from .levels import Level, carries_tangents
 from .pytree import tree_flatten, tree_unflatten, tree_map
 
 
@@ -77,6 +83,8 @@ class _VjpGraph:
         self.level, self.inputs, self.outputs, self.spec = level, inputs, outputs, spec
         self.outer_grad = outer_grad
         self.outputs_reach_outside = outer_grad and level.reaches_outside(outputs)
+        # an enclosing forward-mode level's tangents flow through recorded passes only
+        self.tangents = carries_tangents(list(inputs) + list(outputs))
 
     def backward(self, cotangents):
         """Flat gradients (one per input, zeros where unused) of ``<outputs, cotangents>``."""
@@ -88,8 +96,9 @@ class _VjpGraph:
         if not pairs:
             return [zeros_like(t) for t in self.inputs]
         with self.level, enable_grad():
-            keep = self.outer_grad and (self.outputs_reach_outside or
-                                        self.level.reaches_outside([c for _, c in pairs]))
+            keep = self.tangents or carries_tangents([c for _, c in pairs]) or (
+                self.outer_grad and (self.outputs_reach_outside or
+                                     self.level.reaches_outside([c for _, c in pairs])))
             grads = autograd_grad([o for o, _ in pairs], self.inputs, [c for _, c in pairs],
                                   retain_graph=True, create_graph=keep, allow_unused=True)
         grads = [zeros_like(t) if g is None else g for t, g in zip(self.inputs, grads)]
@@ -287,15 +296,15 @@ def _jacobian_rows(graph, in_spec):
 
 
 def hessian(func, argnums=0):
-    """The Hessian of a scalar function: the Jacobian of its gradient (``jacrev`` twice here;
-    PyTorch composes jacfwd over jacrev, with the same result).
+    """The Hessian of a scalar function: the Jacobian of its gradient, forward over reverse
+    (``jacfwd(jacrev(func))``).
 
     >>> import ember
     >>> ember.func.hessian(lambda x: (x ** 3).sum())(ember.tensor([1., 2.]))
     tensor([[ 6.,  0.],
             [ 0., 12.]])
     """
-    return jacrev(jacrev(func, argnums), argnums)
+    return jacfwd(jacrev(func, argnums), argnums)
 
 
 # ---------------------------------------------------------------- forward products
@@ -329,7 +338,7 @@ def _check_jvp_args(primals, tangents, api):
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """``(func(*primals), J @ tangents)`` (and aux): the Jacobian-vector product, computed
-    exactly from two reverse passes.
+    with forward-mode AD (one run of ``func`` on dual tensors).
 
     >>> import ember
     >>> x = ember.tensor([1., 2.])
@@ -338,19 +347,56 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """
     api = "jvp(f, primals, tangents)"
     flat_tangents = _check_jvp_args(primals, tangents, api)
-    outer_grad = is_grad_enabled()
-    level = Level()
-    with level, enable_grad():
-        argnums = tuple(range(len(primals)))
-        graph, in_spec, output, aux = _record(func, primals, primals, argnums, api, has_aux,
-                                              what="f(*primals)")
-        products = _forward_products(level, graph, [flat_tangents], outer_grad, strict)[0]
-    products = tree_unflatten(products, graph.spec)
+    argnums = tuple(range(len(primals)))
+    if forward_ad._open:  # an enclosing jvp holds ember's only forward level
+        output, products, aux = _jvp_by_double_vjp(func, primals, primals, argnums,
+                                                   [flat_tangents], strict, has_aux)
+        products = products[0]
+    else:
+        output, products, aux = _jvp_forward(func, primals, primals, argnums, flat_tangents,
+                                             strict, has_aux)
     return (output, products, aux) if has_aux else (output, products)
 
 
 _INDEPENDENT = ("jvp(f, primals, tangents, strict=True): The output of f is independent of the "
                 "inputs. This is not allowed with strict=True.")
+_API = "jvp(f, primals, tangents)"
+
+
+def _jvp_forward(func, args, diff_args, argnums, flat_tangents, strict, has_aux):
+    """``(output, J t, aux)`` of ``func(*args)`` for tangents of the ``argnums`` arguments
+    (``diff_args``, a pytree of the same leaves as ``flat_tangents``), in a dual level."""
+    flat_primals, spec = tree_flatten(diff_args)
+    with forward_ad.dual_level():
+        duals = [forward_ad.make_dual(p, t) for p, t in zip(flat_primals, flat_tangents)]
+        output, aux = _split_aux(func(*_replaced(args, argnums, tree_unflatten(duals, spec))),
+                                 has_aux, _API)
+        if has_aux:
+            _check_aux(aux)
+        flat_out, out_spec = tree_flatten(output)
+        _check_output_leaves(flat_out, _API, "f(*primals)")
+        outs, products = [], []
+        for o in flat_out:
+            primal, tangent = forward_ad.unpack_dual(o)
+            if tangent is None:
+                if strict:
+                    raise RuntimeError(_INDEPENDENT)
+                tangent = zeros_like(primal)
+            outs.append(primal)
+            products.append(tangent)
+    # closing the level dropped the tangents of the outputs and aux; their values remain
+    return tree_unflatten(outs, out_spec), tree_unflatten(products, out_spec), aux
+
+
+def _jvp_by_double_vjp(func, args, diff_args, argnums, tangent_sets, strict, has_aux):
+    """``(output, [J t for t in tangent_sets], aux)`` from reverse passes only (each ``t`` a
+    flat tangent list over ``diff_args``); used below an open forward level."""
+    outer_grad = is_grad_enabled()
+    level = Level()
+    with level, enable_grad():
+        graph, _, output, aux = _record(func, args, diff_args, argnums, _API, has_aux)
+        products = _forward_products(level, graph, tangent_sets, outer_grad, strict)
+    return output, [tree_unflatten(p, graph.spec) for p in products], aux
 
 
 def _forward_products(level, graph, tangent_sets, outer_grad, strict=False):
@@ -367,8 +413,9 @@ def _forward_products(level, graph, tangent_sets, outer_grad, strict=False):
                 raise RuntimeError(_INDEPENDENT)
             results.append([zeros_like(o) for o in graph.outputs])
             continue
-        keep = outer_grad and level.reaches_outside([g for g, _ in pairs] +
-                                                    [t for _, t in pairs])
+        ends = [g for g, _ in pairs] + [t for _, t in pairs]
+        keep = graph.tangents or carries_tangents(ends) or (
+            outer_grad and level.reaches_outside(ends))
         prods = autograd_grad([g for g, _ in pairs], dummies, [t for _, t in pairs],
                               retain_graph=True, create_graph=keep, allow_unused=True)
         if strict and any(p is None for p in prods):
@@ -379,7 +426,8 @@ def _forward_products(level, graph, tangent_sets, outer_grad, strict=False):
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """The transform computing the Jacobian column by column with Jacobian-vector products.
+    """The transform computing the Jacobian column by column with Jacobian-vector products
+    (one forward-mode run of ``func`` per input element).
 
     >>> import ember
     >>> ember.func.jacfwd(lambda x: x.sin())(ember.tensor([0., 0.]))
@@ -395,32 +443,48 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         nums = _check_argnums(argnums, len(args))
         diff_args = _selected(args, nums)
         _check_tensor_leaves(diff_args)
-        outer_grad = is_grad_enabled()
-        level = Level()
-        with level, enable_grad():
-            graph, in_spec, output, aux = _record(lambda *a: func(*a, **kwargs), args,
-                                                  diff_args, nums, "jvp(f, primals, tangents)",
-                                                  has_aux)
-            jac = _jacobian_columns(level, graph, in_spec, outer_grad)
+        flat_in, in_spec = tree_flatten(diff_args)
+        call = lambda *a: func(*a, **kwargs)  # noqa: E731
+        tangent_sets = _basis_tangents(flat_in)
+        if forward_ad._open:  # an enclosing jvp holds ember's only forward level
+            output, columns, aux = _jvp_by_double_vjp(call, args, diff_args, nums,
+                                                      tangent_sets, False, has_aux)
+            columns = [tree_flatten(c)[0] for c in columns]
+        else:
+            columns, aux = [], None
+            for k, tangents in enumerate(tangent_sets or [[zeros_like(t) for t in flat_in]]):
+                output, products, aux_k = _jvp_forward(call, args, diff_args, nums, tangents,
+                                                       False, has_aux)
+                columns.append(tree_flatten(products)[0])
+                aux = aux_k if k == 0 else aux
+            columns = columns if tangent_sets else []
+        flat_out, out_spec = tree_flatten(output)
+        jac = _assemble_columns(columns, flat_out, flat_in, out_spec, in_spec)
         return (jac, aux) if has_aux else jac
 
     return wrapper
 
 
-def _jacobian_columns(level, graph, in_spec, outer_grad):
-    outs, ins = graph.outputs, graph.inputs
-    sizes = [t.numel() for t in ins]
+def _basis_tangents(flat_in):
+    """One flat tangent list per input element: the standard basis, split over the inputs."""
+    sizes = [t.numel() for t in flat_in]
     total = sum(sizes)
-    dtype = ins[0].dtype if ins else None
-    basis = eye(total, dtype=dtype) if total else None
+    if not total:
+        return []
+    basis = eye(total, dtype=flat_in[0].dtype)
     tangent_sets = []
     for k in range(total):
         tangents, start = [], 0
-        for t, n in zip(ins, sizes):
-            tangents.append(basis[k, start:start + n].reshape(t.shape))
+        for t, n in zip(flat_in, sizes):
+            tangents.append(basis[k, start:start + n].reshape(t.shape).to(t.dtype))
             start += n
         tangent_sets.append(tangents)
-    columns = _forward_products(level, graph, tangent_sets, outer_grad)
+    return tangent_sets
+
+
+def _assemble_columns(columns, outs, ins, out_spec, in_spec):
+    """The Jacobian blocks (output shape + input shape) from the flat columns ``J e_k``."""
+    sizes = [t.numel() for t in ins]
     blocks = []
     for i, o in enumerate(outs):
         full = (F.stack([c[i] for c in columns], dim=-1) if columns
@@ -430,4 +494,4 @@ def _jacobian_columns(level, graph, in_spec, outer_grad):
             row.append(full[..., start:start + n].reshape(tuple(o.shape) + tuple(t.shape)))
             start += n
         blocks.append(row)
-    return _assemble(blocks, outs, ins, graph.spec, in_spec)
+    return _assemble(blocks, outs, ins, out_spec, in_spec)

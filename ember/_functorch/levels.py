@@ -6,9 +6,14 @@ transform or the user's own autograd still sees through). Results are returned a
 to their graph only where that graph reaches a leaf the level does not own (a leaf of an
 enclosing transform, a parameter captured by the function): otherwise they are detached,
 so no ``requires_grad`` leaks out of a transform, the way torch.func behaves.
+
+Levels are transparent to forward-mode AD: while a dual level is open (an enclosing
+``jvp``/``jacfwd``), a wrapped input keeps its tangent, and a released result keeps
+the tangent it got, so forward-over-reverse (``jacfwd(jacrev(f))``) sees through.
 """
 import threading
 
+from ..autograd import forward_ad
 from ..autograd.graph import AccumulateGrad, accumulator_of
 from ..autograd.grad_mode import is_grad_enabled
 
@@ -45,8 +50,9 @@ class Level:
     def wrap(self, t):
         """The tensor the function sees in place of input ``t``."""
         if t.requires_grad:
-            return t.view_as(t)
+            return t.view_as(t)  # a view op: it carries a tangent over itself
         leaf = t.detach().requires_grad_()
+        _carry_tangent(t, leaf)
         node = accumulator_of(leaf)
         node._functorch_level = self
         self._owned_nodes.append(node)
@@ -75,5 +81,22 @@ class Level:
     def release(self, t):
         """``t`` as a transform returns it: detached unless it depends on outside leaves."""
         if t.requires_grad and not (is_grad_enabled() and self.reaches_outside([t])):
-            return t.detach()
+            detached = t.detach()
+            _carry_tangent(t, detached, self.release)
+            return detached
         return t
+
+
+def carries_tangents(tensors):
+    """Whether a dual level is open and one of ``tensors`` has a tangent at it (reverse
+    passes must then record their graph, as that is what propagates the tangents)."""
+    return bool(forward_ad._open) and forward_ad.has_tangent(tensors)
+
+
+def _carry_tangent(src, dst, convert=None):
+    """Give ``dst`` (a detached copy of ``src``) the tangent ``src`` has, if any."""
+    if not forward_ad._open:
+        return
+    tangent = forward_ad.tangent_of(src)
+    if tangent is not None:
+        forward_ad.set_tangent(dst, tangent if convert is None else convert(tangent))

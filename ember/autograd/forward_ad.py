@@ -307,7 +307,9 @@ def _jvp_from_backward(cls, args, tangents, outs):
         if not isinstance(a, Tensor):
             leaves.append(a)
             continue
-        leaf = a if keep_graph and a._requires_grad else a.detach()
+        # an alias of its own per argument: arguments can depend on each other (maximum(x,
+        # 0.3 * x)), and the gradient with respect to x itself would sum over both
+        leaf = a.view_as(a) if keep_graph and a._requires_grad else a.detach()
         if u is not None and a._data.dtype.kind == "f":
             if not leaf._requires_grad:
                 leaf.requires_grad_(True)

@@ -67,6 +67,41 @@ def test_jvp_is_the_directional_derivative():
     close(product, numeric_jacobian(vector_fn, X) @ tangent)
 
 
+def test_jvp_runs_on_forward_mode_ad():
+    class Double(ember.autograd.Function):  # backward only: forward mode cannot use it
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+    assert func.grad(lambda x: Double.apply(x).sum())(t64([1.0])).item() == 2.0
+    with pytest.raises(NotImplementedError, match="must implement the jvp function"):
+        func.jvp(Double.apply, (t64([1.0]),), (t64([1.0]),))
+
+
+def test_nested_forward_transforms_match_finite_differences():
+    # the inner jvp / jacfwd runs below the outer one's dual level (double-vjp products)
+    hess = numeric_jacobian(lambda x: func.grad(scalar_fn)(x), X)
+    close(func.jacfwd(func.jacfwd(scalar_fn))(t64(X)), hess, tol=1e-5)
+    u, v = RNG.standard_normal(3), RNG.standard_normal(3)
+    inner = lambda x: func.jvp(scalar_fn, (x,), (t64(u),))[1]  # noqa: E731
+    _, second = func.jvp(inner, (t64(X),), (t64(v),))
+    close(second, u @ hess @ v, tol=1e-5)
+    close(func.grad(inner)(t64(X)), hess @ u, tol=1e-5)
+    close(func.jvp(func.grad(scalar_fn), (t64(X),), (t64(v),))[1], hess @ v, tol=1e-5)
+
+
+def test_hessian_through_an_op_whose_arguments_share_an_input():
+    # maximum's tangent comes from its backward; its arguments x and 0.3 x are not
+    # independent, which forward-over-reverse must not count twice
+    def f(x):
+        return (ember.maximum(x, 0.3 * x) * x.exp()).sum()
+    x = np.array([0.5, -0.3, 1.5])
+    close(func.hessian(f)(t64(x)), numeric_jacobian(lambda x: func.grad(f)(x), x), tol=1e-5)
+
+
 def test_vjp_of_a_tuple_output():
     cots = RNG.standard_normal(4), RNG.standard_normal(3)
     out, vjp_fn = func.vjp(lambda x: (vector_fn(x), ember.cos(x)), t64(X))
