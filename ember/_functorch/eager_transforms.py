@@ -14,6 +14,7 @@ from ..autograd.backprop import grad as autograd_grad
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from .levels import Level
 from .pytree import tree_flatten, tree_unflatten, tree_map
+from .vmap import vmap
 
 
 # ---------------------------------------------------------------- argument checks
@@ -278,7 +279,6 @@ def _vjps_of_chunk(graph, chunk, n):
     cotangents = [row.reshape((n,) + tuple(out.shape)) for row, out in zip(chunk, graph.outputs)]
     if n == 1:  # a plain loop step: vmap's limits do not apply
         return [g.unsqueeze(0) for g in graph.backward([c[0] for c in cotangents])]
-    from .vmap import vmap  # vmap's module imports the autograd hooks; keep it lazy
     return list(vmap(lambda *cots: tuple(graph.backward(list(cots))))(*cotangents))
 
 

@@ -11,6 +11,9 @@ from .._tensor import Tensor
 from .. import _functions as F
 from .backprop import grad as _autograd_grad_raw
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
+from . import forward_ad as fwAD
+from .._functorch.eager_transforms import _basis_chunk
+from .._functorch.vmap import vmap
 
 
 def _as_tuple(value, what, fn_name):
@@ -204,14 +207,8 @@ _STRATEGY_HINT = (
 def _identity_blocks(tensors):
     """The identity of size ``sum(numel)`` cut column-wise into one ``(total, numel)``
     block per tensor, in the tensor's dtype."""
-    from .._functorch.eager_transforms import _basis_chunk
     numels = [t.numel() for t in tensors]
     return _basis_chunk(tensors, numels, 0, sum(numels))
-
-
-def _vmap(func):
-    from .._functorch.vmap import vmap  # the transform layer sits above autograd's core
-    return vmap(func)
 
 
 def _unpack(res, is_outputs_tuple, is_inputs_tuple):
@@ -231,7 +228,6 @@ def _jacfwd(func, inputs, strict, vectorize):
     if not vectorize:
         raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse "
                                   "Hessian isonly implemented for `vectorize=True`.")
-    from . import forward_ad as fwAD
     numels = [t.numel() for t in inputs]
     seen = {}
 
@@ -244,7 +240,7 @@ def _jacfwd(func, inputs, strict, vectorize):
             return tuple(zeros_like(u.primal) if u.tangent is None else u.tangent
                          for u in unpacked)
 
-    stacked = _vmap(column_products)(*_identity_blocks(inputs))
+    stacked = vmap(column_products)(*_identity_blocks(inputs))
     # the batch dim runs over the inputs' entries: it goes last, after the output's dims
     res = [[jac.permute(*range(1, jac.dim()), 0).reshape(tuple(out.shape) + tuple(t.shape))
             for jac, t in zip(full.split(numels, 0), inputs)]
