@@ -7,9 +7,9 @@ The MLP is ``tanh(x W1^T + b1) W2^T + b2`` with 100 inputs, 100 hidden units and
 ``jacrev(mlp)(x)`` and ``jacfwd(mlp)(x)``, a 100x100 Jacobian, and ``hessian`` of
 ``mlp(x).sum()`` (jacfwd over jacrev). Timing is benchmarks/run.py's: a warm-up, then
 alternating rounds (ember, torch, torch, ember, ...), medians per call and the ratio
-ember/torch (lower is better). torch.func batches the 100 vector-Jacobian (or
-Jacobian-vector) products with vmap; ember, without vmap yet, runs them one after another
-(jacfwd: one forward-mode run of the MLP per input element).
+ember/torch (lower is better). Both libraries batch jacrev's 100 vector-Jacobian products into
+one vmapped backward pass; ember's jacfwd runs one forward-mode pass per input element,
+torch's one vmapped pass.
 """
 import argparse
 import os

@@ -20,6 +20,7 @@ from ..autograd import forward_ad
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from .levels import Level, carries_tangents
 from .pytree import tree_flatten, tree_unflatten, tree_map
+from .vmap import vmap
 
 
 # ---------------------------------------------------------------- argument checks
@@ -244,8 +245,9 @@ def _assemble(blocks, out_leaves, in_leaves, out_spec, in_spec):
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
-    """The transform computing the Jacobian with reverse mode: one vjp per output element.
-    Each Jacobian has the shape ``output.shape + input.shape``.
+    """The transform computing the Jacobian with reverse mode: the vjps of all the rows of
+    the identity run as one vmapped vjp (``chunk_size`` rows at a time; ``chunk_size=1``
+    loops, free of vmap's limits). Each Jacobian has the shape ``output.shape + input.shape``.
 
     >>> import ember
     >>> ember.func.jacrev(lambda x: x ** 2)(ember.tensor([1., 2.]))
@@ -261,38 +263,68 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         _check_tensor_leaves(diff_args)
         graph, in_spec, output, aux = _record(lambda *a: func(*a, **kwargs), args, diff_args,
                                               nums, "vjp(f, *primals)", has_aux)
-        jac = _jacobian_rows(graph, in_spec)
+        per_input = _stacked_vjps(graph, chunk_size, _preallocate_and_copy)
+        jac = _split_by_output(per_input, graph, in_spec)
         return (jac, aux) if has_aux else jac
 
     return wrapper
 
 
-def _jacobian_rows(graph, in_spec):
-    outs, ins = graph.outputs, graph.inputs
-    sizes = [o.numel() for o in outs]
-    total = sum(sizes)
-    dtype = outs[0].dtype if outs else None
-    rows = [[] for _ in ins]
-    if total:
-        basis = eye(total, dtype=dtype)
-    for k in range(total):
-        cots, start = [], 0
-        for o, n in zip(outs, sizes):
-            cots.append(basis[k, start:start + n].reshape(o.shape))
-            start += n
-        for j, g in enumerate(graph.backward(cots)):
-            rows[j].append(g)
-    stacked = [F.stack(r) if r else None for r in rows]
+def _basis_chunk(outputs, numels, lo, n):
+    """Rows ``lo:lo+n`` of the identity of size ``sum(numels)``, cut into one block per
+    output (``n x numel``, the output's dtype)."""
     blocks, start = [], 0
-    for o, n in zip(outs, sizes):
-        row = []
-        for t, full in zip(ins, stacked):
-            part = (full[start:start + n] if full is not None
-                    else zeros((0,) + tuple(t.shape), dtype=t.dtype))
-            row.append(part.reshape(tuple(o.shape) + tuple(t.shape)))
-        blocks.append(row)
-        start += n
-    return _assemble(blocks, outs, ins, graph.spec, in_spec)
+    for out, numel in zip(outputs, numels):
+        block = zeros((n, numel), dtype=out.dtype)
+        if n and numel:
+            block.diagonal(lo - start).fill_(1)
+        blocks.append(block)
+        start += numel
+    return blocks
+
+
+def _vjps_of_chunk(graph, chunk, n):
+    """Per input, the vjps of the ``n`` basis rows in ``chunk``, stacked on dim 0."""
+    cotangents = [row.reshape((n,) + tuple(out.shape)) for row, out in zip(chunk, graph.outputs)]
+    if n == 1:  # a plain loop step: vmap's limits do not apply
+        return [g.unsqueeze(0) for g in graph.backward([c[0] for c in cotangents])]
+    return list(vmap(lambda *cots: tuple(graph.backward(list(cots))))(*cotangents))
+
+
+def _stacked_vjps(graph, chunk_size, preallocate):
+    """Per input, the Jacobian of all the outputs flattened: ``(total, *input.shape)``."""
+    outs, ins = graph.outputs, graph.inputs
+    numels = [o.numel() for o in outs]
+    total = sum(numels)
+    if not total:
+        return [zeros((0,) + tuple(t.shape), dtype=t.dtype) for t in ins]
+    step = total if chunk_size is None or chunk_size >= total else chunk_size
+    if step == total:
+        return _vjps_of_chunk(graph, _basis_chunk(outs, numels, 0, total), total)
+    results = ([zeros((total,) + tuple(t.shape), dtype=t.dtype) for t in ins]
+               if preallocate else [[] for _ in ins])
+    for lo in range(0, total, step):
+        n = min(step, total - lo)
+        for r, part in zip(results, _vjps_of_chunk(graph, _basis_chunk(outs, numels, lo, n),
+                                                   n)):
+            if preallocate:
+                r[lo:lo + n].copy_(part)
+            else:
+                r.append(part)
+    return results if preallocate else [F.cat(r) for r in results]
+
+
+def _split_by_output(per_input, graph, in_spec):
+    """The output tree of input trees of Jacobian blocks ``output.shape + input.shape``."""
+    outs, ins = graph.outputs, graph.inputs
+    numels = [o.numel() for o in outs]
+    rows = [[] for _ in outs]
+    for full, t in zip(per_input, ins):
+        start = 0
+        for row, out, numel in zip(rows, outs, numels):
+            row.append(full[start:start + numel].reshape(tuple(out.shape) + tuple(t.shape)))
+            start += numel
+    return tree_unflatten([tree_unflatten(row, in_spec) for row in rows], graph.spec)
 
 
 def hessian(func, argnums=0):

@@ -152,7 +152,12 @@ def _grads_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, al
         raise RuntimeError("is_grads_batched=True needs grad_outputs (and ember.func.vmap)")
     outputs, gos = _as_tuple(outputs), _as_tuple(grad_outputs)
 
-    def one(*vectors):
-        return grad(outputs, inputs, vectors, retain_graph=True, create_graph=create_graph,
-                    allow_unused=allow_unused, materialize_grads=materialize_grads)
-    return vmap(one)(*gos)
+    unused = []
+
+    def one(*vectors):  # vmap returns tensors only: the inputs left unused pass as None
+        grads = grad(outputs, inputs, vectors, retain_graph=True, create_graph=create_graph,
+                     allow_unused=allow_unused, materialize_grads=materialize_grads)
+        unused[:] = [g is None for g in grads]
+        return tuple(g for g in grads if g is not None)
+    used = iter(vmap(one)(*gos))
+    return tuple(None if u else next(used) for u in unused)

@@ -11,6 +11,9 @@ from .._tensor import Tensor
 from .. import _functions as F
 from .backprop import grad as _autograd_grad_raw
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
+from . import forward_ad as fwAD
+from .._functorch.eager_transforms import _basis_chunk
+from .._functorch.vmap import vmap
 
 
 def _as_tuple(value, what, fn_name):
@@ -53,7 +56,8 @@ def _check_v(v, other, is_other_tuple):
             raise RuntimeError(f"v has invalid size: should be {o.shape} but got {vi.shape}.")
 
 
-def _grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
+def _grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None,
+          is_grads_batched=False):
     """Per input the gradient, or None where it does not depend on the outputs (outputs
     that do not require grad are left out)."""
     if grad_outputs is None:
@@ -63,7 +67,7 @@ def _grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=N
         return (None,) * len(inputs)
     return _autograd_grad_raw([o for o, _ in pairs], inputs, [g for _, g in pairs],
                               allow_unused=True, create_graph=create_graph,
-                              retain_graph=retain_graph)
+                              retain_graph=retain_graph, is_grads_batched=is_grads_batched)
 
 
 _NOT_DIFFERENTIABLE = {
@@ -194,22 +198,70 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
             _untuple(is_outputs_tuple, _postprocess(products, create_graph)))
 
 
-def _check_strategy(strategy, vectorize, strict, message=None):
-    if strategy not in ("forward-mode", "reverse-mode"):
-        raise AssertionError(message or (
-            'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
-            'function has more outputs than inputs, "forward-mode" tends to be more performant. '
-            'Otherwise, prefer to use "reverse-mode".'))
-    if strict and vectorize:
-        raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
-                           "`vectorized=True` are not supported together. Please either set "
-                           "`strict=False` or `vectorize=False`.")
-    if strategy == "forward-mode" and not vectorize:
+_STRATEGY_HINT = (
+    'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+    'function has more outputs than inputs, "forward-mode" tends to be more performant. '
+    'Otherwise, prefer to use "reverse-mode".')
+
+
+def _identity_blocks(tensors):
+    """The identity of size ``sum(numel)`` cut column-wise into one ``(total, numel)``
+    block per tensor, in the tensor's dtype."""
+    numels = [t.numel() for t in tensors]
+    return _basis_chunk(tensors, numels, 0, sum(numels))
+
+
+def _unpack(res, is_outputs_tuple, is_inputs_tuple):
+    """Undo the tupling of outputs (outer) and inputs (inner), leaving the rest as is."""
+    if not is_inputs_tuple:
+        res = tuple(row[0] for row in res)
+    return res if is_outputs_tuple else res[0]
+
+
+def _jacfwd(func, inputs, strict, vectorize):
+    """The forward-mode Jacobian: one vmapped forward-mode jvp over the identity."""
+    if strict:
+        raise RuntimeError('torch.autograd.functional.jacobian: `strict=True` and '
+                           '`strategy="forward-mode"` are not supported together (yet). Please '
+                           'either set `strict=False` or `strategy="reverse-mode"`.')
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+    if not vectorize:
         raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse "
                                   "Hessian isonly implemented for `vectorize=True`.")
-    if vectorize:
-        raise NotImplementedError("jacobian: vectorize=True needs vmap, which ember does not "
-                                  "have yet")
+    numels = [t.numel() for t in inputs]
+    seen = {}
+
+    def column_products(*tangents):
+        with fwAD.dual_level():
+            duals = tuple(fwAD.make_dual(t, tan.view_as(t)) for t, tan in zip(inputs, tangents))
+            seen["is_tuple"], outs = _as_tuple(func(*duals), "outputs", "jacobian")
+            unpacked = [fwAD.unpack_dual(o) for o in outs]
+            seen["outputs"] = [u.primal for u in unpacked]
+            return tuple(zeros_like(u.primal) if u.tangent is None else u.tangent
+                         for u in unpacked)
+
+    stacked = vmap(column_products)(*_identity_blocks(inputs))
+    # the batch dim runs over the inputs' entries: it goes last, after the output's dims
+    res = [[jac.permute(*range(1, jac.dim()), 0).reshape(tuple(out.shape) + tuple(t.shape))
+            for jac, t in zip(full.split(numels, 0), inputs)]
+           for full, out in zip(stacked, seen["outputs"])]
+    # lists, not tuples, where nothing is unpacked: what torch returns on this path
+    return _unpack(res, seen["is_tuple"], is_inputs_tuple)
+
+
+def _vectorized_jacobian(outputs, inputs, create_graph):
+    """All the vjps of the identity rows in one ``grad(..., is_grads_batched=True)``;
+    per output a tuple of blocks, one per input."""
+    numels = [o.numel() for o in outputs]
+    total = sum(numels)
+    grads = _grad(tuple(o.reshape(-1) for o in outputs), inputs, tuple(_identity_blocks(outputs)),
+                  create_graph=create_graph, is_grads_batched=True)
+    per_input = [zeros_like(t).expand((total,) + tuple(t.shape)) if g is None else g
+                 for g, t in zip(grads, inputs)]
+    split = [full.split(numels, 0) for full in per_input]
+    return [tuple(split[j][i].view(tuple(out.shape) + tuple(t.shape))
+                  for j, t in enumerate(inputs))
+            for i, out in enumerate(outputs)]
 
 
 def _jacobian_of_output(i, out, inputs, create_graph, strict):
@@ -246,7 +298,15 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     tensor([[2., 0.],
             [0., 4.]])
     """
-    _check_strategy(strategy, vectorize, strict)
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError(_STRATEGY_HINT)
+    if strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError(
+                'torch.autograd.functional.jacobian: `create_graph=True` and '
+                '`strategy="forward-mode"` are not supported together (yet). Please either set '
+                '`create_graph=False` or `strategy="reverse-mode"`.')
+        return _jacfwd(func, inputs, strict, vectorize)
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _preprocess(inputs, create_graph, need_graph=True)
@@ -254,8 +314,15 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
         is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
                                               "jacobian")
         _check_requires_grad(outputs, "outputs", strict)
-        blocks = [_jacobian_of_output(i, out, inputs, create_graph, strict)
-                  for i, out in enumerate(outputs)]
+        if vectorize and strict:
+            raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
+                               "`vectorized=True` are not supported together. Please either set "
+                               "`strict=False` or `vectorize=False`.")
+        if vectorize:
+            blocks = _vectorized_jacobian(outputs, inputs, create_graph)
+        else:
+            blocks = [_jacobian_of_output(i, out, inputs, create_graph, strict)
+                      for i, out in enumerate(outputs)]
     blocks = [_untuple(is_inputs_tuple, _postprocess(row, create_graph)) for row in blocks]
     return _untuple(is_outputs_tuple, tuple(blocks))
 
@@ -284,16 +351,19 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
             [ 0., 12.]])
     """
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
-    _check_strategy(outer_jacobian_strategy, vectorize, strict,
-                    'Expected strategy to be either "forward-mode" or "reverse-mode".')
+    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
 
     def gradient(*inp):  # the Jacobian of the single output: the function differentiated
+        if outer_jacobian_strategy == "forward-mode":  # dual inputs: keep them, not copies
+            inp = tuple(t.requires_grad_(True) for t in inp)
         jac = jacobian(lambda *a: _single_output(func, a, "hessian", strict).squeeze(), inp,
                        create_graph=True)
         _check_requires_grad(jac, "jacobian", strict)
         return jac
 
-    result = jacobian(gradient, inputs, create_graph=create_graph, strict=strict)
+    result = jacobian(gradient, inputs, create_graph=create_graph, strict=strict,
+                      vectorize=vectorize, strategy=outer_jacobian_strategy)
     return result if is_inputs_tuple else result[0][0]
 
 

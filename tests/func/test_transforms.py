@@ -294,5 +294,33 @@ def test_autograd_functional_strict():
     with pytest.raises(RuntimeError, match="independent of input 1"):
         AF.jacobian(lambda a, b: a * 2, (x, x), strict=True)
     close(AF.jacobian(lambda a, b: a * 2, (x, x))[1], np.zeros((3, 3)))
-    with pytest.raises(NotImplementedError):
-        AF.jacobian(vector_fn, x, vectorize=True)
+    with pytest.raises(RuntimeError, match="not supported together"):
+        AF.jacobian(vector_fn, x, vectorize=True, strict=True)
+
+
+def test_autograd_functional_vectorized_matches_loop():
+    x = t64(X)
+    expected = AF.jacobian(vector_fn, x)
+    for strategy in ("reverse-mode", "forward-mode"):
+        close(AF.jacobian(vector_fn, x, vectorize=True, strategy=strategy), expected)
+        close(AF.hessian(scalar_fn, x, vectorize=True, outer_jacobian_strategy=strategy),
+              AF.hessian(scalar_fn, x))
+    with pytest.raises(NotImplementedError, match="only implemented for `vectorize=True`"):
+        AF.hessian(scalar_fn, x, outer_jacobian_strategy="forward-mode")
+
+
+@pytest.mark.parametrize("chunk_size", [None, 1, 3, 5, 12, 13])
+def test_jacrev_chunks_match_finite_differences(chunk_size):
+    # two outputs (12 entries in all) of two inputs: chunks straddle the outputs
+    def f(x, y):
+        return {"m": ember.outer(ember.tanh(x), y), "s": (x * x.sum()).sin()}
+    x, y = RNG.standard_normal(3), RNG.standard_normal(3)
+    for pre in (False, True):
+        jac = func.jacrev(f, argnums=(0, 1), chunk_size=chunk_size,
+                          _preallocate_and_copy=pre)(t64(x), t64(y))
+        close(jac["m"][0], numeric_jacobian(lambda a: f(a, t64(y))["m"], x))
+        close(jac["m"][1], numeric_jacobian(lambda b: f(t64(x), b)["m"], y))
+        close(jac["s"][0], numeric_jacobian(lambda a: f(a, t64(y))["s"], x))
+        close(jac["s"][1], np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="greater than 0"):
+        func.jacrev(f, chunk_size=-1)
