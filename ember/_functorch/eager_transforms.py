@@ -299,6 +299,10 @@ def _stacked_vjps(graph, chunk_size, preallocate):
     if not total:
         return [zeros((0,) + tuple(t.shape), dtype=t.dtype) for t in ins]
     step = total if chunk_size is None or chunk_size >= total else chunk_size
+    if forward_ad._open:
+        # under a forward-mode level (jacfwd(jacrev(f)), hessian) the tangents must flow
+        # through each backward pass, which vmap's batched passes do not carry: loop
+        step = 1
     if step == total:
         return _vjps_of_chunk(graph, _basis_chunk(outs, numels, 0, total), total)
     results = ([zeros((total,) + tuple(t.shape), dtype=t.dtype) for t in ins]
