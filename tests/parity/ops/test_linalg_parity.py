@@ -425,6 +425,12 @@ ERRORS = [
     ("matrix_norm_same_dims", lambda lib, a: lib.linalg.matrix_norm(a, dim=(0, 0)), [O((2, 2))]),
     ("vector_norm_str", lambda lib, a: lib.linalg.vector_norm(a, ord="fro"), [O(2)]),
     ("vector_norm_int", lambda lib, a: lib.linalg.vector_norm(a), [O(2, np.int64)]),
+    # min/max-like norms have no identity over an empty tensor or an empty reduced dim
+    ("vector_norm_empty_inf", lambda lib, a: lib.linalg.vector_norm(a, float("inf")),
+     [O((0, 3))]),
+    ("vector_norm_empty_neg", lambda lib, a: lib.linalg.vector_norm(a, -1), [O((0, 3))]),
+    ("vector_norm_empty_dim", lambda lib, a: lib.linalg.vector_norm(a, -0.5, dim=(-2, 1)),
+     [O((2, 0, 3))]),
     ("cross_len", lambda lib, a, b: lib.linalg.cross(a, b), [O(2), O(2)]),
     ("cross_broadcast", lambda lib, a, b: lib.linalg.cross(a, b), [O((2, 3)), O((3, 3))]),
     ("multi_dot_one", lambda lib, a: lib.linalg.multi_dot([a]), [O(3)]),
