@@ -162,6 +162,17 @@ def test_unique_of_floats_and_errors():
         error_of(lambda: torch.unique(torch.ones(2), dim=3))
 
 
+@pytest.mark.parametrize("fn", ["unique", "unique_consecutive"])
+def test_unique_of_empty_and_0d(fn):
+    for shape, dim in [((0, 3), None), ((0, 3), 0), ((2, 0, 3), 1), ((2, 0, 3), -2)]:
+        compare(lambda lib, x: getattr(lib, fn)(x, return_inverse=True, return_counts=True,
+                                                dim=dim), np.zeros(shape), grad=False)
+    for shape, dim in [((0, 3), 1), ((3, 0), 0), ((0, 0), 0), ((), 0), ((), -1)]:
+        expected = error_of(lambda: getattr(torch, fn)(torch.zeros(shape), dim=dim))
+        assert expected is not None
+        assert error_of(lambda: getattr(ember, fn)(ember.zeros(shape), dim=dim)) == expected
+
+
 def test_multinomial_and_bernoulli_errors():
     cases = [
         lambda lib: lib.multinomial(lib.ones(2, 2, 2), 1),
