@@ -116,6 +116,12 @@ def test_solve_ex(dtype):
         assert lib.linalg.solve_ex(sing, lib.ones(3, dtype=sing.dtype)).info.tolist() == [0, 2, 1]
 
 
+@pytest.mark.parametrize("name", ["inv_ex", "cholesky_ex"])
+@pytest.mark.parametrize("shape", [(2, 0, 0), (0, 3, 3), (0, 0)], ids=str)
+def test_ex_of_empty_matrices(name, shape):
+    compare(lambda lib, x: getattr(lib.linalg, name)(x), np.zeros(shape), grad=False)
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("batch", BATCHES, ids=str)
 @pytest.mark.parametrize("upper", [False, True])
