@@ -116,6 +116,14 @@ def test_solve_ex(dtype):
         assert lib.linalg.solve_ex(sing, lib.ones(3, dtype=sing.dtype)).info.tolist() == [0, 2, 1]
 
 
+@pytest.mark.parametrize("a_shape,b_shape", [((3, 3), (2, 3, 2)), ((1, 3, 3), (2, 3, 2)),
+                                             ((2, 1, 3, 3), (4, 3, 1))], ids=str)
+def test_solve_ex_info_has_the_batch_of_A(a_shape, b_shape):
+    # the info is that of A's factorization: B's batch dims do not broadcast into it
+    compare(lambda lib, x, y: lib.linalg.solve_ex(x, y), well_conditioned(a_shape, np.float64),
+            randn(b_shape, np.float64), grad=False)
+
+
 @pytest.mark.parametrize("name", ["inv_ex", "cholesky_ex"])
 @pytest.mark.parametrize("shape", [(2, 0, 0), (0, 3, 3), (0, 0)], ids=str)
 def test_ex_of_empty_matrices(name, shape):
