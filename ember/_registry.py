@@ -161,13 +161,57 @@ def with_out(fn: Callable, name: str) -> Callable:
     """``fn`` taking PyTorch's keyword ``out=``: ``fn`` computes the result (without
     ``out``), ``write_out`` puts it into ``out``. The signature shown is ``fn``'s with
     ``out`` added."""
-    @functools.wraps(fn)
-    def function(*args, out=None, **kwargs):
-        if out is None:
-            return fn(*args, **kwargs)
-        return write_out(fn(*args, **kwargs), out, name)
+    function = functools.wraps(fn)(_out_wrapper(fn, name))
     function.__signature__ = _signature_with_out(fn)
     return function
+
+
+def _out_wrapper(fn, name):
+    """The wrapper of ``with_out``, generated with ``fn``'s own parameters: the functions
+    taking ``out=`` (``add``, ``mul``...) are called on every step of a model, and a generic
+    ``(*args, out=None, **kwargs)`` forwarder costs about as much again as the call itself."""
+    params = list(inspect.signature(fn).parameters.values())
+    if not fn.__name__.isidentifier() or any(p.name in ("out", "_fn", "_write_out", "_name")
+                                             or p.name.startswith("_default_") for p in params):
+        def function(*args, out=None, **kwargs):
+            if out is None:
+                return fn(*args, **kwargs)
+            return write_out(fn(*args, **kwargs), out, name)
+        return function
+    namespace = {"_fn": fn, "_write_out": write_out, "_name": name}
+    declared, passed = [], []
+    keyword_only = False
+    for i, p in enumerate(params):
+        text = p.name
+        if p.default is not p.empty:
+            namespace[f"_default_{i}"] = p.default
+            text += f"=_default_{i}"
+        if p.kind is p.VAR_POSITIONAL:
+            text, keyword_only = "*" + p.name, True
+        elif p.kind is p.VAR_KEYWORD:
+            text = "**" + p.name
+        elif p.kind is p.KEYWORD_ONLY and not keyword_only:
+            declared.append("*")
+            keyword_only = True
+        if p.kind is p.VAR_KEYWORD:
+            declared.append("*, out=None" if not keyword_only else "out=None")
+            keyword_only = True
+        declared.append(text)
+        passed.append(text.split("=")[0] if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD,
+                                                      p.POSITIONAL_ONLY)
+                      else f"{p.name}={p.name}" if keyword_only else p.name)
+        if p.kind is p.POSITIONAL_ONLY and (i + 1 == len(params)
+                                            or params[i + 1].kind is not p.POSITIONAL_ONLY):
+            declared.append("/")
+    if "out=None" not in declared:
+        declared.append("out=None" if keyword_only else "*, out=None")
+    call = f"_fn({', '.join(passed)})"
+    source = (f"def {fn.__name__}({', '.join(declared)}):\n"
+              f"    if out is None:\n"
+              f"        return {call}\n"
+              f"    return _write_out({call}, out, _name)\n")
+    exec(source, namespace)  # noqa: S102 -- generated from fn's own signature only
+    return namespace[fn.__name__]
 
 
 def _signature_with_out(fn):
