@@ -35,6 +35,8 @@ class Softmax(Primitive):
         xp = get_array_module(d)
         if d.ndim == 0:
             return xp.ones_like(d)
+        if d.size == 0:  # nothing to normalize (NumPy's max has no identity to start from)
+            return xp.empty_like(d)
         with xp.errstate(invalid="ignore"):  # a slice of all -inf gives nan, like PyTorch
             e = xp.exp(d - d.max(axis=dim, keepdims=True))
             return e / e.sum(axis=dim, keepdims=True)
@@ -58,6 +60,8 @@ class LogSoftmax(Primitive):
         xp = get_array_module(d)
         if d.ndim == 0:
             return xp.zeros_like(d)
+        if d.size == 0:
+            return xp.empty_like(d)
         with xp.errstate(invalid="ignore"):
             shifted = d - d.max(axis=dim, keepdims=True)
             return shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
