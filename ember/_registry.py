@@ -115,15 +115,20 @@ def method(fn: Callable | None = None, *, name: str | None = None, inplace: bool
     return declare if fn is None else declare(fn)
 
 
-def unary(cls, name: str, *, inplace: bool = False):
+def unary(cls, name: str, *, inplace: bool = False, out: bool = True):
     """Declare ``ember.<name>(input)`` as ``cls.apply(input)``: the function is generated,
-    the method is ``cls.apply`` itself."""
+    the method is ``cls.apply`` itself. ``out=False``: the function takes no ``out=`` (those
+    PyTorch gives none: ``relu``, ``isnan``...)."""
     apply = cls.apply
 
-    def function(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-        if out is None:
+    if out:
+        def function(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+            if out is None:
+                return apply(input)
+            return write_out(apply(input), out, name)
+    else:
+        def function(input: Tensor) -> Tensor:
             return apply(input)
-        return write_out(apply(input), out, name)
     _name_generated(function, name)
     _declare(name, function, apply, function, inplace)
     return function

@@ -590,3 +590,31 @@ def test_methods_take_no_out_as_in_torch():
             x.add(x, out=lib.empty(2))
         with pytest.raises(TypeError, match="unexpected keyword argument 'out'"):
             x.sum(0, out=lib.empty(()))
+
+
+def _takes_out(fn):
+    """Whether a torch function accepts ``out=`` (its signature is not introspectable)."""
+    x = torch.ones(2, 2)
+    for args in ((x,), (x, x)):
+        try:
+            fn(*args, out=torch.empty(0))
+        except TypeError as e:
+            if "unexpected keyword argument 'out'" in str(e):
+                return False
+        except Exception:  # noqa: BLE001 -- wrong arguments for this op: out= was accepted
+            pass
+    return True
+
+
+def test_only_functions_pytorch_gives_out_take_out():
+    import inspect
+    from ember._registry import DECLARED
+    with_out = [name for name, d in DECLARED.items() if d.function is not None
+                and "out" in inspect.signature(d.function).parameters
+                and hasattr(torch, name)]
+    assert {"add", "sin", "isposinf"} <= set(with_out)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert [name for name in with_out if not _takes_out(getattr(torch, name))] == []
+    with pytest.raises(TypeError, match="unexpected keyword argument 'out'"):
+        ember.relu(ember.ones(2), out=ember.empty(2))
