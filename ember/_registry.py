@@ -270,8 +270,83 @@ def write_out(result: Tensor | tuple, out: Tensor | tuple, name: str) -> Tensor 
         return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
     _check_out_tensor(out, name)
     _check_no_grad((result,), (out,), name)
-    _write_one(result, out)
+    rule = _OUT_DTYPE_RULES.get(name)
+    if rule is not None:
+        problem = rule(result.dtype, out.dtype)
+        if problem:
+            raise problem if isinstance(problem, Exception) else RuntimeError(problem)
+    _write_one(result, out, cast_any=name in _OUT_ANY_DTYPE)
     return out
+
+
+# ---- out= dtypes PyTorch checks per op (others: a cast within the result's kind) ----------
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+              "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+              "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+              "bool": "bool", "complex64": "c10::complex<float>",
+              "complex128": "c10::complex<double>"}
+
+
+def _same_dtype(template):
+    """out must have the result's dtype exactly."""
+    def rule(result, out):
+        if out is not result:
+            return template.format(out=out.scalar_name, result=result.scalar_name)
+    return rule
+
+
+def _index_dtype(result, out):
+    if out is not result:
+        return (f"Expected out tensor to have dtype {_CPP_NAMES.get(result.name, result.name)}, "
+                f"but got {_CPP_NAMES.get(out.name, out.name)} instead")
+
+
+def _nonzero_dtype(result, out):
+    if out is not result:  # sic: PyTorch's message has no space before the dtype
+        return f"nonzero: Expected out tensor to have scalar type Long but got scalar type" \
+               f"{out.scalar_name}"
+
+
+def _truth_dtype(name):
+    def rule(result, out):
+        if out.name == "uint8":  # PyTorch then reduces the input cast to uint8 (0.5 -> 0)
+            return NotImplementedError(f"ember's {name} takes no uint8 out=: it gives "
+                                       f"bool results only")
+        if out.name != "bool":
+            return f"{name} only supports bool tensor for result, got: {out.scalar_name}"
+    return rule
+
+
+def _bool_dtype(name):
+    def rule(result, out):
+        if out.name != "bool":
+            return f"{name} does not support non-boolean outputs."
+    return rule
+
+
+def _searchsorted_dtype(result, out):
+    if out is not result:
+        return ("torch.searchsorted(): output tensor's dtype is wrong, it can only be "
+                "Int(int32) or Long(int64) depending on whether out_int32 flag is True, but we "
+                f"got output tensor's dtype {out.scalar_name} and out_int32 flag is "
+                f"{result.name == 'int32'}")
+
+
+_FOUND = "Found dtype {out} but expected {result}"
+_OUT_DTYPE_RULES = {
+    **{name: _same_dtype(_FOUND)
+       for name in ("abs", "neg", "floor", "ceil", "trunc", "round", "sign", "sgn")},
+    "nan_to_num": _same_dtype("nan_to_num: dtype of out: {out} should be same as input: "
+                              "{result}"),
+    **{name: _same_dtype("Expected the dtype for input and out to match, but got {result} for "
+                         "input's dtype and {out} for out's dtype.") for name in ("amax", "amin")},
+    "argmax": _index_dtype, "argmin": _index_dtype, "nonzero": _nonzero_dtype,
+    "all": _truth_dtype("all"), "any": _truth_dtype("any"),
+    "isposinf": _bool_dtype("isposinf"), "isneginf": _bool_dtype("isneginf"),
+    "searchsorted": _searchsorted_dtype,
+}
+#: ops whose result PyTorch casts into an out of any dtype (bernoulli's draws are 0 and 1)
+_OUT_ANY_DTYPE = {"bernoulli"}
 
 
 def _check_no_grad(results, outs, name):
@@ -282,9 +357,9 @@ def _check_no_grad(results, outs, name):
                            f"grad.")
 
 
-def _write_one(result, out):
+def _write_one(result, out, cast_any=False):
     rd, od = result.dtype, out.dtype
-    if rd is not od and rd.category > od.category:
+    if rd is not od and rd.category > od.category and not cast_any:
         raise RuntimeError(f"result type {rd.scalar_name} can't be cast to the desired output "
                            f"type {od.scalar_name}")
     data = result._data

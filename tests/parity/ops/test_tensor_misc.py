@@ -618,3 +618,47 @@ def test_only_functions_pytorch_gives_out_take_out():
         assert [name for name in with_out if not _takes_out(getattr(torch, name))] == []
     with pytest.raises(TypeError, match="unexpected keyword argument 'out'"):
         ember.relu(ember.ones(2), out=ember.empty(2))
+
+
+OUT_DTYPE_CASES = {
+    "abs": lambda lib, x, out: lib.abs(x, out=out),
+    "neg": lambda lib, x, out: lib.neg(x, out=out),
+    "floor": lambda lib, x, out: lib.floor(x, out=out),
+    "round": lambda lib, x, out: lib.round(x, out=out),
+    "sign": lambda lib, x, out: lib.sign(x, out=out),
+    "nan_to_num": lambda lib, x, out: lib.nan_to_num(x, out=out),
+    "amax": lambda lib, x, out: lib.amax(x, 0, out=out),
+    "argmax": lambda lib, x, out: lib.argmax(x, out=out),
+    "argmin": lambda lib, x, out: lib.argmin(x, 0, out=out),
+    "nonzero": lambda lib, x, out: lib.nonzero(x, out=out),
+    "all": lambda lib, x, out: lib.all(x, out=out),
+    "any": lambda lib, x, out: lib.any(x, 0, out=out),
+    "isposinf": lambda lib, x, out: lib.isposinf(x, out=out),
+    "searchsorted": lambda lib, x, out: lib.searchsorted(x.sort().values, x, out=out),
+    "searchsorted_int32": lambda lib, x, out: lib.searchsorted(x.sort().values, x,
+                                                               out_int32=True, out=out),
+    "bernoulli": lambda lib, x, out: lib.bernoulli(x.abs().clamp(max=1), out=out),
+}
+
+
+@pytest.mark.parametrize("out_dtype", ["float32", "float64", "int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("case", sorted(OUT_DTYPE_CASES))
+def test_out_dtype_checks_as_torch(case, out_dtype):
+    # which out= dtypes an op accepts differs per op in PyTorch (exact, index, bool...)
+    x = np.array([[0.5, -1.5, 2.0], [0.25, 3.0, -0.75]])
+    fn = OUT_DTYPE_CASES[case]
+
+    def run(lib):
+        out = lib.empty(0, dtype=getattr(lib, out_dtype))
+        result = fn(lib, lib.tensor(x), out)
+        assert result is out
+        return out.dtype, tuple(out.shape)
+    expected = error_of(lambda: run(torch))
+    if case in ("all", "any") and out_dtype == "uint8":  # torch casts the input to uint8
+        with pytest.raises(NotImplementedError, match="uint8 out="):
+            run(ember)
+        return
+    assert error_of(lambda: run(ember)) == expected
+    if expected is None and case != "bernoulli":
+        compare(lambda lib, t: fn(lib, t, lib.empty(0, dtype=getattr(lib, out_dtype))), x,
+                grad=False)
