@@ -280,13 +280,6 @@ def write_out(result: Tensor | tuple, out: Tensor | tuple, name: str) -> Tensor 
 
 
 # ---- out= dtypes PyTorch checks per op (others: a cast within the result's kind) ----------
-_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-              "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
-              "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-              "bool": "bool", "complex64": "c10::complex<float>",
-              "complex128": "c10::complex<double>"}
-
-
 def _same_dtype(template):
     """out must have the result's dtype exactly."""
     def rule(result, out):
@@ -297,8 +290,8 @@ def _same_dtype(template):
 
 def _index_dtype(result, out):
     if out is not result:
-        return (f"Expected out tensor to have dtype {_CPP_NAMES.get(result.name, result.name)}, "
-                f"but got {_CPP_NAMES.get(out.name, out.name)} instead")
+        return (f"Expected out tensor to have dtype {result.cpp_name}, but got {out.cpp_name} "
+                f"instead")
 
 
 def _nonzero_dtype(result, out):
