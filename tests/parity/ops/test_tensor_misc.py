@@ -464,6 +464,32 @@ def test_bfloat16_creation_casting_arithmetic_and_printing():
     assert ember.promote_types(ember.bfloat16, ember.int64) is ember.bfloat16
 
 
+BF16_PRODUCTS = {
+    "matmul": lambda lib, a, b: a @ b,
+    "mm": lambda lib, a, b: lib.mm(a, b),
+    "bmm": lambda lib, a, b: lib.bmm(a[None], b[None]),
+    "mv": lambda lib, a, b: lib.mv(a, b[0]),
+    "dot": lambda lib, a, b: lib.dot(a[0], b[0]),
+    "linear": lambda lib, a, b: lib.nn.functional.linear(a, b),
+    "einsum": lambda lib, a, b: lib.einsum("ij,kj->ik", a, b),
+    "einsum3": lambda lib, a, b: lib.einsum("ij,jk,kl->il", a, b, a),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BF16_PRODUCTS))
+def test_bfloat16_products_stay_bfloat16(name):
+    # accumulated in float32, rounded once to bfloat16, as PyTorch's CPU kernels do
+    r = np.random.default_rng(20)
+    a, b = r.standard_normal((3, 3)), r.standard_normal((3, 3))
+    t = BF16_PRODUCTS[name](torch, torch.tensor(a).bfloat16(), torch.tensor(b).bfloat16())
+    e = BF16_PRODUCTS[name](ember, ember.tensor(a).bfloat16(), ember.tensor(b).bfloat16())
+    assert e.dtype is ember.bfloat16 and t.dtype is torch.bfloat16
+    if name == "einsum3":  # torch rounds each pairwise contraction to bfloat16 on the way
+        np.testing.assert_allclose(e.float().numpy(), t.float().numpy(), rtol=2e-2, atol=1e-2)
+    else:
+        assert e.float().tolist() == t.float().tolist()
+
+
 # ---- complex ------------------------------------------------------------------------------
 def _same(e, t):
     assert tuple(e.shape) == tuple(t.shape)
