@@ -490,6 +490,37 @@ def test_bfloat16_products_stay_bfloat16(name):
         assert e.float().tolist() == t.float().tolist()
 
 
+BF16_REDUCTIONS = {
+    "vector_norm": lambda lib, x: lib.linalg.vector_norm(x),
+    "norm_1": lambda lib, x: x.norm(1, dim=0),
+    "var": lambda lib, x: x.var(),
+    "std": lambda lib, x: x.std(1),
+    "softmax": lambda lib, x: lib.softmax(x, 0),
+    "log_softmax": lambda lib, x: lib.log_softmax(x, -1),
+    "logsumexp": lambda lib, x: lib.logsumexp(x, 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BF16_REDUCTIONS))
+def test_bfloat16_reductions(name):
+    # computed in float32 and rounded to bfloat16 (torch may differ by an ulp)
+    x = np.random.default_rng(21).standard_normal((3, 4))
+    t = BF16_REDUCTIONS[name](torch, torch.tensor(x).bfloat16())
+    e = BF16_REDUCTIONS[name](ember, ember.tensor(x).bfloat16())
+    assert e.dtype is ember.bfloat16 and t.dtype is torch.bfloat16
+    np.testing.assert_allclose(e.float().numpy(), t.float().numpy(), rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("name", ["var", "std", "logsumexp"])
+def test_complex_var_std_logsumexp(name):
+    # var/std of complex values are real; logsumexp keeps the imaginary parts
+    x = np.array([[1 + 2j, 3 - 1j, 0.5j], [-2 + 0.5j, 1 - 1j, 2 + 3j]], np.complex128)
+    fn = {"var": lambda lib, t: t.var(1), "std": lambda lib, t: t.std(),
+          "logsumexp": lambda lib, t: lib.logsumexp(t, 0)}[name]
+    for dtype in (np.complex64, np.complex128):
+        _same(fn(ember, ember.tensor(x.astype(dtype))), fn(torch, torch.tensor(x.astype(dtype))))
+
+
 # ---- complex ------------------------------------------------------------------------------
 def _same(e, t):
     assert tuple(e.shape) == tuple(t.shape)
