@@ -21,7 +21,7 @@ from .backend import get_array_module, default_array_module
 from .backend import dtypes
 from .backend.dtypes import get_default_dtype
 from . import random as _random
-from .device import check_device
+from .device import check_device, device as _device
 
 
 def _np_dtype(dtype, default=None):
@@ -479,7 +479,18 @@ def legacy_tensor_data(args, dtype=None, like=None):
 
 def _legacy_init(self, *args, dtype=None, device=None):
     """``ember.Tensor(2, 3)``, ``ember.Tensor([1, 2])``: the legacy constructor."""
+    if device is not None:
+        _check_legacy_device(device)
     _init(self, legacy_tensor_data(args, dtype), False)
+
+
+def _check_legacy_device(d):
+    if isinstance(d, int) and not isinstance(d, bool):
+        check_device(d)  # an accelerator index: none is available
+    kind = (d if isinstance(d, _device) else _device(d)).type
+    if kind != "cpu":
+        raise RuntimeError(f"legacy constructor expects device type: cpu but device type: "
+                           f"{kind} was passed")
 
 
 # Tensor sits below this module and cannot read Python data itself: its legacy

@@ -115,15 +115,20 @@ def method(fn: Callable | None = None, *, name: str | None = None, inplace: bool
     return declare if fn is None else declare(fn)
 
 
-def unary(cls, name: str, *, inplace: bool = False):
+def unary(cls, name: str, *, inplace: bool = False, out: bool = True):
     """Declare ``ember.<name>(input)`` as ``cls.apply(input)``: the function is generated,
-    the method is ``cls.apply`` itself."""
+    the method is ``cls.apply`` itself. ``out=False``: the function takes no ``out=`` (those
+    PyTorch gives none: ``relu``, ``isnan``...)."""
     apply = cls.apply
 
-    def function(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-        if out is None:
+    if out:
+        def function(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+            if out is None:
+                return apply(input)
+            return write_out(apply(input), out, name)
+    else:
+        def function(input: Tensor) -> Tensor:
             return apply(input)
-        return write_out(apply(input), out, name)
     _name_generated(function, name)
     _declare(name, function, apply, function, inplace)
     return function
@@ -161,13 +166,57 @@ def with_out(fn: Callable, name: str) -> Callable:
     """``fn`` taking PyTorch's keyword ``out=``: ``fn`` computes the result (without
     ``out``), ``write_out`` puts it into ``out``. The signature shown is ``fn``'s with
     ``out`` added."""
-    @functools.wraps(fn)
-    def function(*args, out=None, **kwargs):
-        if out is None:
-            return fn(*args, **kwargs)
-        return write_out(fn(*args, **kwargs), out, name)
+    function = functools.wraps(fn)(_out_wrapper(fn, name))
     function.__signature__ = _signature_with_out(fn)
     return function
+
+
+def _out_wrapper(fn, name):
+    """The wrapper of ``with_out``, generated with ``fn``'s own parameters: the functions
+    taking ``out=`` (``add``, ``mul``...) are called on every step of a model, and a generic
+    ``(*args, out=None, **kwargs)`` forwarder costs about as much again as the call itself."""
+    params = list(inspect.signature(fn).parameters.values())
+    if not fn.__name__.isidentifier() or any(p.name in ("out", "_fn", "_write_out", "_name")
+                                             or p.name.startswith("_default_") for p in params):
+        def function(*args, out=None, **kwargs):
+            if out is None:
+                return fn(*args, **kwargs)
+            return write_out(fn(*args, **kwargs), out, name)
+        return function
+    namespace = {"_fn": fn, "_write_out": write_out, "_name": name}
+    declared, passed = [], []
+    keyword_only = False
+    for i, p in enumerate(params):
+        text = p.name
+        if p.default is not p.empty:
+            namespace[f"_default_{i}"] = p.default
+            text += f"=_default_{i}"
+        if p.kind is p.VAR_POSITIONAL:
+            text, keyword_only = "*" + p.name, True
+        elif p.kind is p.VAR_KEYWORD:
+            text = "**" + p.name
+        elif p.kind is p.KEYWORD_ONLY and not keyword_only:
+            declared.append("*")
+            keyword_only = True
+        if p.kind is p.VAR_KEYWORD:
+            declared.append("*, out=None" if not keyword_only else "out=None")
+            keyword_only = True
+        declared.append(text)
+        passed.append(text.split("=")[0] if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD,
+                                                      p.POSITIONAL_ONLY)
+                      else f"{p.name}={p.name}" if keyword_only else p.name)
+        if p.kind is p.POSITIONAL_ONLY and (i + 1 == len(params)
+                                            or params[i + 1].kind is not p.POSITIONAL_ONLY):
+            declared.append("/")
+    if "out=None" not in declared:
+        declared.append("out=None" if keyword_only else "*, out=None")
+    call = f"_fn({', '.join(passed)})"
+    source = (f"def {fn.__name__}({', '.join(declared)}):\n"
+              f"    if out is None:\n"
+              f"        return {call}\n"
+              f"    return _write_out({call}, out, _name)\n")
+    exec(source, namespace)  # noqa: S102 -- generated from fn's own signature only
+    return namespace[fn.__name__]
 
 
 def _signature_with_out(fn):
@@ -221,8 +270,76 @@ def write_out(result: Tensor | tuple, out: Tensor | tuple, name: str) -> Tensor 
         return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
     _check_out_tensor(out, name)
     _check_no_grad((result,), (out,), name)
-    _write_one(result, out)
+    rule = _OUT_DTYPE_RULES.get(name)
+    if rule is not None:
+        problem = rule(result.dtype, out.dtype)
+        if problem:
+            raise problem if isinstance(problem, Exception) else RuntimeError(problem)
+    _write_one(result, out, cast_any=name in _OUT_ANY_DTYPE)
     return out
+
+
+# ---- out= dtypes PyTorch checks per op (others: a cast within the result's kind) ----------
+def _same_dtype(template):
+    """out must have the result's dtype exactly."""
+    def rule(result, out):
+        if out is not result:
+            return template.format(out=out.scalar_name, result=result.scalar_name)
+    return rule
+
+
+def _index_dtype(result, out):
+    if out is not result:
+        return (f"Expected out tensor to have dtype {result.cpp_name}, but got {out.cpp_name} "
+                f"instead")
+
+
+def _nonzero_dtype(result, out):
+    if out is not result:  # sic: PyTorch's message has no space before the dtype
+        return f"nonzero: Expected out tensor to have scalar type Long but got scalar type" \
+               f"{out.scalar_name}"
+
+
+def _truth_dtype(name):
+    def rule(result, out):
+        if out.name == "uint8":  # PyTorch then reduces the input cast to uint8 (0.5 -> 0)
+            return NotImplementedError(f"ember's {name} takes no uint8 out=: it gives "
+                                       f"bool results only")
+        if out.name != "bool":
+            return f"{name} only supports bool tensor for result, got: {out.scalar_name}"
+    return rule
+
+
+def _bool_dtype(name):
+    def rule(result, out):
+        if out.name != "bool":
+            return f"{name} does not support non-boolean outputs."
+    return rule
+
+
+def _searchsorted_dtype(result, out):
+    if out is not result:
+        return ("torch.searchsorted(): output tensor's dtype is wrong, it can only be "
+                "Int(int32) or Long(int64) depending on whether out_int32 flag is True, but we "
+                f"got output tensor's dtype {out.scalar_name} and out_int32 flag is "
+                f"{result.name == 'int32'}")
+
+
+_FOUND = "Found dtype {out} but expected {result}"
+_OUT_DTYPE_RULES = {
+    **{name: _same_dtype(_FOUND)
+       for name in ("abs", "neg", "floor", "ceil", "trunc", "round", "sign", "sgn")},
+    "nan_to_num": _same_dtype("nan_to_num: dtype of out: {out} should be same as input: "
+                              "{result}"),
+    **{name: _same_dtype("Expected the dtype for input and out to match, but got {result} for "
+                         "input's dtype and {out} for out's dtype.") for name in ("amax", "amin")},
+    "argmax": _index_dtype, "argmin": _index_dtype, "nonzero": _nonzero_dtype,
+    "all": _truth_dtype("all"), "any": _truth_dtype("any"),
+    "isposinf": _bool_dtype("isposinf"), "isneginf": _bool_dtype("isneginf"),
+    "searchsorted": _searchsorted_dtype,
+}
+#: ops whose result PyTorch casts into an out of any dtype (bernoulli's draws are 0 and 1)
+_OUT_ANY_DTYPE = {"bernoulli"}
 
 
 def _check_no_grad(results, outs, name):
@@ -233,9 +350,9 @@ def _check_no_grad(results, outs, name):
                            f"grad.")
 
 
-def _write_one(result, out):
+def _write_one(result, out, cast_any=False):
     rd, od = result.dtype, out.dtype
-    if rd is not od and rd.category > od.category:
+    if rd is not od and rd.category > od.category and not cast_any:
         raise RuntimeError(f"result type {rd.scalar_name} can't be cast to the desired output "
                            f"type {od.scalar_name}")
     data = result._data

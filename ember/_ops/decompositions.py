@@ -12,6 +12,8 @@ found again on the host, on the error path only.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
@@ -137,10 +139,16 @@ def zero_pivot(matrix):
     return 0
 
 
+def _matrices(host):
+    """A batch of matrices as one stack (an explicit count: -1 cannot be inferred when
+    the matrices are 0 x 0)."""
+    return host.reshape((math.prod(host.shape[:-2]),) + host.shape[-2:])
+
+
 def singular_infos(data):
     """getrf's info of every matrix of a batch (host-side, for errors and ``inv_ex``)."""
     host = to_host(data)
-    flat = host.reshape((-1,) + host.shape[-2:])
+    flat = _matrices(host)
     return np.array([zero_pivot(m) for m in flat], dtype=np.int32).reshape(host.shape[:-2])
 
 
@@ -368,7 +376,7 @@ def cholesky_solve(b, factor, upper):
 def not_positive_definite(data, name):
     """PyTorch's error for the first matrix whose Cholesky factorization fails."""
     host = to_host(data)
-    flat = host.reshape((-1,) + host.shape[-2:])
+    flat = _matrices(host)
     for k, m in enumerate(flat):
         for order in range(1, m.shape[-1] + 1):
             try:
@@ -385,7 +393,7 @@ def not_positive_definite(data, name):
 def cholesky_infos(data):
     """potrf's info per matrix: the order of the first failing leading minor, or 0."""
     host = to_host(data)
-    flat = host.reshape((-1,) + host.shape[-2:])
+    flat = _matrices(host)
     infos = []
     for m in flat:
         info = 0

@@ -209,8 +209,10 @@ class Div(Primitive):
                 return _floor_divide(x, y)
             if rounding_mode == "trunc":
                 xp = get_array_module(x, y)
-                q = xp.true_divide(x, y)
                 dt = xp.result_type(x, y)
+                if dt.kind in "iu":
+                    return _trunc_divide_integers(xp, xp.asarray(x, dt), xp.asarray(y, dt))
+                q = xp.true_divide(x, y)
                 return xp.trunc(q).astype(dt) if q.dtype != dt else xp.trunc(q)
             raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
                                f"'floor' but found '{rounding_mode}'")
@@ -249,6 +251,15 @@ class Div(Primitive):
         ga = sum_to(grad / b, a.shape) if needs[0] else None
         gb = sum_to(-grad * (a / b / b), b.shape) if needs[1] else None
         return ga, gb, None
+
+
+def _trunc_divide_integers(xp, x, y):
+    """Integer division rounding toward zero, exactly (a float quotient loses the low bits
+    of large int64 values); by zero it raises as PyTorch's integer kernels do."""
+    if xp.any(y == 0):
+        raise RuntimeError("ZeroDivisionError")
+    q = x // y  # rounds down: one up where the true quotient is negative and inexact
+    return q + ((q < 0) & (q * y != x)).astype(q.dtype)
 
 
 def _floor_divide(x, y):

@@ -250,6 +250,12 @@ class Einsum(Primitive):
         ctx.save_for_backward(*operands)
         arrays = [o._data for o in operands]
         xp = get_array_module(*arrays)
+        if arrays and all(a.dtype.kind == "V" for a in arrays):
+            # bfloat16 (ml_dtypes, NumPy kind "V"): einsum has no loop for it; accumulate
+            # in float32 and round once, as PyTorch's bfloat16 products do
+            out = xp.einsum(spec, *[a.astype(xp.float32) for a in arrays],
+                            optimize=len(operands) > 2)
+            return xp.asarray(out).astype(arrays[0].dtype)
         return xp.asarray(xp.einsum(spec, *arrays, optimize=len(operands) > 2))
 
     @staticmethod

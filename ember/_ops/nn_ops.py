@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np  # the float32 dtype bfloat16 data is computed in
+
 from .._tensor import _wrap_dim
 from ..backend import dtypes, get_array_module
 from .primitive import Primitive
@@ -16,12 +18,21 @@ def _prepare(x, dim, dtype):
     d = x._data
     if dtype is not None:
         d = d.astype(dtype.np)
+    elif d.dtype.kind == "V":  # bfloat16 (ml_dtypes): computed in float32 (see _rounded)
+        d = d.astype(np.float32)
     elif d.dtype.kind != "f":
         raise NotImplementedError(f"\"softmax_lastdim_kernel_impl\" not implemented for "
                                   f"'{x.dtype.scalar_name}'")
     if dim is None:
         dim = 0 if d.ndim in (0, 1, 3) else 1  # PyTorch's legacy implicit choice
     return d, _wrap_dim(dim, d.ndim)
+
+
+def _rounded(out, x, dtype):
+    """A bfloat16 input's result (computed in float32) rounded back to bfloat16."""
+    if dtype is None and x._data.dtype.kind == "V":
+        return out.astype(x._data.dtype)
+    return out
 
 
 class Softmax(Primitive):
@@ -35,9 +46,11 @@ class Softmax(Primitive):
         xp = get_array_module(d)
         if d.ndim == 0:
             return xp.ones_like(d)
+        if d.size == 0:  # nothing to normalize (NumPy's max has no identity to start from)
+            return xp.empty_like(d)
         with xp.errstate(invalid="ignore"):  # a slice of all -inf gives nan, like PyTorch
             e = xp.exp(d - d.max(axis=dim, keepdims=True))
-            return e / e.sum(axis=dim, keepdims=True)
+            return _rounded(e / e.sum(axis=dim, keepdims=True), x, dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -58,9 +71,12 @@ class LogSoftmax(Primitive):
         xp = get_array_module(d)
         if d.ndim == 0:
             return xp.zeros_like(d)
+        if d.size == 0:
+            return xp.empty_like(d)
         with xp.errstate(invalid="ignore"):
             shifted = d - d.max(axis=dim, keepdims=True)
-            return shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
+            return _rounded(shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True)),
+                            x, dtype)
 
     @staticmethod
     def backward(ctx, grad):

@@ -282,21 +282,34 @@ class ArgExtreme(Primitive):
         return fn(d, axis=dim if d.ndim else None, keepdims=keepdim).astype(xp.int64)
 
 
+def _widen_bfloat16(xp, d):
+    """bfloat16 data (ml_dtypes, NumPy kind "V", which NumPy's reductions do not all take)
+    as float32, and the dtype to round the result back to (None for other data)."""
+    if d.dtype.kind == "V":
+        return d.astype(xp.float32), d.dtype
+    return d, None
+
+
+def _narrow(out, low):
+    return out if low is None else out.astype(low)
+
+
 class Var(Primitive):
     _backward_name = "VarBackward0"
 
     @staticmethod
     def forward(ctx, x, dim, correction, keepdim, take_sqrt):
         d = x._data
-        if d.dtype.kind != "f":
+        if d.dtype.kind not in "fcV":
             raise RuntimeError("std and var only support floating point and complex dtypes")
         dims = reduce_dims(dim, d.ndim)
         ctx.save_for_backward(x)
         ctx.dims, ctx.correction, ctx.keepdim, ctx.sqrt = dims, correction, keepdim, take_sqrt
         xp = get_array_module(d)
+        d, low = _widen_bfloat16(xp, d)
         with xp.errstate(divide="ignore", invalid="ignore"):
             v = xp.var(d, axis=_np_axis(dims, d.ndim), ddof=correction, keepdims=keepdim)
-            return xp.sqrt(v) if take_sqrt else v
+            return _narrow(xp.sqrt(v) if take_sqrt else v, low)
 
     @staticmethod
     def backward(ctx, grad):
@@ -322,21 +335,23 @@ class LogSumExp(Primitive):
     @staticmethod
     def forward(ctx, x, dim, keepdim):
         d = x._data
-        if d.dtype.kind != "f":
+        xp = get_array_module(d)
+        d, low = _widen_bfloat16(xp, d)
+        if d.dtype.kind not in "fc":  # integers: the default float (complex stays complex)
             d = d.astype(dtypes.get_default_dtype().np)
         dims = reduce_dims(dim, d.ndim)
         ctx.save_for_backward(x)
         ctx.dims, ctx.keepdim = dims, keepdim
         axis = _np_axis(dims, d.ndim)
-        xp = get_array_module(d)
         if d.size == 0:
-            return xp.log(xp.exp(d).sum(axis=axis, keepdims=keepdim))
-        m = xp.max(d, axis=axis, keepdims=True)
+            return _narrow(xp.log(xp.exp(d).sum(axis=axis, keepdims=keepdim)), low)
+        m = xp.max(d.real, axis=axis, keepdims=True)  # the shift: the largest real part
         m = xp.where(xp.isfinite(m), m, 0)
         with xp.errstate(divide="ignore"):
             out = xp.log(xp.exp(d - m).sum(axis=axis, keepdims=True)) + m
-        return out if keepdim else out.reshape([s for i, s in enumerate(d.shape)
-                                                if i not in dims])
+        out = out if keepdim else out.reshape([s for i, s in enumerate(d.shape)
+                                               if i not in dims])
+        return _narrow(out, low)
 
     @staticmethod
     def backward(ctx, grad):
@@ -354,55 +369,64 @@ class Norm(Primitive):
     @staticmethod
     def forward(ctx, x, p, dim, keepdim):
         d = x._data
-        if d.dtype.kind != "f":
+        if d.dtype.kind not in "fV":  # complex inputs are not handled yet
             raise RuntimeError("linalg.vector_norm: Expected a floating point or complex "
                                f"tensor as input. Got {x.dtype.scalar_name}")
         dims = reduce_dims(dim, d.ndim)
         ctx.save_for_backward(x)
         ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
-        axis = _np_axis(dims, d.ndim)
         xp = get_array_module(d)
-        a = xp.abs(d)
-        if p == float("inf"):
-            return a.max(axis=axis, keepdims=keepdim)
-        if p == float("-inf"):
-            return a.min(axis=axis, keepdims=keepdim)
-        if p == 0:
-            return (a != 0).sum(axis=axis, keepdims=keepdim).astype(d.dtype)
-        if p == 1:
-            return a.sum(axis=axis, keepdims=keepdim)
-        if p == 2:
-            return xp.sqrt((d * d).sum(axis=axis, keepdims=keepdim))
-        with xp.errstate(divide="ignore"):  # p < 0 at a zero: |0|^p = inf, the norm 0
-            return (a ** p).sum(axis=axis, keepdims=keepdim) ** (1.0 / p)
+        d, low = _widen_bfloat16(xp, d)
+        return _narrow(_vector_norm(xp, d, p, _np_axis(dims, d.ndim), keepdim), low)
 
     @staticmethod
     def backward(ctx, grad):
-        x, out = ctx.saved_tensors
-        shape, p = x._data.shape, ctx.p
-        if p == 0:  # PyTorch 2.13: an undefined gradient (the input's .grad stays None)
-            return None, None, None, None
-        g = expand_back(grad, shape, ctx.dims, ctx.keepdim)
-        n = expand_back(out, shape, ctx.dims, ctx.keepdim)
-        if p == 1:
-            return g * x.sign(), None, None, None
-        if p in (float("inf"), float("-inf")):
-            hit = (x.abs() == n).to(g.dtype)
-            count = hit.sum(ctx.dims, keepdim=True) if shape else hit
-            return g * x.sign() * hit / count, None, None, None
-        # PyTorch's values, and its subgradient 0 where the norm (or, p < 1, an entry) is 0;
-        # the divisions see 1 there so that no step divides by zero
-        norm_zero = n == 0
-        if p < 1:
-            x_zero = x == 0
-            scaled = x.sign() * x.abs().masked_fill(x_zero, 1.0) ** (p - 1)
-            return scaled.masked_fill(x_zero, 0.0) * g * n ** (1 - p), None, None, None
-        if p == 2:
-            return x * (g / n.masked_fill(norm_zero, 1.0)).masked_fill(norm_zero, 0.0), \
-                None, None, None
-        scaled = x.sign() * x.abs() ** (p - 1) if p < 2 else x * x.abs() ** (p - 2)
-        scale = (g / n.masked_fill(norm_zero, 1.0) ** (p - 1)).masked_fill(norm_zero, 0.0)
-        return scaled * scale, None, None, None
+        return _norm_backward(ctx, grad)
+
+
+def _vector_norm(xp, d, p, axis, keepdim):
+    """The p-norm of the data ``d`` over ``axis``."""
+    a = xp.abs(d)
+    if p == float("inf"):
+        return a.max(axis=axis, keepdims=keepdim)
+    if p == float("-inf"):
+        return a.min(axis=axis, keepdims=keepdim)
+    if p == 0:
+        return (a != 0).sum(axis=axis, keepdims=keepdim).astype(d.dtype)
+    if p == 1:
+        return a.sum(axis=axis, keepdims=keepdim)
+    if p == 2:
+        return xp.sqrt((d * d).sum(axis=axis, keepdims=keepdim))
+    with xp.errstate(divide="ignore"):  # p < 0 at a zero: |0|^p = inf, the norm 0
+        return (a ** p).sum(axis=axis, keepdims=keepdim) ** (1.0 / p)
+
+
+def _norm_backward(ctx, grad):
+    x, out = ctx.saved_tensors
+    shape, p = x._data.shape, ctx.p
+    if p == 0:  # PyTorch 2.13: an undefined gradient (the input's .grad stays None)
+        return None, None, None, None
+    g = expand_back(grad, shape, ctx.dims, ctx.keepdim)
+    n = expand_back(out, shape, ctx.dims, ctx.keepdim)
+    if p == 1:
+        return g * x.sign(), None, None, None
+    if p in (float("inf"), float("-inf")):
+        hit = (x.abs() == n).to(g.dtype)
+        count = hit.sum(ctx.dims, keepdim=True) if shape else hit
+        return g * x.sign() * hit / count, None, None, None
+    # PyTorch's values, and its subgradient 0 where the norm (or, p < 1, an entry) is 0;
+    # the divisions see 1 there so that no step divides by zero
+    norm_zero = n == 0
+    if p < 1:
+        x_zero = x == 0
+        scaled = x.sign() * x.abs().masked_fill(x_zero, 1.0) ** (p - 1)
+        return scaled.masked_fill(x_zero, 0.0) * g * n ** (1 - p), None, None, None
+    if p == 2:
+        return x * (g / n.masked_fill(norm_zero, 1.0)).masked_fill(norm_zero, 0.0), \
+            None, None, None
+    scaled = x.sign() * x.abs() ** (p - 1) if p < 2 else x * x.abs() ** (p - 2)
+    scale = (g / n.masked_fill(norm_zero, 1.0) ** (p - 1)).masked_fill(norm_zero, 0.0)
+    return scaled * scale, None, None, None
 
 
 class AllAny(Primitive):

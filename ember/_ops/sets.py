@@ -4,6 +4,8 @@ follow PyTorch's distributions, not its exact numbers.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np  # host-side index arithmetic and random draws (see random.py)
 
 from .._tensor import Tensor, _wrap_dim
@@ -35,14 +37,29 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
                                             return_counts=True)
         inverse = inverse.reshape(d.shape)
     else:
-        dim = _wrap_dim(dim, d.ndim)
-        moved = xp.moveaxis(d, dim, 0)
-        rows = moved.reshape(moved.shape[0], -1)
+        dim, moved, rows = _slices_along(xp, d, dim)
         _, first, inverse, counts = xp.unique(rows, axis=0, return_index=True,
                                               return_inverse=True, return_counts=True)
         values = xp.moveaxis(moved[first], 0, dim)
         inverse = inverse.reshape(-1)
     return _results(values, inverse, counts, return_inverse, return_counts)
+
+
+def _slices_along(xp, d, dim):
+    """``dim`` wrapped, ``d`` with it moved first, and that as rows (one slice a row),
+    after PyTorch's checks of a 0-d input and of empty dims."""
+    if d.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    dim = _wrap_dim(dim, d.ndim)
+    empty_dims = [i for i, n in enumerate(d.shape) if n == 0]
+    if len(empty_dims) > 1:
+        raise RuntimeError("Number of zero sized dimensions is more than one, so unique cannot "
+                           "be applied ")
+    if empty_dims and empty_dims[0] != dim:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique "
+                           "cannot be applied")
+    moved = xp.moveaxis(d, dim, 0)
+    return dim, moved, moved.reshape(moved.shape[0], math.prod(moved.shape[1:]))
 
 
 def _results(values, inverse, counts, return_inverse, return_counts):
@@ -69,11 +86,11 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False,
     xp = get_array_module(d)
     if dim is None:
         moved, shape = d.reshape(-1), d.shape
+        rows = moved.reshape(-1, 1)
     else:
-        dim = _wrap_dim(dim, d.ndim)
-        moved, shape = xp.moveaxis(d, dim, 0), None
+        dim, moved, rows = _slices_along(xp, d, dim)
+        shape = None
     n = moved.shape[0]
-    rows = moved.reshape(n, -1)
     starts = xp.ones(n, dtype=bool)
     if n > 1:
         starts[1:] = (rows[1:] != rows[:-1]).any(axis=1)

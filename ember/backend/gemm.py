@@ -42,7 +42,12 @@ def matmul(a, b):
     xp = get_array_module(a, b)
     fmas = _fmas(a, b)
     if not fmas:  # not a 2-D floating product of one dtype (or an empty one): NumPy's own
-        return xp.matmul(a, b)
+        out = xp.matmul(a, b)
+        if out.dtype != a.dtype and a.dtype == b.dtype:
+            # ml_dtypes' bfloat16 products come back float32 (accumulated as PyTorch's are):
+            # PyTorch then rounds them to bfloat16
+            out = out.astype(a.dtype)
+        return out
     m, n = a.shape[0], b.shape[1]
     by_rows = n < 2 * ALIGN  # columns by default: measured a little faster than rows
     width = m if by_rows else n

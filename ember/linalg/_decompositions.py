@@ -100,11 +100,9 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True,
     tensor(2, dtype=ember.int32)
     """
     result = _solve(A, B, left, check_errors, "torch.linalg.solve_ex")
-    b_batch = B._data.shape[:-1] if _vector_result(A, B, left) else B._data.shape[:-2]
-    batch = np.broadcast_shapes(A._data.shape[:-2], b_batch)
-    xp = get_array_module(A._data)
-    infos = D.singular_infos(xp.broadcast_to(A._data, batch + A._data.shape[-2:]))
-    return RT.linalg_solve_ex(result, Tensor._make(xp.asarray(infos)))
+    # the info is of A's own factorization: B's batch dims do not broadcast into it
+    infos = D.singular_infos(A._data)
+    return RT.linalg_solve_ex(result, Tensor._make(get_array_module(A._data).asarray(infos)))
 
 
 def _vector_result(A, B, left):

@@ -42,7 +42,22 @@ def vector_norm(x: Tensor, ord: Number = 2, dim: int | Sequence[int] | None = No
         x = x.to(dtype)
     if isinstance(dim, (tuple, list)) and len(dim) == 0:
         dim = None
+    if (ord < 0 or ord == float("inf")) and x.numel() == 0:
+        _check_empty_reduction(x, ord, dim)
     return R.Norm.apply(x, ord, dim, keepdim)
+
+
+def _check_empty_reduction(x, ord, dim):
+    """A min/max-like norm (negative or infinite ``ord``) has no identity: PyTorch refuses
+    it over an empty tensor or an empty reduced dim."""
+    if dim is None:
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on an empty "
+                           "tensor because the operation does not have an identity")
+    for d in (dim if isinstance(dim, (tuple, list)) else (dim,)):
+        if x.shape[_wrap_dim(d, x.dim())] == 0:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on the "
+                               f"dimension {d}because this dimension is empty and the "
+                               "operation does not have an identity")
 
 
 def _matrix_dims(A, dim):

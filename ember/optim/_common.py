@@ -59,6 +59,11 @@ def _eps_check(eps):
         raise ValueError(f"Invalid epsilon value: {eps}")
 
 
+def _weight_decay_check(weight_decay):
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
 def _betas_check(betas):
     for i, beta in enumerate(betas[:2]):
         if not 0.0 <= beta < 1.0:

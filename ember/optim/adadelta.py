@@ -5,8 +5,8 @@ from typing import Any, Optional, Union
 
 from .._tensor import Tensor
 from .optimizer import LossClosure, Optimizer, ParamsT
-from ._common import (_lr_check, _eps_check, new_step, zeros_like, to_number, to_scalar,
-                      reject_differentiable, check_capturable)
+from ._common import (_lr_check, _weight_decay_check, _eps_check, new_step, zeros_like, to_number,
+                      to_scalar, reject_differentiable, check_capturable)
 
 
 class Adadelta(Optimizer):
@@ -35,8 +35,7 @@ class Adadelta(Optimizer):
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
         _eps_check(eps)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _weight_decay_check(weight_decay)
         reject_differentiable("Adadelta", differentiable)
         defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay,
                         maximize=maximize, capturable=capturable, foreach=foreach,

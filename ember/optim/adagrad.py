@@ -4,8 +4,8 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .optimizer import LossClosure, Optimizer, ParamsT
-from ._common import (_lr_check, _eps_check, new_step, full_like, reject_differentiable,
-                      check_fused, check_fused_params, to_scalar)
+from ._common import (_lr_check, _weight_decay_check, _eps_check, new_step, full_like,
+                      reject_differentiable, check_fused, check_fused_params, to_scalar)
 
 
 class Adagrad(Optimizer):
@@ -29,8 +29,7 @@ class Adagrad(Optimizer):
         _lr_check(lr)
         if not 0.0 <= lr_decay:
             raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _weight_decay_check(weight_decay)
         if not 0.0 <= initial_accumulator_value:
             raise ValueError("Invalid initial_accumulator_value value: "
                              f"{initial_accumulator_value}")

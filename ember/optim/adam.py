@@ -4,9 +4,9 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .optimizer import LossClosure, Optimizer, ParamsT
-from ._common import (_lr_check, _eps_check, new_step, zeros_like, maximum,
-                      reject_differentiable, check_capturable, check_fused,
-                      check_fused_params, to_scalar)
+from ._common import (_lr_check, _weight_decay_check, _eps_check, new_step, zeros_like, maximum,
+                      reject_differentiable, check_capturable, check_fused, check_fused_params,
+                      to_scalar)
 from .._tensor import Tensor
 
 
@@ -41,8 +41,7 @@ class Adam(Optimizer):
             raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
         if not 0.0 <= betas[1] < 1.0:
             raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _weight_decay_check(weight_decay)
         if not fused:  # PyTorch's fused check below names the conflict
             reject_differentiable(type(self).__name__, differentiable)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,

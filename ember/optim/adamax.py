@@ -5,8 +5,9 @@ from typing import Any, Optional, Union
 
 from .._tensor import Tensor
 from .optimizer import LossClosure, Optimizer, ParamsT
-from ._common import (_lr_check, _eps_check, _betas_check, new_step, zeros_like, maximum,
-                      to_number, to_scalar, reject_differentiable, check_capturable)
+from ._common import (_lr_check, _weight_decay_check, _eps_check, _betas_check, new_step,
+                      zeros_like, maximum, to_number, to_scalar, reject_differentiable,
+                      check_capturable)
 
 
 class Adamax(Optimizer):
@@ -34,8 +35,7 @@ class Adamax(Optimizer):
         _lr_check(lr)
         _eps_check(eps)
         _betas_check(betas)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _weight_decay_check(weight_decay)
         reject_differentiable("Adamax", differentiable)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         foreach=foreach, maximize=maximize, differentiable=differentiable,
@@ -57,8 +57,8 @@ class Adamax(Optimizer):
                 state["step"] = new_step()
                 state["exp_avg"] = zeros_like(p)
                 state["exp_inf"] = zeros_like(p)
+        check_capturable(group, params)
         for p in params:
-            check_capturable(group, params)
             state = self.state[p]
             exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
             state["step"] += 1

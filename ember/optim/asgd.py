@@ -5,8 +5,8 @@ from typing import Any, Optional, Union
 
 from .._tensor import Tensor
 from .optimizer import LossClosure, Optimizer, ParamsT
-from ._common import (_lr_check, new_step, new_scalar, zeros_like, to_scalar, as_tensor,
-                      reject_differentiable, check_capturable)
+from ._common import (_lr_check, _weight_decay_check, new_step, new_scalar, zeros_like, to_scalar,
+                      as_tensor, reject_differentiable, check_capturable)
 
 
 class ASGD(Optimizer):
@@ -35,8 +35,7 @@ class ASGD(Optimizer):
                  foreach: Optional[bool] = None, maximize: bool = False,
                  differentiable: bool = False, capturable: bool = False) -> None:
         _lr_check(lr)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _weight_decay_check(weight_decay)
         reject_differentiable("ASGD", differentiable)
         defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
                         foreach=foreach, maximize=maximize, differentiable=differentiable,

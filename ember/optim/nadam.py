@@ -5,8 +5,9 @@ from typing import Any, Optional, Union
 
 from .._tensor import Tensor
 from .optimizer import LossClosure, Optimizer, ParamsT
-from ._common import (_lr_check, _eps_check, _betas_check, new_step, new_scalar, zeros_like,
-                      to_number, to_scalar, reject_differentiable, check_capturable)
+from ._common import (_lr_check, _weight_decay_check, _eps_check, _betas_check, new_step,
+                      new_scalar, zeros_like, to_number, to_scalar, reject_differentiable,
+                      check_capturable)
 
 
 class NAdam(Optimizer):
@@ -38,8 +39,7 @@ class NAdam(Optimizer):
         _lr_check(lr)
         _eps_check(eps)
         _betas_check(betas)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _weight_decay_check(weight_decay)
         if not 0.0 <= momentum_decay:
             raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
         reject_differentiable("NAdam", differentiable)

@@ -5,8 +5,8 @@ from typing import Any, Optional, Union
 
 from .._tensor import Tensor
 from .optimizer import LossClosure, Optimizer, ParamsT
-from ._common import (_lr_check, _eps_check, _betas_check, new_step, zeros_like, to_number,
-                      to_scalar, reject_differentiable, check_capturable)
+from ._common import (_lr_check, _weight_decay_check, _eps_check, _betas_check, new_step,
+                      zeros_like, to_number, to_scalar, reject_differentiable, check_capturable)
 
 
 class RAdam(Optimizer):
@@ -35,8 +35,7 @@ class RAdam(Optimizer):
         _lr_check(lr)
         _eps_check(eps)
         _betas_check(betas)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _weight_decay_check(weight_decay)
         reject_differentiable("RAdam", differentiable)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         maximize=maximize, foreach=foreach, capturable=capturable,
@@ -61,8 +60,8 @@ class RAdam(Optimizer):
                 state["exp_avg_sq"] = zeros_like(p)
         # the longest SMA the approximation reaches
         rho_inf = 2 / (1 - beta2) - 1
+        check_capturable(group, params)
         for p in params:
-            check_capturable(group, params)
             state = self.state[p]
             exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
             grad = p.grad if not group["maximize"] else -p.grad

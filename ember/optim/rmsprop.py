@@ -4,8 +4,8 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .optimizer import LossClosure, Optimizer, ParamsT
-from ._common import (_lr_check, _eps_check, new_step, zeros_like, reject_differentiable,
-                      check_capturable, to_scalar)
+from ._common import (_lr_check, _weight_decay_check, _eps_check, new_step, zeros_like,
+                      reject_differentiable, check_capturable, to_scalar)
 
 
 class RMSprop(Optimizer):
@@ -31,8 +31,7 @@ class RMSprop(Optimizer):
         _eps_check(eps)
         if not 0.0 <= momentum:
             raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _weight_decay_check(weight_decay)
         if not 0.0 <= alpha:
             raise ValueError(f"Invalid alpha value: {alpha}")
         reject_differentiable("RMSprop", differentiable)

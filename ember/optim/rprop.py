@@ -57,8 +57,8 @@ class Rprop(Optimizer):
                 state["step"] = new_step()
                 state["prev"] = zeros_like(p)
                 state["step_size"] = full_like(p.grad, to_number(group["lr"]))
+        check_capturable(group, params)
         for p in params:
-            check_capturable(group, params)
             state = self.state[p]
             prev, step_size = state["prev"], state["step_size"]
             grad = p.grad if not group["maximize"] else -p.grad

@@ -198,3 +198,26 @@ def test_stub_generator_wants_annotations():
         GEN.Signature.of(unannotated, "unannotated")
     with pytest.raises(GEN.StubError, match="update its types"):
         GEN.Signature.parse("(self, dim: int) -> int", ember.Tensor.size, "Tensor.size")
+
+
+def test_with_out_forwards_every_kind_of_parameter():
+    import inspect
+    from ember._registry import with_out
+
+    def fn(a, b=2, /, c=3, *rest, d, e=5, **extra):
+        return ember.tensor([float(a + b + c + sum(rest) + d + e + sum(extra.values()))])
+    wrapped = with_out(fn, "fn")
+    assert wrapped(1, d=4).tolist() == [15.0]
+    assert wrapped(1, 9, 8, 7, 6, d=4, e=0, z=100).tolist() == [135.0]
+    out = ember.zeros(1)
+    assert wrapped(1, d=4, out=out) is out and out.tolist() == [15.0]
+    assert list(inspect.signature(wrapped).parameters) == ["a", "b", "c", "rest", "d", "e",
+                                                          "out", "extra"]
+    with pytest.raises(TypeError, match=r"fn\(\) missing 1 required keyword-only argument"):
+        wrapped(1)
+    with pytest.raises(TypeError, match=r"fn\(\) missing 1 required positional argument: 'a'"):
+        wrapped(a=1, d=4)  # positional-only: the keyword lands in **extra
+    # the functions declared with out= call their computation directly, keywords as given
+    assert ember.add(ember.ones(2), ember.ones(2), alpha=3).tolist() == [4.0, 4.0]
+    with pytest.raises(TypeError, match="add"):
+        ember.add(ember.ones(2), ember.ones(2), beta=3)

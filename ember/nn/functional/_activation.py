@@ -229,7 +229,8 @@ def tanhshrink(input):
 
 
 def _threshold(x, threshold, value):
-    return _fn.where(x > threshold, x, x.new_full((), value))
+    # replaced where ``x <= threshold``: NaN compares false and stays NaN, as in PyTorch
+    return _fn.where(x <= threshold, x.new_full((), value), x)
 
 
 def threshold(input, threshold, value, inplace=False):

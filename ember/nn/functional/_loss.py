@@ -120,6 +120,11 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     x, y = _broadcast(input, target)
+    if weight is None and x.dtype is not y.dtype and x.is_floating_point():
+        # PyTorch's kernel writes into a tensor like the input: a wider target is
+        # computed with, then the loss is rounded to the input's dtype before reducing
+        loss = _nodes.huber_loss(x, y, "none", float(delta)).to(x.dtype)
+        return _reduce(loss, reduction)
     if weight is None:
         return _nodes.huber_loss(x, y, reduction, float(delta))
     d = x - y

@@ -32,7 +32,7 @@ def _pad_constant(input, pairs, value):
     return out
 
 
-def _source_index(j, size, mode):
+def _source_index(j, size, mode, crop=(0, 0)):
     if mode == "reflect":
         j = abs(j)
         period = 2 * (size - 1)
@@ -40,7 +40,9 @@ def _source_index(j, size, mode):
         return period - j if j >= size else j
     if mode == "replicate":
         return min(max(j, 0), size - 1)
-    return j % size  # circular
+    # circular: a negative pad crops first and the other side wraps around what is left
+    lo, kept = crop[0], size - crop[0] - crop[1]
+    return lo + (j - lo) % kept if kept > 0 else j % size
 
 
 def _pad_indexed(input, pairs, mode):
@@ -58,7 +60,8 @@ def _pad_indexed(input, pairs, mode):
         if mode == "replicate" and size == 0 and (left > 0 or right > 0):
             raise RuntimeError(f"padding: input tensor must have a non-zero size at dimension "
                                f"{dim % len(shape)}")
-        index = [_source_index(j, size, mode) for j in range(-left, size + right)]
+        crop = (max(-left, 0), max(-right, 0))
+        index = [_source_index(j, size, mode, crop) for j in range(-left, size + right)]
         out = out.index_select(dim, out.new_tensor(index, dtype=_dtypes.int64))
     return out
 

@@ -3,6 +3,7 @@ import math
 
 from ... import _creation
 from ...autograd import grad_mode
+from ...device import check_device
 from ..parameter import Parameter
 from .. import functional as F
 from .module import Module
@@ -25,6 +26,7 @@ class _ConvNd(Module):
                  transposed, output_padding, groups, bias, padding_mode, device=None,
                  dtype=None):
         super().__init__()
+        check_device(device)  # ember has only the CPU: refuse any other
         n = self._nd
         if groups <= 0:
             raise ValueError("groups must be a positive integer")

@@ -1,6 +1,7 @@
 """BatchNorm1d/2d, LayerNorm, GroupNorm with PyTorch's parameters, buffers, init and repr."""
 from ... import _creation
 from ...autograd import grad_mode
+from ...device import check_device
 from ...backend import dtypes
 from ..parameter import Parameter
 from .. import functional as F
@@ -15,6 +16,7 @@ class _NormBase(Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
                  track_running_stats=True, device=None, dtype=None, *, bias=True):
         super().__init__()
+        check_device(device)  # ember has only the CPU: refuse any other
         kw = {} if dtype is None else {"dtype": dtype}
         self.num_features = num_features
         self.eps = eps
@@ -109,6 +111,7 @@ class LayerNorm(Module):
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
                  device=None, dtype=None):
         super().__init__()
+        check_device(device)  # ember has only the CPU: refuse any other
         if isinstance(normalized_shape, int):
             normalized_shape = (normalized_shape,)
         self.normalized_shape = tuple(normalized_shape)
@@ -147,6 +150,7 @@ class GroupNorm(Module):
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None,
                  *, bias=True):
         super().__init__()
+        check_device(device)  # ember has only the CPU: refuse any other
         if num_channels % num_groups != 0:
             raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups "
                              f"({num_groups})")

@@ -16,6 +16,7 @@ import warnings
 from ... import _functions as _F
 from ..._creation import empty
 from ...autograd.grad_mode import no_grad
+from ...device import check_device
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
 from .module import Module
@@ -76,6 +77,7 @@ class RNNBase(Module):
                  batch_first=False, dropout=0.0, bidirectional=False, proj_size=0,
                  device=None, dtype=None):
         super().__init__()
+        check_device(device)  # ember has only the CPU: refuse any other
         self.mode = mode
         self.input_size = input_size
         self.hidden_size = hidden_size
@@ -468,6 +470,7 @@ class RNNCellBase(Module):
 
     def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
         super().__init__()
+        check_device(device)  # ember has only the CPU: refuse any other
         self.input_size = input_size
         self.hidden_size = hidden_size
         self.bias = bias
@@ -525,6 +528,7 @@ class RNNCell(RNNCellBase):
 
     def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
                  dtype=None):
+        check_device(device)  # ember has only the CPU: refuse any other
         super().__init__(input_size, hidden_size, bias, num_chunks=1, dtype=dtype)
         self.nonlinearity = nonlinearity
 
@@ -544,6 +548,7 @@ class LSTMCell(RNNCellBase):
     """One LSTM step; returns (h', c')."""
 
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        check_device(device)  # ember has only the CPU: refuse any other
         super().__init__(input_size, hidden_size, bias, num_chunks=4, dtype=dtype)
 
     def forward(self, input, hx=None):
@@ -557,6 +562,7 @@ class GRUCell(RNNCellBase):
     """One GRU step; returns h'."""
 
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        check_device(device)  # ember has only the CPU: refuse any other
         super().__init__(input_size, hidden_size, bias, num_chunks=3, dtype=dtype)
 
     def forward(self, input, hx=None):

@@ -15,6 +15,7 @@ import warnings
 from ... import _functions as _F
 from ..._creation import empty, full
 from ...autograd.grad_mode import is_grad_enabled, no_grad
+from ...device import check_device
 from .. import functional as F
 from .. import init
 from ..functional import _attention
@@ -73,6 +74,7 @@ class MultiheadAttention(Module):
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
                  add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None,
                  dtype=None):
+        check_device(device)  # ember has only the CPU: refuse any other
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(f"embed_dim and num_heads must be greater than 0, got "
                              f"embed_dim={embed_dim} and num_heads={num_heads} instead")
@@ -186,6 +188,7 @@ class TransformerEncoderLayer(Module):
                  layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True,
                  device=None, dtype=None):
         super().__init__()
+        check_device(device)  # ember has only the CPU: refuse any other
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
                                             batch_first=batch_first, dtype=dtype)
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
@@ -347,6 +350,7 @@ class TransformerDecoderLayer(Module):
                  layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True,
                  device=None, dtype=None):
         super().__init__()
+        check_device(device)  # ember has only the CPU: refuse any other
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
                                             batch_first=batch_first, bias=bias, dtype=dtype)
         self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
@@ -442,6 +446,7 @@ class Transformer(Module):
                  custom_decoder=None, layer_norm_eps=1e-5, batch_first=False, norm_first=False,
                  bias=True, device=None, dtype=None):
         super().__init__()
+        check_device(device)  # ember has only the CPU: refuse any other
         layer_args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
                       batch_first, norm_first, bias)
         if custom_encoder is not None:
@@ -486,6 +491,7 @@ class Transformer(Module):
         tensor([[0., -inf],
                 [0., 0.]])
         """
+        check_device(device)  # ember has only the CPU: refuse any other
         return _generate_square_subsequent_mask(sz, dtype=dtype)
 
     def _reset_parameters(self):

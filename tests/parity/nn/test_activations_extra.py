@@ -97,6 +97,20 @@ def test_functions(case, dtype):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("case", ["threshold", "hardshrink", "softshrink", "celu", "selu",
+                                  "hardswish", "hardsigmoid", "logsigmoid", "softsign",
+                                  "tanhshrink"])
+def test_functions_of_nan_and_infinities(case, dtype):
+    # NaN stays NaN through every comparison-based branch; forward values only
+    x = np.array([np.nan, -np.inf, np.inf, 0.0, -0.0, 0.5, 2.0], dtype)
+    extra = {"celu": lambda F, x: F.celu(x), "selu": lambda F, x: F.selu(x),
+             "hardswish": lambda F, x: F.hardswish(x),
+             "hardsigmoid": lambda F, x: F.hardsigmoid(x)}
+    fn = extra.get(case, FUNCTIONS.get(case))
+    compare(lambda lib, x: fn(TF if lib is torch else EF, x), x, grad=False)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("shape,wshape", [((4, 3, 5), (3,)), ((4, 3), (1,)), ((5,), (1,)),
                                           ((2, 3, 2, 2), (3,)), ((), (1,))], ids=str)
 def test_prelu_function(shape, wshape, dtype):

@@ -14,7 +14,7 @@ import ember
 import ember.nn as enn
 import ember.nn.functional as EF
 
-from tests.parity.compare import compare, TOL
+from tests.parity.compare import compare, error_of, TOL
 
 FLOATS = [np.float32, np.float64]
 
@@ -482,3 +482,36 @@ def test_activation_on_int_tensor(name):
     got = getattr(EF, name)(ember.tensor(x))
     assert got.dtype is ember.int64
     np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+DEVICE_TAKING_LAYERS = {
+    "Conv2d": lambda nn, device: nn.Conv2d(2, 2, 1, device=device),
+    "ConvTranspose3d": lambda nn, device: nn.ConvTranspose3d(2, 2, 1, device=device),
+    "BatchNorm1d": lambda nn, device: nn.BatchNorm1d(3, device=device),
+    "InstanceNorm2d": lambda nn, device: nn.InstanceNorm2d(3, affine=True, device=device),
+    "LayerNorm": lambda nn, device: nn.LayerNorm(3, device=device),
+    "GroupNorm": lambda nn, device: nn.GroupNorm(1, 3, device=device),
+    "LSTM": lambda nn, device: nn.LSTM(2, 2, device=device),
+    "RNNCell": lambda nn, device: nn.RNNCell(2, 2, device=device),
+    "LSTMCell": lambda nn, device: nn.LSTMCell(2, 2, device=device),
+    "GRUCell": lambda nn, device: nn.GRUCell(2, 2, device=device),
+    "MultiheadAttention": lambda nn, device: nn.MultiheadAttention(4, 2, device=device),
+    "TransformerEncoderLayer": lambda nn, device: nn.TransformerEncoderLayer(4, 2, 8,
+                                                                             device=device),
+    "TransformerDecoderLayer": lambda nn, device: nn.TransformerDecoderLayer(4, 2, 8,
+                                                                             device=device),
+    "Transformer": lambda nn, device: nn.Transformer(4, 2, 1, 1, 8, device=device),
+    "square_subsequent_mask": lambda nn, device: nn.Transformer.generate_square_subsequent_mask(
+        2, device=device),
+}
+
+
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")
+@pytest.mark.parametrize("name", sorted(DEVICE_TAKING_LAYERS))
+def test_layer_device_argument_is_not_ignored(name):
+    # a CPU-only build refuses a CUDA device; 'cpu' builds the layer
+    make = DEVICE_TAKING_LAYERS[name]
+    expected = error_of(lambda: make(torch.nn, "cuda"))
+    assert expected is not None
+    assert error_of(lambda: make(ember.nn, "cuda")) == expected
+    make(ember.nn, "cpu")

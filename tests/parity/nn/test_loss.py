@@ -43,6 +43,18 @@ def test_regression_losses_weighted(name, reduction):
                                                     weight=lib.tensor(w)), x, y)
 
 
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"])
+@pytest.mark.parametrize("dtypes", [(np.float32, np.float64), (np.float64, np.float32)], ids=str)
+def test_regression_losses_of_mixed_dtypes(name, reduction, dtypes):
+    # huber_loss keeps the input's dtype (a float64 target is rounded away), the others
+    # promote; torch's huber_loss backward refuses mixed dtypes, so only its values compare
+    r = rng(2)
+    x, y = r.standard_normal((4, 5)).astype(dtypes[0]), r.standard_normal((4, 5)).astype(dtypes[1])
+    compare(lambda lib, a, b: getattr(F(lib), name)(a, b, reduction=reduction), x, y,
+            grad=name != "huber_loss")
+
+
 def test_regression_broadcast_warns():
     x, y = rng().standard_normal((3, 1)), rng(1).standard_normal(3)
     with pytest.warns(UserWarning, match="different to the input size"):

@@ -52,6 +52,10 @@ CASES = {
     "pad_replicate2d": (lambda L, x: F(L).pad(x, (3, 0, 1, 2), mode="replicate"),
                         [(3, 4, 5)]),
     "pad_circular1d": (lambda L, x: F(L).pad(x, (2, 3), mode="circular"), [(2, 3, 5)]),
+    # a negative side crops first; the other side then wraps around what is left
+    "pad_circular_crop_left": (lambda L, x: F(L).pad(x, (-1, 2), mode="circular"), [(2, 3, 6)]),
+    "pad_circular_crop_right": (lambda L, x: F(L).pad(x, (1, 2, 2, -1), mode="circular"),
+                                [(2, 3, 5, 6)]),
     "pixel_shuffle": (lambda L, x: F(L).pixel_shuffle(x, 2), [(2, 3, 8, 4, 5)]),
     "pixel_unshuffle": (lambda L, x: F(L).pixel_unshuffle(x, 3), [(2, 6, 9)]),
     "bicubic": (lambda L, x: F(L).interpolate(x, size=(8, 4), mode="bicubic"), [(2, 3, 5, 7)]),

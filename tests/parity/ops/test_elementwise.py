@@ -8,7 +8,7 @@ import torch
 
 import ember
 
-from tests.parity.compare import compare
+from tests.parity.compare import compare, error_of
 
 FLOATS = [np.float32, np.float64]
 
@@ -103,6 +103,20 @@ def test_integer_floor_divide_and_remainder_signs():
     compare(lambda lib, x, y: x % y, a, b)
     compare(lambda lib, x, y: lib.div(x, y, rounding_mode="trunc"), a, b)
     compare(lambda lib, x, y: lib.div(x, y, rounding_mode="floor"), a, b)
+
+
+def test_integer_trunc_division_is_exact():
+    # beyond 2**53 a float quotient loses the low bits; fmod is built on this division
+    a = np.array([2 ** 62 + 1, -(2 ** 62) - 3, 7, -1, 0], np.int64)
+    b = np.array([1, 2, -2, 3, 5], np.int64)
+    compare(lambda lib, x, y: lib.div(x, y, rounding_mode="trunc"), a, b)
+    compare(lambda lib, x, y: lib.fmod(x, y), a, b)
+    compare(lambda lib, x: lib.div(x, -3, rounding_mode="trunc"), a)
+    compare(lambda lib, x, y: lib.div(x, y, rounding_mode="trunc"),
+            np.array([7, 249], np.uint8), np.array([2, 3], np.uint8))
+    for case in (lambda lib: lib.fmod(lib.tensor([1, 2]), lib.tensor([0, 1])),
+                 lambda lib: lib.div(lib.tensor([7, -7]), 0, rounding_mode="trunc")):
+        assert error_of(lambda: case(ember)) == error_of(lambda: case(torch)) is not None
 
 
 # ---- Python scalars on both sides ---------------------------------------------------------

@@ -116,6 +116,20 @@ def test_solve_ex(dtype):
         assert lib.linalg.solve_ex(sing, lib.ones(3, dtype=sing.dtype)).info.tolist() == [0, 2, 1]
 
 
+@pytest.mark.parametrize("a_shape,b_shape", [((3, 3), (2, 3, 2)), ((1, 3, 3), (2, 3, 2)),
+                                             ((2, 1, 3, 3), (4, 3, 1))], ids=str)
+def test_solve_ex_info_has_the_batch_of_A(a_shape, b_shape):
+    # the info is that of A's factorization: B's batch dims do not broadcast into it
+    compare(lambda lib, x, y: lib.linalg.solve_ex(x, y), well_conditioned(a_shape, np.float64),
+            randn(b_shape, np.float64), grad=False)
+
+
+@pytest.mark.parametrize("name", ["inv_ex", "cholesky_ex"])
+@pytest.mark.parametrize("shape", [(2, 0, 0), (0, 3, 3), (0, 0)], ids=str)
+def test_ex_of_empty_matrices(name, shape):
+    compare(lambda lib, x: getattr(lib.linalg, name)(x), np.zeros(shape), grad=False)
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("batch", BATCHES, ids=str)
 @pytest.mark.parametrize("upper", [False, True])
@@ -425,6 +439,12 @@ ERRORS = [
     ("matrix_norm_same_dims", lambda lib, a: lib.linalg.matrix_norm(a, dim=(0, 0)), [O((2, 2))]),
     ("vector_norm_str", lambda lib, a: lib.linalg.vector_norm(a, ord="fro"), [O(2)]),
     ("vector_norm_int", lambda lib, a: lib.linalg.vector_norm(a), [O(2, np.int64)]),
+    # min/max-like norms have no identity over an empty tensor or an empty reduced dim
+    ("vector_norm_empty_inf", lambda lib, a: lib.linalg.vector_norm(a, float("inf")),
+     [O((0, 3))]),
+    ("vector_norm_empty_neg", lambda lib, a: lib.linalg.vector_norm(a, -1), [O((0, 3))]),
+    ("vector_norm_empty_dim", lambda lib, a: lib.linalg.vector_norm(a, -0.5, dim=(-2, 1)),
+     [O((2, 0, 3))]),
     ("cross_len", lambda lib, a, b: lib.linalg.cross(a, b), [O(2), O(2)]),
     ("cross_broadcast", lambda lib, a, b: lib.linalg.cross(a, b), [O((2, 3)), O((3, 3))]),
     ("multi_dot_one", lambda lib, a: lib.linalg.multi_dot([a]), [O(3)]),

@@ -324,6 +324,14 @@ def test_softmax_stability_and_dtype(name):
             np.array([[1.0, -np.inf], [0.0, -np.inf]]))
 
 
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("shape,dim", [((0, 4), 0), ((0, 4), 1), ((3, 0), 1), ((3, 0), 0)],
+                         ids=str)
+def test_softmax_of_empty(name, shape, dim):
+    compare(lambda lib, t: getattr(lib, name)(t, dim), np.zeros(shape))
+    compare(lambda lib, t: lib.nn.functional.softmin(t, dim), np.zeros(shape))
+
+
 def test_softmax_1d_and_composite():
     x = randn((5,), np.float64, seed=19)
     compare(lambda lib, t: (lib.softmax(t, 0) * lib.log_softmax(t, 0)).sum(), x)

@@ -6,7 +6,7 @@ import torch
 
 import ember
 
-from tests.parity.compare import compare
+from tests.parity.compare import compare, error_of
 
 DTYPES = [np.float32, np.float64]
 
@@ -80,6 +80,14 @@ lib.promote_types(lib.int32, lib.float16), lib.promote_types(lib.uint8, lib.int8
 def test_dtype_and_constructor_expressions(src):
     t, e = same(src)
     assert e == t
+
+
+@pytest.mark.parametrize("device", ["cuda", "meta", "cuda:1", 0])
+def test_legacy_constructor_refuses_other_devices(device):
+    expected = error_of(lambda: torch.Tensor([1, 2], device=device))
+    assert expected is not None
+    assert error_of(lambda: ember.Tensor([1, 2], device=device)) == expected
+    assert ember.Tensor(2, 3, device="cpu").shape == torch.Tensor(2, 3, device="cpu").shape
 
 
 def test_set_default_dtype():

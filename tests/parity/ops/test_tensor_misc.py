@@ -162,6 +162,17 @@ def test_unique_of_floats_and_errors():
         error_of(lambda: torch.unique(torch.ones(2), dim=3))
 
 
+@pytest.mark.parametrize("fn", ["unique", "unique_consecutive"])
+def test_unique_of_empty_and_0d(fn):
+    for shape, dim in [((0, 3), None), ((0, 3), 0), ((2, 0, 3), 1), ((2, 0, 3), -2)]:
+        compare(lambda lib, x: getattr(lib, fn)(x, return_inverse=True, return_counts=True,
+                                                dim=dim), np.zeros(shape), grad=False)
+    for shape, dim in [((0, 3), 1), ((3, 0), 0), ((0, 0), 0), ((), 0), ((), -1)]:
+        expected = error_of(lambda: getattr(torch, fn)(torch.zeros(shape), dim=dim))
+        assert expected is not None
+        assert error_of(lambda: getattr(ember, fn)(ember.zeros(shape), dim=dim)) == expected
+
+
 def test_multinomial_and_bernoulli_errors():
     cases = [
         lambda lib: lib.multinomial(lib.ones(2, 2, 2), 1),
@@ -453,6 +464,63 @@ def test_bfloat16_creation_casting_arithmetic_and_printing():
     assert ember.promote_types(ember.bfloat16, ember.int64) is ember.bfloat16
 
 
+BF16_PRODUCTS = {
+    "matmul": lambda lib, a, b: a @ b,
+    "mm": lambda lib, a, b: lib.mm(a, b),
+    "bmm": lambda lib, a, b: lib.bmm(a[None], b[None]),
+    "mv": lambda lib, a, b: lib.mv(a, b[0]),
+    "dot": lambda lib, a, b: lib.dot(a[0], b[0]),
+    "linear": lambda lib, a, b: lib.nn.functional.linear(a, b),
+    "einsum": lambda lib, a, b: lib.einsum("ij,kj->ik", a, b),
+    "einsum3": lambda lib, a, b: lib.einsum("ij,jk,kl->il", a, b, a),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BF16_PRODUCTS))
+def test_bfloat16_products_stay_bfloat16(name):
+    # accumulated in float32, rounded once to bfloat16, as PyTorch's CPU kernels do
+    r = np.random.default_rng(20)
+    a, b = r.standard_normal((3, 3)), r.standard_normal((3, 3))
+    t = BF16_PRODUCTS[name](torch, torch.tensor(a).bfloat16(), torch.tensor(b).bfloat16())
+    e = BF16_PRODUCTS[name](ember, ember.tensor(a).bfloat16(), ember.tensor(b).bfloat16())
+    assert e.dtype is ember.bfloat16 and t.dtype is torch.bfloat16
+    if name == "einsum3":  # torch rounds each pairwise contraction to bfloat16 on the way
+        np.testing.assert_allclose(e.float().numpy(), t.float().numpy(), rtol=2e-2, atol=1e-2)
+    else:
+        assert e.float().tolist() == t.float().tolist()
+
+
+BF16_REDUCTIONS = {
+    "vector_norm": lambda lib, x: lib.linalg.vector_norm(x),
+    "norm_1": lambda lib, x: x.norm(1, dim=0),
+    "var": lambda lib, x: x.var(),
+    "std": lambda lib, x: x.std(1),
+    "softmax": lambda lib, x: lib.softmax(x, 0),
+    "log_softmax": lambda lib, x: lib.log_softmax(x, -1),
+    "logsumexp": lambda lib, x: lib.logsumexp(x, 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BF16_REDUCTIONS))
+def test_bfloat16_reductions(name):
+    # computed in float32 and rounded to bfloat16 (torch may differ by an ulp)
+    x = np.random.default_rng(21).standard_normal((3, 4))
+    t = BF16_REDUCTIONS[name](torch, torch.tensor(x).bfloat16())
+    e = BF16_REDUCTIONS[name](ember, ember.tensor(x).bfloat16())
+    assert e.dtype is ember.bfloat16 and t.dtype is torch.bfloat16
+    np.testing.assert_allclose(e.float().numpy(), t.float().numpy(), rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("name", ["var", "std", "logsumexp"])
+def test_complex_var_std_logsumexp(name):
+    # var/std of complex values are real; logsumexp keeps the imaginary parts
+    x = np.array([[1 + 2j, 3 - 1j, 0.5j], [-2 + 0.5j, 1 - 1j, 2 + 3j]], np.complex128)
+    fn = {"var": lambda lib, t: t.var(1), "std": lambda lib, t: t.std(),
+          "logsumexp": lambda lib, t: lib.logsumexp(t, 0)}[name]
+    for dtype in (np.complex64, np.complex128):
+        _same(fn(ember, ember.tensor(x.astype(dtype))), fn(torch, torch.tensor(x.astype(dtype))))
+
+
 # ---- complex ------------------------------------------------------------------------------
 def _same(e, t):
     assert tuple(e.shape) == tuple(t.shape)
@@ -579,3 +647,75 @@ def test_methods_take_no_out_as_in_torch():
             x.add(x, out=lib.empty(2))
         with pytest.raises(TypeError, match="unexpected keyword argument 'out'"):
             x.sum(0, out=lib.empty(()))
+
+
+def _takes_out(fn):
+    """Whether a torch function accepts ``out=`` (its signature is not introspectable)."""
+    x = torch.ones(2, 2)
+    for args in ((x,), (x, x)):
+        try:
+            fn(*args, out=torch.empty(0))
+        except TypeError as e:
+            if "unexpected keyword argument 'out'" in str(e):
+                return False
+        except Exception:  # noqa: BLE001 -- wrong arguments for this op: out= was accepted
+            pass
+    return True
+
+
+def test_only_functions_pytorch_gives_out_take_out():
+    import inspect
+    from ember._registry import DECLARED
+    with_out = [name for name, d in DECLARED.items() if d.function is not None
+                and "out" in inspect.signature(d.function).parameters
+                and hasattr(torch, name)]
+    assert {"add", "sin", "isposinf"} <= set(with_out)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert [name for name in with_out if not _takes_out(getattr(torch, name))] == []
+    with pytest.raises(TypeError, match="unexpected keyword argument 'out'"):
+        ember.relu(ember.ones(2), out=ember.empty(2))
+
+
+OUT_DTYPE_CASES = {
+    "abs": lambda lib, x, out: lib.abs(x, out=out),
+    "neg": lambda lib, x, out: lib.neg(x, out=out),
+    "floor": lambda lib, x, out: lib.floor(x, out=out),
+    "round": lambda lib, x, out: lib.round(x, out=out),
+    "sign": lambda lib, x, out: lib.sign(x, out=out),
+    "nan_to_num": lambda lib, x, out: lib.nan_to_num(x, out=out),
+    "amax": lambda lib, x, out: lib.amax(x, 0, out=out),
+    "argmax": lambda lib, x, out: lib.argmax(x, out=out),
+    "argmin": lambda lib, x, out: lib.argmin(x, 0, out=out),
+    "nonzero": lambda lib, x, out: lib.nonzero(x, out=out),
+    "all": lambda lib, x, out: lib.all(x, out=out),
+    "any": lambda lib, x, out: lib.any(x, 0, out=out),
+    "isposinf": lambda lib, x, out: lib.isposinf(x, out=out),
+    "searchsorted": lambda lib, x, out: lib.searchsorted(x.sort().values, x, out=out),
+    "searchsorted_int32": lambda lib, x, out: lib.searchsorted(x.sort().values, x,
+                                                               out_int32=True, out=out),
+    "bernoulli": lambda lib, x, out: lib.bernoulli(x.abs().clamp(max=1), out=out),
+}
+
+
+@pytest.mark.parametrize("out_dtype", ["float32", "float64", "int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("case", sorted(OUT_DTYPE_CASES))
+def test_out_dtype_checks_as_torch(case, out_dtype):
+    # which out= dtypes an op accepts differs per op in PyTorch (exact, index, bool...)
+    x = np.array([[0.5, -1.5, 2.0], [0.25, 3.0, -0.75]])
+    fn = OUT_DTYPE_CASES[case]
+
+    def run(lib):
+        out = lib.empty(0, dtype=getattr(lib, out_dtype))
+        result = fn(lib, lib.tensor(x), out)
+        assert result is out
+        return out.dtype, tuple(out.shape)
+    expected = error_of(lambda: run(torch))
+    if case in ("all", "any") and out_dtype == "uint8":  # torch casts the input to uint8
+        with pytest.raises(NotImplementedError, match="uint8 out="):
+            run(ember)
+        return
+    assert error_of(lambda: run(ember)) == expected
+    if expected is None and case != "bernoulli":
+        compare(lambda lib, t: fn(lib, t, lib.empty(0, dtype=getattr(lib, out_dtype))), x,
+                grad=False)
