@@ -77,8 +77,9 @@ class AvgPool1d(Module):
                             self.count_include_pad)
 
 
-class AvgPool2d(Module):
-    """2-D average pooling over (N, C, H, W) input."""
+class _AvgPoolNd(Module):
+    """What 2-D and 3-D average pooling share: the arguments, the repr and the call."""
+    _pool = None  # the name of the functional form (looked up per call: ONNX export wraps it)
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True, divisor_override=None):
@@ -95,35 +96,24 @@ class AvgPool2d(Module):
                                                                self.padding)
 
     def forward(self, input):
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+        return getattr(F, self._pool)(input, self.kernel_size, self.stride, self.padding,
+                                      self.ceil_mode, self.count_include_pad,
+                                      self.divisor_override)
 
 
-class AvgPool3d(Module):
+class AvgPool2d(_AvgPoolNd):
+    """2-D average pooling over (N, C, H, W) input."""
+    _pool = "avg_pool2d"
+
+
+class AvgPool3d(_AvgPoolNd):
     """3-D average pooling over (N, C, D, H, W) input.
 
     >>> import ember
     >>> ember.nn.AvgPool3d(2, stride=1)(ember.ones(1, 1, 3, 3, 3)).shape
     ember.Size([1, 1, 2, 2, 2])
     """
-
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
-                 count_include_pad=True, divisor_override=None):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if (stride is not None) else kernel_size
-        self.padding = padding
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-        self.divisor_override = divisor_override
-
-    def extra_repr(self):
-        return "kernel_size={}, stride={}, padding={}".format(self.kernel_size, self.stride,
-                                                               self.padding)
-
-    def forward(self, input):
-        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+    _pool = "avg_pool3d"
 
 
 class _AdaptivePool(Module):
