@@ -214,3 +214,19 @@ def test_per_sample_conv_of_no_problems():
     assert tuple(out.shape) == (0, 2, 5, 4, 4)
     out.sum().backward()
     assert tuple(x.grad.shape) == (0, 2, 3, 4, 4) and tuple(w.grad.shape) == (0, 5, 3, 3, 3)
+
+
+def test_forward_mode_through_batched_weights():
+    x, w = _randn(B, 1, 2, 5, 5, seed=15), _randn(4, 2, 3, 3, seed=16)
+    tw = _randn(4, 2, 3, 3, seed=17)
+    ws = ember.stack([w * (k + 1) for k in range(B)])
+
+    def f(xi, wi):
+        return F.conv2d(xi, wi, stride=2, padding=1).tanh()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _, tangent = ember.func.jvp(lambda W: vmap(f)(x, W), (ws,), (ember.stack([tw] * B),))
+        per_sample = vmap(lambda xi: ember.func.jvp(lambda W: f(xi, W), (w,), (tw,))[1])(x)
+    _close(tangent, _loop(lambda xi, wi: ember.func.jvp(lambda W: f(xi, W), (wi,), (tw,))[1],
+                          x, ws))
+    _close(per_sample, _loop(lambda xi: ember.func.jvp(lambda W: f(xi, W), (w,), (tw,))[1], x))
