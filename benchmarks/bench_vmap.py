@@ -1,6 +1,7 @@
 """Per-sample gradients with vmap: ember.vmap over ember.autograd.grad vs torch.func.
 
     python benchmarks/bench_vmap.py [--rounds N] [--min-round S] [--batch B]
+                                    [--threads T] [--clock {wall,cpu}]
 
 Workload: the gradient of each sample's cross-entropy loss with respect to every weight of a
 2-conv CNN (conv3x3 1->8, relu, conv3x3 stride 2 8->16, relu, flatten, linear 16*14*14->10,
@@ -10,10 +11,14 @@ inputs 1x28x28), for a batch of 64, computed in one vmapped call: ember runs
 the same weights and data (float32, ``torch.set_num_threads(2)``); the timing is run.py's
 (``bench``: warm-up, alternating rounds, medians), and the ratio is ember/torch (lower is
 better). Both results are checked against each other before timing.
+
+On the shared machine torch's 2-thread wall times swing by several x; ``--threads 1 --clock
+cpu`` (one thread each, process CPU time, as in run.py) gives a steady ratio of the work.
 """
 import argparse
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -21,6 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import ember  # noqa: E402
 import ember.nn.functional as EF  # noqa: E402
+from benchmarks import run  # noqa: E402
 from benchmarks.run import bench, fmt_ratio, fmt_time, paired_ratio  # noqa: E402
 
 try:
@@ -68,11 +74,20 @@ def main():
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--min-round", type=float, default=0.5)
     parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=2,
+                        help="torch.set_num_threads and ember.set_num_threads (default 2)")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="wall: time.perf_counter (default); cpu: time.process_time, the "
+                             "CPU seconds of all this process's threads (steady with "
+                             "--threads 1 on a busy machine)")
     args = parser.parse_args()
     if torch is None:
         print("torch is not installed: nothing to compare with")
         return
-    torch.set_num_threads(2)
+    torch.set_num_threads(args.threads)
+    ember.set_num_threads(args.threads)
+    if args.clock == "cpu":
+        run.CLOCK = time.process_time  # bench reads run.CLOCK at each call
     rng = np.random.default_rng(1)
     x = rng.standard_normal((args.batch, 1, 28, 28)).astype(np.float32)
     t = rng.integers(0, 10, args.batch)
@@ -83,7 +98,8 @@ def main():
     samples = {}
     med = bench(cases, args.rounds, args.min_round, samples=samples)
     print(f"per-sample gradients, 2-conv CNN, batch {args.batch} "
-          f"(median of {args.rounds} alternating rounds)")
+          f"(median of {args.rounds} alternating rounds, {args.threads} thread(s), "
+          f"{args.clock} clock)")
     print("| ember | torch | ember/torch | paired |")
     print("|---|---|---|---|")
     print(f"| {fmt_time(med['ember'])} | {fmt_time(med['torch'])} | "

@@ -517,12 +517,23 @@ def _conv(cls, args, level, size):
         v = x._value.reshape((size * n,) + tuple(x.shape[1:]))
         out = C.ConvForward.apply(v, w, geom, *rest)
         return wrap(out.reshape((size, n) + tuple(out.shape[1:])), level)
-    # Batched weights: the batch becomes groups of one grouped convolution.
-    o = w.shape[0]
-    pw = _to_batch(w, level, size).reshape((size * o,) + tuple(w.shape[1:]))
-    extra = () if bias is None else (_to_batch(bias, level, size).reshape(size * o),)
-    out = C.ConvForward.apply(_to_groups(x, level, size), pw, _grouped(geom, size), *extra)
-    return wrap(_from_groups(out, size), level)
+    # Batched weights (a plain weight requiring grad is expanded, so that its gradient
+    # arrives per sample): one convolution per sample, each with its own weight.
+    extra = () if bias is None else (_to_batch(bias, level, size),)
+    out = C.PerSampleConv.apply(_to_batch(x, level, size), _to_batch(w, level, size), geom,
+                                *extra)
+    return wrap(out, level)
+
+
+@rule(C.PerSampleConv)
+def _per_sample_conv(cls, args, level, size):
+    """Nested vmap: the outer batch joins the per-sample dim B."""
+    b = args[0].shape[0]
+    joined = [_to_batch(a, level, size) if isinstance(a, _Tensor) else a for a in args]
+    joined = [a.reshape((size * b,) + tuple(a.shape[2:])) if isinstance(a, _Tensor) else a
+              for a in joined]
+    out = C.PerSampleConv.apply(*joined)
+    return wrap(out.reshape((size, b) + tuple(out.shape[1:])), level)
 
 
 # average pooling (the 2-D classes and their 3-D subclasses, forward and adjoint) and fold:

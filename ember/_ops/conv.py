@@ -12,6 +12,9 @@ thread pool (ember.backend.parallel). With no graph to record, ConvForward's
 backward computes the input, weight and bias gradients in one pass
 (``conv_backward``).
 
+``PerSampleConv(x, w)`` runs B convolutions side by side, each with its own weight (vmap's
+convolution when the weight is batched, e.g. per-sample gradients); see its docstring.
+
 Geometry (``_Geom``) is per spatial dim: stride, dilation, padding as
 (before, after) pairs (asymmetric for 'same' with even kernels), and the
 unpadded input size.
@@ -300,6 +303,9 @@ def _col2im_rows(gm, wk, s, geom, dst):
     cols = cols.reshape((g, s.kk, nb) + s.out + (cg,))
     # view as K, n, *out, G, Cg (no copy)
     cols = cols.transpose((1, 2) + tuple(range(3, 3 + nd)) + (0, 3 + nd))
+    if any(st > 1 for st in geom.stride):
+        _col2im_phases(cols, s, geom, dst)
+        return
     gx = xp.zeros((nb,) + s.padded + (g, cg), dtype=cols.dtype)
     lead = (slice(None),)
     for j, kidx in enumerate(itertools.product(*map(range, s.ksize))):
@@ -308,6 +314,35 @@ def _col2im_rows(gm, wk, s, geom, dst):
         gx[lead + sl] += cols[j]
     gx = gx.reshape((nb,) + s.padded + (s.c,))[lead + s.crop]
     dst[...] = gx.transpose((0, 1 + nd) + tuple(range(1, 1 + nd)))
+
+
+def _col2im_phases(cols, s, geom, dst):
+    """``_col2im_rows``'s adds for a strided convolution. Strided slabs of the channels-last
+    gradient would be added in runs of C elements only; here the padded gradient is held
+    phase by phase (position p = h * stride + r at [r, ..., h]), where each kernel offset's
+    slab is a contiguous block of rows (runs of out*C). Offsets are added in the same order
+    into zeros, so the sums are the same. Then each phase of the cropped result is written
+    to ``dst`` (n, C, *S) in one transposing copy."""
+    nb, nd, st = dst.shape[0], s.nd, tuple(geom.stride)
+    xp = get_array_module(cols)
+    lens = tuple(-(-p // t) for p, t in zip(s.padded, st))
+    buf = xp.zeros(st + (nb,) + lens + (s.g, s.cg), dtype=cols.dtype)
+    every = (slice(None),)
+    for j, kidx in enumerate(itertools.product(*map(range, s.ksize))):
+        offs = [k * d for k, d in zip(kidx, geom.dilation)]
+        phase = tuple(e % t for e, t in zip(offs, st))
+        sl = tuple(slice(e // t, e // t + m) for e, t, m in zip(offs, st, s.out))
+        buf[phase + every + sl] += cols[j]
+    buf = buf.reshape(st + (nb,) + lens + (s.c,))
+    to_first = (0, 1 + nd) + tuple(range(1, 1 + nd))
+    for phase in itertools.product(*map(range, st)):
+        out_sl, buf_sl = [], []
+        for r, t, (lo, _), size in zip(phase, st, geom.pad, geom.in_size):
+            i0 = (r - lo) % t  # the first unpadded position of this phase
+            h0 = (lo + i0) // t
+            out_sl.append(slice(i0, size, t))
+            buf_sl.append(slice(h0, h0 + len(range(i0, size, t))))
+        dst[every * 2 + tuple(out_sl)] = buf[phase + every + tuple(buf_sl)].transpose(to_first)
 
 
 def _wk(w, s):
@@ -476,5 +511,163 @@ class ConvWeightGrad(Primitive):
         return gx, gg, None, None
 
 
-__all__ = ["ConvForward", "ConvInputGrad", "ConvWeightGrad", "_Geom", "conv_forward",
-           "conv_backward", "conv_input_grad", "conv_weight_grad"]
+# ---- B convolutions side by side, each with its own weight -----------------------------------
+def conv_weight_grad_per_sample(x, gy, ksize, geom):
+    """Each sample's own weight gradient, (N, O, C/G, *k): per block of samples, the
+    channels-first columns (n, G, Cg*K, P) against the output gradient (n, G, Og, P) in one
+    batched matmul (no sum over the samples, unlike ``conv_weight_grad``)."""
+    n, c = x.shape[:2]
+    o = gy.shape[1]
+    s = _Conv(n, c, (o, c // geom.groups) + tuple(ksize), geom, gy.shape[2:])
+    xp = get_array_module(x, gy)
+    res = xp.empty((n, o, s.cg) + s.ksize, dtype=_dtype(x, gy))
+
+    def block(i, lo, hi):
+        cb = _window_first(x[lo:hi], s.ksize, s.out, geom).reshape(hi - lo, s.g, -1, s.p)
+        gl = xp.ascontiguousarray(gy[lo:hi]).reshape(hi - lo, s.g, s.og, s.p)
+        xp.matmul(gl, cb.transpose(0, 1, 3, 2),
+                  out=_as_shape(res[lo:hi], (hi - lo, s.g, s.og, s.cg * s.kk)))
+    col = s.col_bytes(x.itemsize)
+    _run_blocks(_blocks(n, col), block, x.nbytes + gy.nbytes + n * col)
+    return res
+
+
+def _shared(a):
+    """Whether a stack ``a`` (B, ...) holds one array B times (B = 1, or a broadcast along
+    B: every sample's weight is then the same, as vmap's expansion of a weight makes it)."""
+    return a.shape[0] == 1 or (a.shape[0] > 1 and a.strides[0] == 0)
+
+
+def _fold(a):
+    """(B, N, ...) -> (B*N, ...)."""
+    return a.reshape((a.shape[0] * a.shape[1],) + a.shape[2:])
+
+
+def _join_groups(a):
+    """(B, N, C, *S) -> (N, B*C, *S): the B problems as groups of one convolution."""
+    b, n = a.shape[:2]
+    return a.swapaxes(0, 1).reshape((n, b * a.shape[2]) + a.shape[3:])
+
+
+def _split_groups(a, b):
+    """(N, B*C, *S) -> (B, N, C, *S)."""
+    return a.reshape((a.shape[0], b, a.shape[1] // b) + a.shape[2:]).swapaxes(0, 1)
+
+
+def _grouped_geom(geom, b):
+    return _Geom(geom.stride, geom.dilation, geom.pad, geom.in_size, geom.groups * b)
+
+
+def per_sample_conv_forward(x, w, geom, bias=None):
+    """B convolutions on arrays: x (B, N, C, *S), w (B, O, C/G, *k), bias (B, O) ->
+    (B, N, O, *out). A weight shared by all B (``_shared``) runs as one convolution of the
+    B*N samples; otherwise the B problems are the groups of one grouped convolution."""
+    b, n = x.shape[:2]
+    nd = x.ndim - 3
+    if b and _shared(w):
+        shared_bias = bias is None or _shared(bias)
+        y = conv_forward(_fold(x), w[0], geom, None if bias is None or not shared_bias
+                         else bias[0])
+        y = y.reshape((b, n) + y.shape[1:])
+        if not shared_bias:
+            y += bias.reshape((b, 1, -1) + (1,) * nd)
+        return y
+    if not b:
+        o = w.shape[1]
+        out = geom.out_size(w.shape[3:])
+        return get_array_module(x, w).empty((0, n, o) + out, dtype=_dtype(x, w))
+    y = conv_forward(_join_groups(x), _fold(w), _grouped_geom(geom, b),
+                     None if bias is None else bias.reshape(-1))
+    return _split_groups(y, b)
+
+
+def per_sample_conv_backward(x, w, gy, geom, need):
+    """Gradients (gx, gw, gb) of ``per_sample_conv_forward`` on arrays; ``need`` says which.
+    gw and gb are per sample of B: (B, O, C/G, *k) and (B, O)."""
+    need_x, need_w, need_b = need
+    b, n = x.shape[:2]
+    gx = gw = gb = None
+    if need_x:
+        if b and _shared(w):
+            gx = conv_input_grad(_fold(gy), w[0], geom)
+            gx = gx.reshape((b, n) + gx.shape[1:])
+        elif b:
+            gx = _split_groups(conv_input_grad(_join_groups(gy), _fold(w),
+                                               _grouped_geom(geom, b)), b)
+        else:
+            gx = get_array_module(gy).zeros(x.shape, dtype=_dtype(gy, w))
+    if need_w:
+        gw = conv_weight_grad_per_sample(_fold(x), _fold(gy), w.shape[3:], geom)
+        gw = gw.reshape((b, n) + gw.shape[1:])
+        gw = gw[:, 0] if n == 1 else gw.sum(axis=1)
+    if need_b:
+        gb = gy.sum(axis=(1,) + tuple(range(3, gy.ndim)))
+    return gx, gw, gb
+
+
+class PerSampleConv(Primitive):
+    """B convolutions side by side, each with its own weight: ``forward(ctx, x, w, geom,
+    bias=None)`` with x (B, N, C, *S), w (B, O, C/G, *k), bias (B, O) -> (B, N, O, *out).
+
+    vmap's convolution with a batched weight: the weights of a plain layer are expanded
+    along the batch (a broadcast, stride 0) so that their gradients arrive per sample.
+    Such a shared weight runs as one convolution of all B*N samples (the batch folded into
+    N, no groups), and each sample's weight gradient is one batched matmul, where a grouped
+    convolution (B groups) would pay for the groups. With a graph to record (double
+    backward), the gradients are the grouped convolution's, made of the ops above."""
+    _backward_name = "ConvolutionBackward0"
+
+    @staticmethod
+    def forward(ctx, x, w, geom, bias=None):
+        ctx.geom = geom
+        ctx.has_bias = bias is not None
+        ctx.save_for_backward(x, w)
+        return per_sample_conv_forward(x._data, w._data, geom,
+                                       None if bias is None else bias._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, w = ctx.saved_tensors
+        geom = ctx.geom
+        needs = ctx.needs_input_grad
+        need_b = ctx.has_bias and needs[3]
+        if not _grad_state.enabled:  # no graph to record: NumPy
+            grads = per_sample_conv_backward(x._data, w._data, grad._data, geom,
+                                             (needs[0], needs[1], need_b))
+            gx, gw, gb = (None if a is None else Tensor._make(a) for a in grads)
+        else:
+            gx, gw, gb = _per_sample_conv_grads(x, w, grad, geom, (needs[0], needs[1], need_b))
+        return (gx, gw, None, gb) if ctx.has_bias else (gx, gw, None)
+
+
+def _per_sample_conv_grads(x, w, grad, geom, need):
+    """``PerSampleConv``'s gradients as differentiable ops: those of the grouped
+    convolution (the B problems as groups)."""
+    b = x.shape[0]
+    nd = x.dim() - 3
+    ggeom = _grouped_geom(geom, b)
+    gx = gw = gb = None
+    if need[0] or need[1]:
+        gg = _join_groups_t(grad)
+    if need[0]:
+        wg = w.reshape((b * w.shape[1],) + tuple(w.shape[2:]))
+        gx = ConvInputGrad.apply(gg, wg, ggeom)
+        gx = gx.reshape((gx.shape[0], b, x.shape[2]) + tuple(gx.shape[2:])).transpose(0, 1)
+    if need[1]:
+        gw = ConvWeightGrad.apply(_join_groups_t(x), gg, tuple(w.shape[3:]), ggeom)
+        gw = gw.reshape(tuple(w.shape))
+    if need[2]:
+        gb = grad.sum((1,) + tuple(range(3, 3 + nd)))
+    return gx, gw, gb
+
+
+def _join_groups_t(t):
+    """``_join_groups`` on a tensor (differentiable)."""
+    b, n = t.shape[:2]
+    return t.transpose(0, 1).reshape((n, b * t.shape[2]) + tuple(t.shape[3:]))
+
+
+__all__ = ["ConvForward", "ConvInputGrad", "ConvWeightGrad", "PerSampleConv", "_Geom",
+           "conv_forward", "conv_backward", "conv_input_grad", "conv_weight_grad",
+           "conv_weight_grad_per_sample", "per_sample_conv_forward",
+           "per_sample_conv_backward"]

@@ -458,6 +458,21 @@ def test_matmul_integer_delegates_exactly(pool2, bands, a, b):
     assert bands == []
 
 
+@pytest.mark.parametrize("sa,sb", [((64, 300, 1), (64, 1, 10)),   # a long: transposed multiply
+                                   ((4, 3, 1), (4, 1, 50)), ((7, 1), (2, 3, 1, 5)),
+                                   ((2, 1, 6, 1), (3, 1, 4)), ((0, 5, 1), (0, 1, 3))])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, bool])
+def test_matmul_stacks_of_outer_products_equal_numpy(sa, sb, dtype):
+    """One-term products (per-sample linear weight gradients under vmap) are one broadcast
+    multiply, which must equal NumPy's matmul bit for bit, shape and dtype included."""
+    a, b = RNG.integers(-9, 9, sa).astype(dtype), RNG.integers(-9, 9, sb).astype(dtype)
+    if dtype in (np.float32, np.float64):
+        a, b = _rand(sa, dtype), _rand(sb, dtype)
+    got, expected = gemm.matmul(a, b), np.matmul(a, b)
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    assert np.array_equal(got, expected)
+
+
 def test_matmul_mixed_dtypes_and_other_ranks_delegate(pool2, bands):
     a32, b64 = _rand((512, 300), np.float32), _rand((300, 400), np.float64)
     for a, b in ((a32, b64), (b64.T, a32.T)):

@@ -50,6 +50,19 @@ def test_conv2d_grad_finite_differences():
                rand(1, 2, 4, 4), rand(2, 1, 3, 3, seed=1), rand(2, seed=2))
 
 
+@pytest.mark.parametrize("conv,x_shape,w_shape,kw", [
+    # long patches (C/G * prod(k) > 32): the channels-last input gradient, whose strided
+    # col2im holds the gradient phase by phase
+    (F.conv2d, (2, 4, 7, 8), (3, 4, 3, 3), dict(stride=2, padding=1)),
+    (F.conv2d, (1, 6, 9, 7), (4, 3, 3, 4), dict(stride=(3, 2), dilation=(1, 2), groups=2)),
+    (F.conv1d, (2, 12, 11), (2, 12, 3), dict(stride=3, padding=2)),
+    (F.conv3d, (1, 5, 5, 4, 6), (2, 5, 2, 2, 2), dict(stride=(2, 1, 3), padding=1)),
+    (F.conv2d, (1, 40, 5, 5), (2, 40, 1, 1), dict(stride=2)),  # positions no window reaches
+])
+def test_strided_input_gradient_of_long_patches(conv, x_shape, w_shape, kw):
+    check_grad(lambda x, w: conv(x, w, **kw).tanh(), rand(*x_shape), rand(*w_shape, seed=1))
+
+
 def test_conv_transpose2d_grad_finite_differences():
     check_grad(lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1,
                                                   output_padding=1),

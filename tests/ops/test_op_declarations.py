@@ -76,7 +76,8 @@ def _all_primitives():
 # Node names shared by ops that are not the same op: PyTorch gives these calls one backward
 # name, and ember runs different math for each (different inputs, or a kernel for one case).
 SHARED_NODE_NAMES = {
-    "ConvolutionBackward0": {"ConvForward", "ConvInputGrad"},   # conv, transposed conv
+    "ConvolutionBackward0": {"ConvForward", "ConvInputGrad",    # conv, transposed conv,
+                             "PerSampleConv"},                  # conv of batched weights
     "ExpandBackward0": {"Expand", "ExpandBack"},                # view; reduction grad as a copy
     "GatherBackward0": {"Gather", "TiledGather"},               # gather; pooling windows
     "IndexPutBackward0": {"IndexPut", "IndexGrad"},
