@@ -17,6 +17,7 @@ from .._creation import eye, ones_like, zeros, zeros_like
 from .._tensor import Tensor
 from ..autograd.backprop import grad as autograd_grad
 from ..autograd import forward_ad
+from ..autograd.batching import hooks as _vmap_hooks
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from .levels import Level, carries_tangents
 from .pytree import tree_flatten, tree_unflatten, tree_map
@@ -372,6 +373,13 @@ def _check_jvp_args(primals, tangents, api):
     return flat_t
 
 
+def _forward_level_unusable():
+    """jvp/jacfwd take the reverse-mode path (differentiating a vjp with respect to its
+    cotangent: exact) when ember's single forward level is held by an enclosing jvp, or
+    under vmap, whose batching rules rewrap results without their tangents."""
+    return bool(forward_ad._open) or _vmap_hooks[0] is not None
+
+
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """``(func(*primals), J @ tangents)`` (and aux): the Jacobian-vector product, computed
     with forward-mode AD (one run of ``func`` on dual tensors).
@@ -384,7 +392,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     api = "jvp(f, primals, tangents)"
     flat_tangents = _check_jvp_args(primals, tangents, api)
     argnums = tuple(range(len(primals)))
-    if forward_ad._open:  # an enclosing jvp holds ember's only forward level
+    if _forward_level_unusable():
         output, products, aux = _jvp_by_double_vjp(func, primals, primals, argnums,
                                                    [flat_tangents], strict, has_aux)
         products = products[0]
@@ -482,7 +490,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         flat_in, in_spec = tree_flatten(diff_args)
         call = lambda *a: func(*a, **kwargs)  # noqa: E731
         tangent_sets = _basis_tangents(flat_in)
-        if forward_ad._open:  # an enclosing jvp holds ember's only forward level
+        if _forward_level_unusable():
             output, columns, aux = _jvp_by_double_vjp(call, args, diff_args, nums,
                                                       tangent_sets, False, has_aux)
             columns = [tree_flatten(c)[0] for c in columns]

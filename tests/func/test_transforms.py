@@ -324,3 +324,21 @@ def test_jacrev_chunks_match_finite_differences(chunk_size):
         close(jac["s"][1], np.zeros((3, 3)))
     with pytest.raises(ValueError, match="greater than 0"):
         func.jacrev(f, chunk_size=-1)
+
+
+def test_jvp_inside_vmap_equals_a_loop():
+    # under vmap, jvp takes the reverse-mode path (batching rules rewrap results without
+    # their tangents); the products must still be the per-sample ones
+    g = ember.Generator().manual_seed(3)
+    x = ember.randn(3, 4, dtype=ember.float64, generator=g)
+    w = ember.randn(4, dtype=ember.float64, generator=g)
+    t = ember.randn(4, dtype=ember.float64, generator=g)
+
+    def f(xi, W):
+        return (xi.sum() * W).sin()
+    batched = ember.vmap(lambda xi: ember.func.jvp(lambda W: f(xi, W), (w,), (t,))[1])(x)
+    looped = ember.stack([ember.func.jvp(lambda W: f(x[i], W), (w,), (t,))[1]
+                          for i in range(3)])
+    np.testing.assert_allclose(batched.numpy(), looped.numpy(), rtol=1e-12, atol=1e-12)
+    expected = (x.sum(1, keepdim=True) * w).cos() * x.sum(1, keepdim=True) * t
+    np.testing.assert_allclose(batched.numpy(), expected.numpy(), rtol=1e-12, atol=1e-12)
