@@ -1,6 +1,7 @@
 """Module extension points: extra state (with ember.save/load), forward hooks with
 prepend/with_kwargs/always_call, global module hooks, state_dict hooks, to_empty, skip_init."""
 import io
+import pickle
 import warnings
 
 import numpy as np
@@ -207,3 +208,16 @@ def test_skip_init():
         nn.utils.skip_init(nn.ReLU)
     with pytest.raises(RuntimeError, match="Expected a Module; got"):
         nn.utils.skip_init(dict)
+
+
+def test_unpickled_old_module_gets_the_new_hook_registries():
+    layer = nn.Linear(1, 1)
+    state = dict(layer.__dict__)
+    for name in ("_state_dict_pre_hooks", "_load_state_dict_post_hooks",
+                 "_forward_hooks_always_called"):
+        del state[name]
+    old = nn.Linear.__new__(nn.Linear)
+    old.__setstate__(state)
+    assert list(old.state_dict()) == ["weight", "bias"]
+    copy = pickle.loads(pickle.dumps(old))
+    assert str(copy.load_state_dict(layer.state_dict())) == "<All keys matched successfully>"

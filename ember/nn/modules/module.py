@@ -47,6 +47,14 @@ def _type_name(value):
     return type(value).__name__
 
 
+#: per-module hook registries (hook id -> hook) and sets of hook ids with a flag
+_HOOK_DICTS = ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks", "_backward_pre_hooks",
+               "_state_dict_pre_hooks", "_state_dict_hooks", "_load_state_dict_pre_hooks",
+               "_load_state_dict_post_hooks")
+_HOOK_KEY_SETS = ("_forward_hooks_always_called", "_forward_hooks_with_kwargs",
+                  "_forward_pre_hooks_with_kwargs")
+
+
 def _addindent(text, spaces):
     lines = text.split("\n")
     if len(lines) == 1:
@@ -92,17 +100,10 @@ class Module:
         setattr_(self, "_buffers", {})
         setattr_(self, "_non_persistent_buffers_set", set())
         setattr_(self, "_modules", {})
-        setattr_(self, "_forward_pre_hooks", OrderedDict())
-        setattr_(self, "_forward_hooks", OrderedDict())
-        setattr_(self, "_backward_hooks", OrderedDict())
-        setattr_(self, "_backward_pre_hooks", OrderedDict())
-        setattr_(self, "_forward_hooks_always_called", set())
-        setattr_(self, "_forward_hooks_with_kwargs", set())
-        setattr_(self, "_forward_pre_hooks_with_kwargs", set())
-        setattr_(self, "_state_dict_pre_hooks", OrderedDict())
-        setattr_(self, "_state_dict_hooks", OrderedDict())
-        setattr_(self, "_load_state_dict_pre_hooks", OrderedDict())
-        setattr_(self, "_load_state_dict_post_hooks", OrderedDict())
+        for name in _HOOK_DICTS:
+            setattr_(self, name, OrderedDict())
+        for name in _HOOK_KEY_SETS:
+            setattr_(self, name, set())
 
     def forward(self, *input: Any) -> Any:
         """The computation; subclasses override it and call the module, not ``forward``."""
@@ -320,6 +321,11 @@ class Module:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        # modules pickled before a registry existed get it empty
+        for name in _HOOK_DICTS:
+            self.__dict__.setdefault(name, OrderedDict())
+        for name in _HOOK_KEY_SETS:
+            self.__dict__.setdefault(name, set())
 
     # ---- iteration (one iterator behind every listing) --------------------------------
     def _named_members(self, get_members: Callable[[Module], Any], prefix: str = "",
