@@ -22,6 +22,7 @@ _ids = itertools.count()
 global_forward_pre_hooks = OrderedDict()
 global_forward_hooks = OrderedDict()
 global_forward_hooks_always_called = set()
+global_forward_hooks_with_kwargs = set()
 global_backward_pre_hooks = OrderedDict()
 global_backward_hooks = OrderedDict()
 global_buffer_registration_hooks = OrderedDict()
@@ -98,7 +99,7 @@ def call_with_hooks(module, args, kwargs):
 
 
 def _call_forward_hook(module, key, hook, args, kwargs, output):
-    if key in module._forward_hooks_with_kwargs:
+    if key in module._forward_hooks_with_kwargs or key in global_forward_hooks_with_kwargs:
         return hook(module, args, kwargs, output)
     return hook(module, args, output)
 
@@ -115,7 +116,9 @@ def _call_always_hooks(module, called, args, kwargs, output):
             if key in called or key not in always:
                 continue
             try:
-                result = _call_forward_hook(module, key, hook, args, kwargs, output)
+                # as in PyTorch, a global hook gets no kwargs here even if registered for them
+                result = hook(module, args, output) if hooks is global_forward_hooks else \
+                    _call_forward_hook(module, key, hook, args, kwargs, output)
                 if result is not None:
                     output = result
             except Exception as error:

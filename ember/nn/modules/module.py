@@ -942,10 +942,11 @@ def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandl
     return _hooks.add_global(_hooks.global_forward_pre_hooks, hook)
 
 
-def register_module_forward_hook(hook: Callable[..., Any], *,
+def register_module_forward_hook(hook: Callable[..., Any], *, with_kwargs: bool = False,
                                  always_call: bool = False) -> RemovableHandle:
     """``hook(module, args, output)`` after every module's forward (before its own hooks);
-    with ``always_call=True`` also when forward raises.
+    ``hook(module, args, kwargs, output)`` with ``with_kwargs=True``; with
+    ``always_call=True`` also when forward raises.
 
     >>> import ember
     >>> seen = []
@@ -957,6 +958,8 @@ def register_module_forward_hook(hook: Callable[..., Any], *,
     [ember.Size([2])]
     """
     handle = _hooks.add_global(_hooks.global_forward_hooks, hook)
+    if with_kwargs:
+        _hooks.global_forward_hooks_with_kwargs.add(handle._key)
     if always_call:
         _hooks.global_forward_hooks_always_called.add(handle._key)
     return handle

@@ -73,6 +73,9 @@ def _forward_hooks(lib):
         api.register_module_forward_pre_hook(lambda mod, args: log.append("global pre")),
         api.register_module_forward_hook(lambda mod, args, out: log.append("global fwd"),
                                          always_call=True),
+        api.register_module_forward_hook(
+            lambda mod, args, kwargs, out: log.append(("global fwd kw", sorted(kwargs))),
+            with_kwargs=True),
         m.register_forward_pre_hook(lambda mod, args: log.append("pre a")),
         m.register_forward_pre_hook(lambda mod, args: log.append("pre first"), prepend=True),
         m.register_forward_pre_hook(
@@ -90,7 +93,7 @@ def _forward_hooks(lib):
         out = m(lib.ones(2), scale=1.5)
         log.append(out.tolist())
         log.append(error_of(lambda: m(lib.ones(2), scale=-1.0)))
-        for h in handles[:2]:
+        for h in handles[:3]:
             h.remove()
         log.append("globals removed")
         log.append(error_of(lambda: m(lib.ones(2), scale=-1.0)))
