@@ -40,25 +40,28 @@ def save_local(module, destination, prefix, keep_vars, has_extra_state):
 def state_dict(module, destination=None, prefix="", keep_vars=False):
     if destination is None:
         destination = OrderedDict()
+        destination._metadata = OrderedDict()  # per module prefix: {"version": ...}
     # an explicit stack (no recursion, so deep models work): 'post' runs after the children
-    stack = [("visit", prefix, module)]
+    stack = [("visit", prefix, module, None)]
     while stack:
-        step, pre, mod = stack.pop()
+        step, pre, mod, local_metadata = stack.pop()
         if step == "post":
-            destination = _run_post_hooks(mod, destination, pre)
+            destination = _run_post_hooks(mod, destination, pre, local_metadata)
             continue
+        local_metadata = {"version": mod._version}
+        if hasattr(destination, "_metadata"):
+            destination._metadata[pre[:-1]] = local_metadata
         for hook in list(mod._state_dict_pre_hooks.values()):
             hook(mod, pre, keep_vars)
         mod._save_to_state_dict(destination, pre, keep_vars)
-        stack.append(("post", pre, mod))
-        children = [("visit", pre + name + ".", child) for name, child in mod._modules.items()
-                    if child is not None]
+        stack.append(("post", pre, mod, local_metadata))
+        children = [("visit", pre + name + ".", child, None)
+                    for name, child in mod._modules.items() if child is not None]
         stack.extend(reversed(children))
     return destination
 
 
-def _run_post_hooks(module, destination, prefix):
-    local_metadata = {"version": module._version}
+def _run_post_hooks(module, destination, prefix, local_metadata):
     for hook in list(module._state_dict_hooks.values()):
         result = hook(module, destination, prefix, local_metadata)
         if getattr(hook, "_from_public_api", False):
@@ -72,7 +75,10 @@ def _run_post_hooks(module, destination, prefix):
 def load_state_dict(module, state, strict=True, assign=False):
     if not hasattr(state, "keys"):
         raise TypeError(f"Expected state_dict to be dict-like, got {type(state)}.")
+    metadata = getattr(state, "_metadata", None)
     state = OrderedDict(state)
+    if metadata is not None:
+        state._metadata = metadata
     missing, unexpected, errors = [], [], []
     stack = [("visit", "", module, state)]
     while stack:
@@ -86,10 +92,11 @@ def load_state_dict(module, state, strict=True, assign=False):
                         "expected to return new values, if incompatible_keys need to be "
                         "modified, it should be done inplace.")
             continue
-        metadata = {"version": mod._version}
+        local_metadata = {} if metadata is None else metadata.get(pre[:-1], {})
         if assign:
-            metadata["assign_to_params_buffers"] = assign
-        mod._load_from_state_dict(local_state, pre, metadata, True, missing, unexpected, errors)
+            local_metadata["assign_to_params_buffers"] = assign
+        mod._load_from_state_dict(local_state, pre, local_metadata, True, missing, unexpected,
+                                  errors)
         stack.append(("post", pre, mod, None))
         children = []
         for name, child in mod._modules.items():

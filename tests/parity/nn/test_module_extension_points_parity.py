@@ -260,13 +260,34 @@ def _to_empty_and_skip_init(lib):
     return log
 
 
+def _metadata_versions(lib):
+    nn = lib.nn
+    log = []
+    net = nn.Sequential(nn.Linear(1, 1), nn.Sequential(nn.BatchNorm1d(2)))
+    sd = net.state_dict(prefix="p.")
+    log.append(dict(sd._metadata))
+    seen = []
+    net[1][0].register_load_state_dict_pre_hook(
+        lambda m, sd, prefix, meta, *rest: seen.append(dict(meta)))
+    net.load_state_dict(net.state_dict(), assign=True)
+    log.append(seen)
+    # a plain dict has no versions: batch norm takes a missing num_batches_tracked as old
+    plain = {k: v for k, v in net.state_dict().items() if not k.endswith("num_batches_tracked")}
+    log.append(str(net.load_state_dict(plain)))
+    versioned = net.state_dict()
+    del versioned["1.0.num_batches_tracked"]
+    log.append(error_of(lambda: net.load_state_dict(versioned)))
+    return log
+
+
 def _normalize(record):
     """Library names in the records (types, error texts) are the only expected difference."""
     return repr(record).replace("torch", "LIB").replace("ember", "LIB")
 
 
 SCENARIOS = [_extra_state, _forward_hooks, _always_call_hook_error, _backward_hooks,
-             _registration_hooks, _state_dict_hooks, _to_empty_and_skip_init]
+             _registration_hooks, _state_dict_hooks, _to_empty_and_skip_init,
+             _metadata_versions]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda f: f.__name__.strip("_"))
