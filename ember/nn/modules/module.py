@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, TypeVar, Union
 
+from ... import _creation
 from ..._tensor import Tensor
 from ...autograd.graph import RemovableHandle
 from ...backend.dtypes import dtype as dtype_cls, from_name
@@ -44,6 +45,14 @@ def _type_name(value):
         return "ember." + {"float32": "FloatTensor", "float64": "DoubleTensor"}.get(
             value.dtype.name, "Tensor")
     return type(value).__name__
+
+
+#: per-module hook registries (hook id -> hook) and sets of hook ids with a flag
+_HOOK_DICTS = ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks", "_backward_pre_hooks",
+               "_state_dict_pre_hooks", "_state_dict_hooks", "_load_state_dict_pre_hooks",
+               "_load_state_dict_post_hooks")
+_HOOK_KEY_SETS = ("_forward_hooks_always_called", "_forward_hooks_with_kwargs",
+                  "_forward_pre_hooks_with_kwargs")
 
 
 def _addindent(text, spaces):
@@ -91,13 +100,10 @@ class Module:
         setattr_(self, "_buffers", {})
         setattr_(self, "_non_persistent_buffers_set", set())
         setattr_(self, "_modules", {})
-        setattr_(self, "_forward_pre_hooks", OrderedDict())
-        setattr_(self, "_forward_hooks", OrderedDict())
-        setattr_(self, "_backward_hooks", OrderedDict())
-        setattr_(self, "_backward_pre_hooks", OrderedDict())
-        setattr_(self, "_forward_hooks_always_called", set())
-        setattr_(self, "_forward_hooks_with_kwargs", set())
-        setattr_(self, "_forward_pre_hooks_with_kwargs", set())
+        for name in _HOOK_DICTS:
+            setattr_(self, name, OrderedDict())
+        for name in _HOOK_KEY_SETS:
+            setattr_(self, name, set())
 
     def forward(self, *input: Any) -> Any:
         """The computation; subclasses override it and call the module, not ``forward``."""
@@ -137,7 +143,8 @@ class Module:
                              "parameters must be created explicitly. To express '{name}' as a "
                              "function of another Tensor, compute the value in the forward() "
                              "method.")
-        self._parameters[name] = param
+        self._parameters[name] = _hooks.run_registration_hooks(
+            _hooks.global_parameter_registration_hooks, self, name, param)
 
     def register_buffer(self, name: str, tensor: Optional[Tensor],
                         persistent: bool = True) -> None:
@@ -158,7 +165,8 @@ class Module:
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{_type_name(tensor)}' object to buffer '{name}' "
                             "(ember Tensor or None required)")
-        self._buffers[name] = tensor
+        self._buffers[name] = _hooks.run_registration_hooks(
+            _hooks.global_buffer_registration_hooks, self, name, tensor)
         if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
@@ -185,7 +193,8 @@ class Module:
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
-        self._modules[name] = module
+        self._modules[name] = _hooks.run_registration_hooks(
+            _hooks.global_module_registration_hooks, self, name, module)
 
     register_module = add_module
 
@@ -269,13 +278,15 @@ class Module:
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             _remove_from(self, name, skip="_modules")
-            modules[name] = value
+            modules[name] = _hooks.run_registration_hooks(
+                _hooks.global_module_registration_hooks, self, name, value)
             return
         if modules is not None and name in modules:
             if value is not None:
                 raise TypeError(f"cannot assign '{_type_name(value)}' as child module '{name}' "
                                 "(ember.nn.Module or None expected)")
-            modules[name] = value
+            modules[name] = _hooks.run_registration_hooks(
+                _hooks.global_module_registration_hooks, self, name, value)
             return
         buffers = d.get("_buffers")
         if isinstance(value, Buffer):
@@ -288,7 +299,8 @@ class Module:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{_type_name(value)}' as buffer '{name}' "
                                 "(ember Tensor or None expected)")
-            buffers[name] = value
+            buffers[name] = _hooks.run_registration_hooks(
+                _hooks.global_buffer_registration_hooks, self, name, value)
             return
         object.__setattr__(self, name, value)
 
@@ -309,6 +321,11 @@ class Module:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        # modules pickled before a registry existed get it empty
+        for name in _HOOK_DICTS:
+            self.__dict__.setdefault(name, OrderedDict())
+        for name in _HOOK_KEY_SETS:
+            self.__dict__.setdefault(name, set())
 
     # ---- iteration (one iterator behind every listing) --------------------------------
     def _named_members(self, get_members: Callable[[Module], Any], prefix: str = "",
@@ -461,6 +478,133 @@ class Module:
         """
         return _sd.load_state_dict(self, state_dict, strict, assign)
 
+    def _save_to_state_dict(self, destination: dict[str, Any], prefix: str,
+                            keep_vars: bool) -> None:
+        """Store this module's own entries (not its children's) in ``destination``."""
+        _sd.save_local(self, destination, prefix, keep_vars,
+                       type(self).get_extra_state is not Module.get_extra_state)
+
+    def _load_from_state_dict(self, state_dict: Mapping[str, Any], prefix: str,
+                              local_metadata: dict[str, Any], strict: bool,
+                              missing_keys: list[str], unexpected_keys: list[str],
+                              error_msgs: list[str]) -> None:
+        """Load this module's own entries; problems go to the three lists."""
+        _sd.load_local(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                       unexpected_keys, error_msgs,
+                       type(self).set_extra_state is not Module.set_extra_state)
+
+    def get_extra_state(self) -> Any:
+        """Override (with ``set_extra_state``) to keep non-tensor state in ``state_dict``
+        under ``'_extra_state'``.
+
+        >>> import ember
+        >>> class Counter(ember.nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.calls = 0
+        ...     def get_extra_state(self):
+        ...         return {"calls": self.calls}
+        ...     def set_extra_state(self, state):
+        ...         self.calls = state["calls"]
+        >>> dict(Counter().state_dict())
+        {'_extra_state': {'calls': 0}}
+        """
+        raise RuntimeError(_UNREACHABLE.format("get_extra_state"))
+
+    def set_extra_state(self, state: Any) -> None:
+        """Receives what ``get_extra_state`` returned, from ``load_state_dict``.
+
+        >>> import ember
+        >>> class Tag(ember.nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.tag = "new"
+        ...     def get_extra_state(self):
+        ...         return self.tag
+        ...     def set_extra_state(self, state):
+        ...         self.tag = state
+        >>> m = Tag()
+        >>> _ = m.load_state_dict({"_extra_state": "restored"})
+        >>> m.tag
+        'restored'
+        """
+        raise RuntimeError(_UNREACHABLE.format("set_extra_state"))
+
+    def register_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """``hook(module, prefix, keep_vars)`` before ``state_dict`` saves this module.
+
+        >>> import ember
+        >>> seen = []
+        >>> m = ember.nn.Linear(1, 1)
+        >>> _ = m.register_state_dict_pre_hook(lambda mod, prefix, keep_vars: seen.append(prefix))
+        >>> _ = m.state_dict(prefix="net.")
+        >>> seen
+        ['net.']
+        """
+        return _hooks.add(self, "_state_dict_pre_hooks", hook, False, None)
+
+    def register_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata)`` after this module and its
+        children are saved; it edits ``state_dict`` in place and returns None.
+
+        >>> import ember
+        >>> m = ember.nn.Linear(1, 1)
+        >>> _ = m.register_state_dict_post_hook(lambda mod, sd, prefix, meta: sd.pop("bias"))
+        >>> list(m.state_dict())
+        Traceback (most recent call last):
+            ...
+        RuntimeError: state_dict post-hook must return None
+        """
+        hook._from_public_api = True
+        return _hooks.add(self, "_state_dict_hooks", hook, False, None)
+
+    def _register_state_dict_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """As ``register_state_dict_post_hook``, but the hook may return a new state_dict."""
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook "
+                               "that was previously registered via "
+                               "register_state_dict_post_hook")
+        return _hooks.add(self, "_state_dict_hooks", hook, False, None)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` before this module's entries are loaded.
+
+        >>> import ember
+        >>> m = ember.nn.Linear(1, 1)
+        >>> def rename(mod, sd, prefix, *rest):
+        ...     if prefix + "w" in sd:
+        ...         sd[prefix + "weight"] = sd.pop(prefix + "w")
+        >>> _ = m.register_load_state_dict_pre_hook(rename)
+        >>> m.load_state_dict({"w": ember.ones(1, 1), "bias": ember.zeros(1)})
+        <All keys matched successfully>
+        """
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def _register_load_state_dict_pre_hook(self, hook: Callable[..., Any],
+                                           with_module: bool = False) -> RemovableHandle:
+        """As ``register_load_state_dict_pre_hook``; without ``with_module`` the hook is
+        called without the module argument."""
+        if with_module:
+            def call(*args, _hook=hook, _module=self):
+                return _hook(_module, *args)
+        else:
+            call = hook
+        return _hooks.add(self, "_load_state_dict_pre_hooks", call, False, None)
+
+    def register_load_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """``hook(module, incompatible_keys)`` after this module and its children are
+        loaded; it may edit ``incompatible_keys.missing_keys``/``unexpected_keys`` in place
+        (before ``strict`` is checked) and must return None.
+
+        >>> import ember
+        >>> m = ember.nn.Linear(1, 1)
+        >>> _ = m.register_load_state_dict_post_hook(lambda mod, keys: keys.missing_keys.clear())
+        >>> m.load_state_dict({"weight": ember.ones(1, 1)})
+        <All keys matched successfully>
+        """
+        return _hooks.add(self, "_load_state_dict_post_hooks", hook, False, None)
+
     def train(self: T, mode: bool = True) -> T:
         """Set training mode (``mode=True``) or evaluation mode on the whole tree.
 
@@ -536,9 +680,9 @@ class Module:
         fn(self)
         return self
 
-    def _apply(self: T, fn: Callable[[Tensor], Tensor]) -> T:
+    def _apply(self: T, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> T:
         """Replace every parameter's and buffer's data by ``fn(data)``, in place."""
-        for module in self.modules():
+        for module in (self.modules() if recurse else [self]):
             for p in module._parameters.values():
                 if p is None:
                     continue
@@ -577,6 +721,19 @@ class Module:
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but "
                             f"got desired dtype={dtype!r}")
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+
+    def to_empty(self: T, *, device: Optional[Union[int, str, device]],
+                 recurse: bool = True) -> T:
+        """Replace parameters and buffers by uninitialized tensors of the same shape and
+        dtype on ``device`` (only 'cpu' exists); submodules too unless ``recurse=False``.
+
+        >>> import ember
+        >>> layer = ember.nn.Linear(2, 3).to_empty(device="cpu")
+        >>> layer.weight.shape, layer.weight.dtype
+        (ember.Size([3, 2]), ember.float32)
+        """
+        check_device(device)
+        return self._apply(lambda t: _empty_like(t), recurse=recurse)
 
     def double(self: T) -> T:
         """``to(ember.float64)``.
@@ -733,6 +890,15 @@ class Module:
         return name + ")"
 
 
+_UNREACHABLE = ("Reached a code path in Module.{}() that should never be called. Please file "
+                "an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml"
+                " to report this bug.")
+
+
+def _empty_like(t):
+    return _creation.empty_like(t)
+
+
 def _dtype(name):
     return from_name(name)
 
@@ -761,4 +927,123 @@ def _remove_from(module, name, skip):
             if "_non_persistent_buffers_set" in module.__dict__ else None
 
 
-__all__ = ["Module", "RemovableHandle"]
+def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, args)`` before every module's forward (before its own pre-hooks).
+
+    >>> import ember
+    >>> seen = []
+    >>> handle = ember.nn.modules.module.register_module_forward_pre_hook(
+    ...     lambda mod, args: seen.append(type(mod).__name__))
+    >>> _ = ember.nn.ReLU()(ember.ones(1))
+    >>> handle.remove()
+    >>> seen
+    ['ReLU']
+    """
+    return _hooks.add_global(_hooks.global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(hook: Callable[..., Any], *, with_kwargs: bool = False,
+                                 always_call: bool = False) -> RemovableHandle:
+    """``hook(module, args, output)`` after every module's forward (before its own hooks);
+    ``hook(module, args, kwargs, output)`` with ``with_kwargs=True``; with
+    ``always_call=True`` also when forward raises.
+
+    >>> import ember
+    >>> seen = []
+    >>> handle = ember.nn.modules.module.register_module_forward_hook(
+    ...     lambda mod, args, out: seen.append(out.shape))
+    >>> _ = ember.nn.ReLU()(ember.ones(2))
+    >>> handle.remove()
+    >>> seen
+    [ember.Size([2])]
+    """
+    handle = _hooks.add_global(_hooks.global_forward_hooks, hook)
+    if with_kwargs:
+        _hooks.global_forward_hooks_with_kwargs.add(handle._key)
+    if always_call:
+        _hooks.global_forward_hooks_always_called.add(handle._key)
+    return handle
+
+
+def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, grad_output)`` before every module's backward pre-hooks.
+
+    >>> import ember
+    >>> seen = []
+    >>> handle = ember.nn.modules.module.register_module_full_backward_pre_hook(
+    ...     lambda mod, gout: seen.append(gout[0]))
+    >>> ember.nn.Identity()(ember.ones(2, requires_grad=True)).sum().backward()
+    >>> handle.remove()
+    >>> seen
+    [tensor([1., 1.])]
+    """
+    return _hooks.add_global(_hooks.global_backward_pre_hooks, hook)
+
+
+def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, grad_input, grad_output)`` before every module's full backward hooks.
+
+    >>> import ember
+    >>> seen = []
+    >>> handle = ember.nn.modules.module.register_module_full_backward_hook(
+    ...     lambda mod, gin, gout: seen.append(gin[0]))
+    >>> (ember.nn.Identity()(ember.ones(2, requires_grad=True)) * 2).sum().backward()
+    >>> handle.remove()
+    >>> seen
+    [tensor([2., 2.])]
+    """
+    return _hooks.add_global(_hooks.global_backward_hooks, hook)
+
+
+def register_module_buffer_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, name, buffer)`` whenever a buffer is registered; may return another.
+
+    >>> import ember
+    >>> handle = ember.nn.modules.module.register_module_buffer_registration_hook(
+    ...     lambda mod, name, buf: buf * 2)
+    >>> m = ember.nn.Module()
+    >>> m.register_buffer("b", ember.ones(1))
+    >>> handle.remove()
+    >>> m.b
+    tensor([2.])
+    """
+    return _hooks.add_global(_hooks.global_buffer_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, name, submodule)`` whenever a submodule is registered.
+
+    >>> import ember
+    >>> seen = []
+    >>> handle = ember.nn.modules.module.register_module_module_registration_hook(
+    ...     lambda mod, name, sub: seen.append(name))
+    >>> _ = ember.nn.Sequential(ember.nn.ReLU())
+    >>> handle.remove()
+    >>> seen
+    ['0']
+    """
+    return _hooks.add_global(_hooks.global_module_registration_hooks, hook)
+
+
+def register_module_parameter_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, name, param)`` whenever a parameter is registered.
+
+    >>> import ember
+    >>> seen = []
+    >>> handle = ember.nn.modules.module.register_module_parameter_registration_hook(
+    ...     lambda mod, name, p: seen.append(name))
+    >>> _ = ember.nn.Linear(2, 2)
+    >>> handle.remove()
+    >>> seen
+    ['weight', 'bias']
+    """
+    return _hooks.add_global(_hooks.global_parameter_registration_hooks, hook)
+
+
+register_module_backward_hook = register_module_full_backward_hook
+
+__all__ = ["Module", "RemovableHandle", "register_module_forward_pre_hook",
+           "register_module_forward_hook", "register_module_full_backward_pre_hook",
+           "register_module_full_backward_hook", "register_module_buffer_registration_hook",
+           "register_module_module_registration_hook",
+           "register_module_parameter_registration_hook"]

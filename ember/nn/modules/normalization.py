@@ -13,6 +13,9 @@ __all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm"]
 class _NormBase(Module):
     """Parameters and running-statistics buffers shared by the batch norms."""
 
+    # version 2 added num_batches_tracked: state_dicts without a version (or older) may lack it
+    _version = 2
+
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
                  track_running_stats=True, device=None, dtype=None, *, bias=True):
         super().__init__()
@@ -42,6 +45,17 @@ class _NormBase(Module):
             self.register_buffer("running_var", None)
             self.register_buffer("num_batches_tracked", None)
         self.reset_parameters()
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        version = local_metadata.get("version")
+        key = prefix + "num_batches_tracked"
+        if (version is None or version < 2) and self.track_running_stats \
+                and key not in state_dict:
+            state_dict[key] = self.num_batches_tracked if self.num_batches_tracked is not None \
+                else _creation.tensor(0, dtype=_creation_long())
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
+                                      unexpected_keys, error_msgs)
 
     def reset_running_stats(self):
         """Zero the running mean, set the running variance to one, reset the batch count."""

@@ -1,7 +1,8 @@
 """ember.nn.utils: gradient clipping and parameter/vector conversion."""
 from .clip_grad import clip_grad_norm_, clip_grad_value_, get_total_norm, clip_grads_with_norm_
 from .convert_parameters import parameters_to_vector, vector_to_parameters
+from .init import skip_init
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_",
-           "parameters_to_vector", "vector_to_parameters"]
+           "parameters_to_vector", "vector_to_parameters", "skip_init"]
 from . import rnn  # noqa: F401,E402  PackedSequence, pack_padded_sequence, pad_sequence, ...
