@@ -13,6 +13,8 @@ product up to rounding in the last bit (see ``ALIGN``).
 >>> bool((matmul(a, b) == 200).all())
 True
 """
+import math
+
 from . import get_array_module
 from .parallel import MIN_CHUNK_BYTES, num_chunks, parallel_for
 
@@ -79,10 +81,25 @@ def _outer(xp, a, b):
     multiply, equal to matmul's (a sum of one product is that product) but ~20x faster than
     NumPy's matmul, which takes such stacks (per-sample weight gradients of a linear layer
     under vmap) through a slow loop. Computed as (b^T * a^T)^T so that the multiply's inner
-    loop runs along the longer of m and n."""
-    if a.shape[-2] > b.shape[-1]:
-        return xp.multiply(b.swapaxes(-1, -2), a.swapaxes(-1, -2)).swapaxes(-1, -2)
-    return xp.multiply(a, b)
+    loop runs along the longer of m and n. A large stack of floats is split along its first
+    axis over the thread pool (each slice the same multiply: the same bits)."""
+    swap = a.shape[-2] > b.shape[-1]
+    if swap:
+        a, b = b.swapaxes(-1, -2), a.swapaxes(-1, -2)
+    shape = xp.broadcast_shapes(a.shape, b.shape)
+    itemsize = a.dtype.itemsize
+    if (len(shape) < 3 or a.dtype != b.dtype or a.dtype.char not in _BLAS_TYPES
+            or num_chunks(shape[0], 2 * math.prod(shape) * itemsize) == 1):
+        out = xp.multiply(a, b)
+        return out.swapaxes(-1, -2) if swap else out
+    out = xp.empty(shape, dtype=a.dtype)
+    a = xp.broadcast_to(a, shape[:-2] + a.shape[-2:])
+    b = xp.broadcast_to(b, shape[:-2] + b.shape[-2:])
+
+    def rows(lo, hi):
+        xp.multiply(a[lo:hi], b[lo:hi], out=out[lo:hi])
+    parallel_for(shape[0], rows, 2 * out.nbytes)
+    return out.swapaxes(-1, -2) if swap else out
 
 
 def matmul_pair(a1, b1, a2, b2):

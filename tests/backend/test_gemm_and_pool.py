@@ -473,6 +473,25 @@ def test_matmul_stacks_of_outer_products_equal_numpy(sa, sb, dtype):
     assert np.array_equal(got, expected)
 
 
+@pytest.mark.parametrize("sa,sb", [((64, 3136, 1), (64, 1, 10)),   # vmap's linear layer
+                                   ((64, 10, 1), (64, 1, 3136)),
+                                   ((3136, 1), (48, 1, 10)),        # a broadcast along the stack
+                                   ((2, 1, 2000, 1), (3, 1, 40))])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_matmul_large_stacks_of_outer_products_split_equal_serial(pool2, bands, sa, sb, dtype):
+    """A large stack of one-term products is split along its first axis over the pool; the
+    values (and shape) equal the serial multiply and NumPy's matmul bit for bit."""
+    a, b = _rand(sa, dtype), _rand(sb, dtype)
+    got = gemm.matmul(a, b)
+    assert len(bands) == 1 and bands[0][0] >= 2
+    expected = np.matmul(a, b)
+    ember.set_num_threads(1)
+    serial = gemm.matmul(a, b)
+    assert len(bands) == 1  # one thread: no pass
+    assert got.shape == serial.shape == expected.shape and got.dtype == expected.dtype
+    assert np.array_equal(got, serial) and np.array_equal(got, expected)
+
+
 def test_matmul_mixed_dtypes_and_other_ranks_delegate(pool2, bands):
     a32, b64 = _rand((512, 300), np.float32), _rand((300, 400), np.float64)
     for a, b in ((a32, b64), (b64.T, a32.T)):
