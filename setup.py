@@ -1,9 +1,14 @@
-"""Build step for the one compiled piece of ember: ember.backend._pool (see its source).
+"""Build step for ember's compiled pieces (see their sources): ember.backend._pool (the
+thread pool's events and pinning) and ember.backend._kernels (convolution im2col/col2im and
+ReLU loops).
 
-Everything else is in pyproject.toml. The extension is optional: without a C compiler the
-install still succeeds and ember's thread pool waits on plain Python locks instead.
+Everything else is in pyproject.toml. Both extensions are optional: without a C compiler the
+install still succeeds; the thread pool then waits on plain Python locks and the kernels run
+as NumPy code (ember.backend.kernels).
 """
 from setuptools import Extension, setup
 
 setup(ext_modules=[Extension("ember.backend._pool", ["ember/backend/_pool.c"],
-                             extra_compile_args=["-O2", "-std=gnu11"], optional=True)])
+                             extra_compile_args=["-O2", "-std=gnu11"], optional=True),
+                   Extension("ember.backend._kernels", ["ember/backend/_kernels.c"],
+                             extra_compile_args=["-O3", "-std=gnu11"], optional=True)])

@@ -10,7 +10,7 @@ import math
 import numpy as np  # host-side erf fallback only
 
 from .primitive import Primitive
-from ..backend import get_array_module, to_host
+from ..backend import get_array_module, kernels, to_host
 from ..backend.parallel import parallel_for
 
 _SQRT1_2 = 1 / math.sqrt(2)
@@ -77,6 +77,10 @@ def relu_array(d):
     if d.size < 2 * _ROW or d.dtype.kind not in "fiu" or not d.flags.c_contiguous:
         return xp.maximum(0, d, dtype=d.dtype)
     out = xp.empty(d.shape, dtype=d.dtype)
+    if kernels.native_for(d):  # one compiled pass (x < 0 ? 0 : x), split over the pool
+        df, of = d.reshape(-1), out.reshape(-1)
+        return _split_flat(d.size, lambda a, b: kernels.relu(df[a:b], of[a:b]),
+                           d.nbytes + out.nbytes, out)
     rows, tail = _rows(d.size)
     flat, oflat = d.reshape(-1), out.reshape(-1)
     main, omain = flat[:rows * _ROW].reshape(rows, _ROW), oflat[:rows * _ROW].reshape(rows, _ROW)
@@ -88,6 +92,14 @@ def relu_array(d):
     if tail:
         xp.maximum(0, flat[rows * _ROW:], out=oflat[rows * _ROW:], dtype=d.dtype)
     return out
+
+
+def _split_flat(n, fn, work, result):
+    """``fn(lo, hi)`` over ``range(n)`` in 64 slices spread over the thread pool; returns
+    ``result``."""
+    step = -(-n // 64)
+    parallel_for(-(-n // step), lambda lo, hi: fn(lo * step, min(n, hi * step)), work)
+    return result
 
 
 def _pass_where(xp, g, keep, out=None):
@@ -120,6 +132,9 @@ def relu_grad_array(g, out):
     res = xp.empty(g.shape, dtype=g.dtype)
     gf, of, rf = g.reshape(-1), out.reshape(-1), res.reshape(-1)
     n = g.size
+    if kernels.native_for(g, out):  # one compiled pass instead of three
+        return _split_flat(n, lambda a, b: kernels.relu_backward(gf[a:b], of[a:b], rf[a:b]),
+                           g.nbytes + out.nbytes + res.nbytes, res)
     step = -(-n // 64)  # 64 pieces, so that each chunk is a few contiguous slices
 
     def chunk(lo, hi):

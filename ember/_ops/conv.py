@@ -5,9 +5,11 @@
 * ``ConvWeightGrad(x, g)``     gw = correlation of x with g
 
 Each is bilinear, and the derivative of each is one of the three, so conv is
-differentiable any number of times. The kernels are NumPy im2col (a strided
-window view, one copy) plus one (grouped) matmul per block of samples; col2im
-loops only over the kernel offsets, never over pixels. Blocks run on ember's
+differentiable any number of times. The kernels are im2col plus one (grouped)
+matmul per block of samples. im2col and col2im of 1-D and 2-D convolutions run as
+compiled loops (ember.backend.kernels) on NumPy float arrays; otherwise im2col is
+one copy out of a strided window view and col2im loops over the kernel offsets,
+never over pixels (the same results). Blocks run on ember's
 thread pool (ember.backend.parallel). With no graph to record, ConvForward's
 backward computes the input, weight and bias gradients in one pass
 (``conv_backward``).
@@ -22,7 +24,7 @@ unpadded input size.
 import itertools
 import math
 
-from ..backend import get_array_module
+from ..backend import get_array_module, kernels
 
 from ..autograd.grad_mode import _state as _grad_state
 from ..backend.parallel import parallel_for
@@ -165,6 +167,11 @@ def _fill_cols(dst, x, ksize, out, geom):
     n, c = x.shape[:2]
     g = geom.groups
     kk = math.prod(ksize)
+    # compiled: the channels-last rows only (NumPy's copy of a channels-first window runs
+    # along whole rows and was measured as fast as the loop)
+    if (dst is None and not _short(c // g, ksize) and _native_geometry(ksize)
+            and kernels.native_for(x, floats_only=False)):
+        return kernels.im2col_rows(x, *_kernel_geometry(ksize, out, geom))
     if _short(c // g, ksize):
         win = _window_first(x, ksize, out, geom)                  # n, C, *k, *out
         if dst is None:
@@ -186,6 +193,17 @@ def _fill_cols(dst, x, ksize, out, geom):
         return win.reshape(g, rows, -1)
     _as_shape(dst, win.shape)[...] = win
     return dst
+
+
+def _native_geometry(ksize):
+    """Whether the compiled kernels handle a convolution of this many spatial dims."""
+    return len(ksize) <= 2
+
+
+def _kernel_geometry(ksize, out, geom):
+    """The arguments after the array of ``kernels.im2col_*`` / ``kernels.col2im``."""
+    return (tuple(ksize), tuple(out), tuple(geom.stride), tuple(geom.dilation),
+            tuple(lo for lo, _ in geom.pad), geom.groups)
 
 
 def _weight_matrix(w, g):
@@ -283,6 +301,11 @@ def conv_forward(x, w, geom, bias=None):
 def _col2im_first(cols, s, geom, dst):
     """Adjoint of the channels-first im2col: cols (n, C, *k, *out) added into the padded
     input gradient, cropped into ``dst`` (n, C, *S)."""
+    if _native_geometry(s.ksize) and kernels.native_for(cols, dst):
+        k, p = s.kk, s.p
+        strides = (s.cg * k * p, s.c * k * p, 1, p, k * p)           # g, n, p, k, c
+        kernels.col2im(cols, strides, dst, *_kernel_geometry(s.ksize, s.out, geom))
+        return
     gx = get_array_module(cols).zeros((cols.shape[0], s.c) + s.padded, dtype=cols.dtype)
     lead = (slice(None), slice(None))
     for kidx in itertools.product(*map(range, s.ksize)):
@@ -345,6 +368,21 @@ def _col2im_phases(cols, s, geom, dst):
         dst[every * 2 + tuple(out_sl)] = buf[phase + every + tuple(buf_sl)].transpose(to_first)
 
 
+def _col2im_native(gm, wk, s, geom, dst):
+    """``_col2im_rows`` with the compiled col2im: one matmul (G, n*P, Og) @ (G, Og, K*Cg)
+    gives every kernel offset's terms side by side, then col2im adds them into ``dst``."""
+    cols = get_array_module(gm, wk).matmul(gm, wk)                   # G, n*P, K*Cg
+    rows, width = cols.shape[1:]
+    strides = (rows * width, s.p * width, width, s.cg, 1)           # g, n, p, k, c
+    kernels.col2im(cols, strides, dst, *_kernel_geometry(s.ksize, s.out, geom))
+
+
+def _wk_rows(w, s):
+    """(O, Cg, *k) -> (G, Og, K*Cg) contiguous: all kernel offsets' weights side by side."""
+    return get_array_module(w).ascontiguousarray(
+        w.reshape((s.g, s.og, s.cg, s.kk)).transpose(0, 1, 3, 2)).reshape(s.g, s.og, -1)
+
+
 def _wk(w, s):
     """(O, Cg, *k) -> (G, K, Og, Cg) contiguous: one weight matrix per kernel offset."""
     return get_array_module(w).ascontiguousarray(
@@ -379,11 +417,14 @@ def conv_backward(x, w, gy, geom, need=(True, True, False)):
             if need_b:
                 bparts[i] = gl.sum(axis=(0, 3))                     # G, Og
     else:
-        wk = _wk(w, s) if need_x else None
+        native = need_x and _native_geometry(s.ksize) and kernels.native_for(gy, gx)
+        wk = None if not need_x else _wk_rows(w, s) if native else _wk(w, s)
 
         def block(i, lo, hi):
             gm = _grad_matrix(gy[lo:hi], g)                         # G, n*P, Og
-            if need_x:
+            if native:
+                _col2im_native(gm, wk, s, geom, gx[lo:hi])
+            elif need_x:
                 _col2im_rows(gm, wk, s, geom, gx[lo:hi])
             if need_w:
                 cb = _fill_cols(None, x[lo:hi], s.ksize, s.out, geom)

@@ -1,0 +1,336 @@
+/* ember.backend._kernels: loops NumPy can only run as many small strided calls.
+ *
+ * im2col and col2im of a 2-D convolution (1-D runs as height 1) and ReLU forward/backward,
+ * on C-contiguous buffers, with the GIL released so that the thread pool's workers run them
+ * side by side. NumPy's version of im2col is one copy out of a strided window view whose
+ * innermost run is a few channels (channels-last) or a strided row (channels-first): tens of
+ * thousands of inner loops of 8-30 elements for a small CNN batch, 3-5x slower than this
+ * direct loop. col2im adds each kernel offset's slab in turn, as the NumPy path does (the
+ * same additions in the same order: the same bits). ReLU's backward is one pass here, three
+ * in NumPy (compare, negate, select).
+ *
+ * The layouts are described by element strides, so one loop serves the channels-last
+ * columns (G, N*P, K*Cg) and the channels-first ones (N, G, Cg*K, P):
+ *
+ *   im2col(src, dst, itemsize, dims, strides)   dst[g,n,p,k,c] = x[n, g*Cg+c, y, x] or 0
+ *   col2im(cols, dst, is_double, dims, strides) dst = sum of the terms cols[g,n,p,k,c] at
+ *                                               [n, g*Cg+c, y, x] (offsets in order)
+ *   relu(src, dst, is_double)                   dst = src < 0 ? 0 : src
+ *   relu_backward(grad, out, dst, is_double)    dst = out <= 0 ? 0 : grad
+ *
+ * dims = (N, C, H, W, G, KH, KW, OH, OW, SH, SW, DH, DW, PH, PW); strides = (g, n, p, k, c)
+ * in elements of dst (im2col) or cols (col2im), k = kh * KW + kw. The caller (ember/_ops/conv.py)
+ * checks shapes, dtypes and contiguity; these functions check only that the buffers are
+ * large enough for the loops they will run.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct {
+    Py_ssize_t n, c, h, w, g, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw;
+} Geom;
+
+typedef struct {
+    Py_ssize_t g, n, p, k, c;
+} Strides;
+
+static int parse_geom(PyObject *dims, PyObject *strides, Geom *gm, Strides *st) {
+    if (!PyArg_ParseTuple(dims, "nnnnnnnnnnnnnnn", &gm->n, &gm->c, &gm->h, &gm->w, &gm->g,
+                          &gm->kh, &gm->kw, &gm->oh, &gm->ow, &gm->sh, &gm->sw, &gm->dh,
+                          &gm->dw, &gm->ph, &gm->pw))
+        return -1;
+    if (!PyArg_ParseTuple(strides, "nnnnn", &st->g, &st->n, &st->p, &st->k, &st->c))
+        return -1;
+    if (gm->g <= 0 || gm->c % gm->g != 0) {
+        PyErr_SetString(PyExc_ValueError, "_kernels: channels must divide into groups");
+        return -1;
+    }
+    return 0;
+}
+
+/* The largest element index a strided layout reaches, plus one. */
+static Py_ssize_t extent(const Geom *gm, const Strides *st) {
+    Py_ssize_t cg = gm->c / gm->g;
+    if (gm->n == 0 || cg == 0 || gm->oh * gm->ow == 0 || gm->kh * gm->kw == 0)
+        return 0;
+    return 1 + (gm->g - 1) * st->g + (gm->n - 1) * st->n + (gm->oh * gm->ow - 1) * st->p
+             + (gm->kh * gm->kw - 1) * st->k + (cg - 1) * st->c;
+}
+
+#define IM2COL_LOOP(T)                                                                       \
+    do {                                                                                     \
+        const T *x = (const T *)src_buf.buf;                                                 \
+        T *d = (T *)dst_buf.buf;                                                             \
+        for (Py_ssize_t g = 0; g < gm.g; g++)                                                \
+        for (Py_ssize_t n = 0; n < gm.n; n++) {                                              \
+            if (st.c == 1) { /* channels innermost: positions, offsets, channels */          \
+                for (Py_ssize_t oy = 0; oy < gm.oh; oy++)                                    \
+                for (Py_ssize_t ox = 0; ox < gm.ow; ox++)                                    \
+                for (Py_ssize_t ky = 0; ky < gm.kh; ky++)                                    \
+                for (Py_ssize_t kx = 0; kx < gm.kw; kx++) {                                  \
+                    Py_ssize_t y = oy * gm.sh - gm.ph + ky * gm.dh;                          \
+                    Py_ssize_t xx = ox * gm.sw - gm.pw + kx * gm.dw;                         \
+                    T *o = d + g * st.g + n * st.n + (oy * gm.ow + ox) * st.p                \
+                           + (ky * gm.kw + kx) * st.k;                                       \
+                    if (y < 0 || y >= gm.h || xx < 0 || xx >= gm.w) {                        \
+                        for (Py_ssize_t c = 0; c < cg; c++) o[c] = 0;                        \
+                        continue;                                                            \
+                    }                                                                        \
+                    const T *s = x + ((n * gm.c + g * cg) * gm.h + y) * gm.w + xx;           \
+                    for (Py_ssize_t c = 0; c < cg; c++) o[c] = s[c * hw];                    \
+                }                                                                            \
+            } else { /* positions innermost: channels, offsets, rows, columns */             \
+                for (Py_ssize_t c = 0; c < cg; c++)                                          \
+                for (Py_ssize_t ky = 0; ky < gm.kh; ky++)                                    \
+                for (Py_ssize_t kx = 0; kx < gm.kw; kx++)                                    \
+                for (Py_ssize_t oy = 0; oy < gm.oh; oy++) {                                  \
+                    Py_ssize_t y = oy * gm.sh - gm.ph + ky * gm.dh;                          \
+                    T *o = d + g * st.g + n * st.n + oy * gm.ow * st.p                       \
+                           + (ky * gm.kw + kx) * st.k + c * st.c;                            \
+                    if (y < 0 || y >= gm.h) {                                                \
+                        for (Py_ssize_t ox = 0; ox < gm.ow; ox++) o[ox * st.p] = 0;          \
+                        continue;                                                            \
+                    }                                                                        \
+                    const T *s = x + ((n * gm.c + g * cg + c) * gm.h + y) * gm.w;            \
+                    for (Py_ssize_t ox = 0; ox < gm.ow; ox++) {                              \
+                        Py_ssize_t xx = ox * gm.sw - gm.pw + kx * gm.dw;                     \
+                        o[ox * st.p] = (xx < 0 || xx >= gm.w) ? (T)0 : s[xx];                \
+                    }                                                                        \
+                }                                                                            \
+            }                                                                                \
+        }                                                                                    \
+    } while (0)
+
+static PyObject *im2col(PyObject *self, PyObject *args) {
+    Py_buffer src_buf, dst_buf;
+    int itemsize;
+    PyObject *dims, *strides;
+    Geom gm;
+    Strides st;
+    if (!PyArg_ParseTuple(args, "y*w*iO!O!", &src_buf, &dst_buf, &itemsize, &PyTuple_Type,
+                          &dims, &PyTuple_Type, &strides))
+        return NULL;
+    PyObject *result = NULL;
+    if (parse_geom(dims, strides, &gm, &st) < 0)
+        goto done;
+    Py_ssize_t cg = gm.c / gm.g, hw = gm.h * gm.w;
+    if ((itemsize != 2 && itemsize != 4 && itemsize != 8)
+            || src_buf.len < gm.n * gm.c * hw * itemsize
+            || dst_buf.len < extent(&gm, &st) * itemsize) {
+        PyErr_SetString(PyExc_ValueError, "_kernels.im2col: buffer too small for the geometry");
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (itemsize == 4)  /* a copy: moved as bits, whatever the floating type */
+        IM2COL_LOOP(uint32_t);
+    else if (itemsize == 8)
+        IM2COL_LOOP(uint64_t);
+    else
+        IM2COL_LOOP(uint16_t);
+    Py_END_ALLOW_THREADS
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&src_buf);
+    PyBuffer_Release(&dst_buf);
+    return result;
+}
+
+/* Every input element receives its kernel offsets' terms in order 0, 1, ..., K-1 -- the
+ * order of the NumPy path's slab additions, so the sums are the same bits.
+ * Channels innermost in the columns (st.c == 1): per sample, the terms are added as runs of
+ * channels into a channels-last scratch image, then transposed into dst. Otherwise
+ * (positions innermost) they are added along rows straight into dst. */
+#define COL2IM_LOOP(T)                                                                       \
+    do {                                                                                     \
+        const T *cols = (const T *)cols_buf.buf;                                             \
+        T *dx = (T *)dst_buf.buf;                                                            \
+        if (st.c != 1) {                                                                     \
+            memset(dx, 0, (size_t)(gm.n * gm.c * hw) * sizeof(T));                           \
+            for (Py_ssize_t ky = 0; ky < gm.kh; ky++)                                        \
+            for (Py_ssize_t kx = 0; kx < gm.kw; kx++)                                        \
+            for (Py_ssize_t n = 0; n < gm.n; n++)                                            \
+            for (Py_ssize_t g = 0; g < gm.g; g++)                                            \
+            for (Py_ssize_t c = 0; c < cg; c++)                                              \
+            for (Py_ssize_t oy = 0; oy < gm.oh; oy++) {                                      \
+                Py_ssize_t y = oy * gm.sh - gm.ph + ky * gm.dh;                              \
+                if (y < 0 || y >= gm.h)                                                      \
+                    continue;                                                                \
+                const T *row = cols + g * st.g + n * st.n + oy * gm.ow * st.p                \
+                               + (ky * gm.kw + kx) * st.k + c * st.c;                        \
+                T *out = dx + ((n * gm.c + g * cg + c) * gm.h + y) * gm.w;                   \
+                for (Py_ssize_t ox = 0; ox < gm.ow; ox++) {                                  \
+                    Py_ssize_t xx = ox * gm.sw - gm.pw + kx * gm.dw;                         \
+                    if (xx >= 0 && xx < gm.w)                                                \
+                        out[xx] += row[ox * st.p];                                           \
+                }                                                                            \
+            }                                                                                \
+            break;                                                                           \
+        }                                                                                    \
+        T *img = (T *)scratch;                                                               \
+        for (Py_ssize_t n = 0; n < gm.n; n++) {                                              \
+            memset(img, 0, (size_t)(gm.c * hw) * sizeof(T));                                 \
+            for (Py_ssize_t ky = 0; ky < gm.kh; ky++)                                        \
+            for (Py_ssize_t kx = 0; kx < gm.kw; kx++)                                        \
+            for (Py_ssize_t g = 0; g < gm.g; g++)                                            \
+            for (Py_ssize_t oy = 0; oy < gm.oh; oy++) {                                      \
+                Py_ssize_t y = oy * gm.sh - gm.ph + ky * gm.dh;                              \
+                if (y < 0 || y >= gm.h)                                                      \
+                    continue;                                                                \
+                const T *row = cols + g * st.g + n * st.n + oy * gm.ow * st.p                \
+                               + (ky * gm.kw + kx) * st.k;                                   \
+                T *out = img + y * gm.w * gm.c + g * cg;                                     \
+                for (Py_ssize_t ox = 0; ox < gm.ow; ox++) {                                  \
+                    Py_ssize_t xx = ox * gm.sw - gm.pw + kx * gm.dw;                         \
+                    if (xx < 0 || xx >= gm.w)                                                \
+                        continue;                                                            \
+                    const T *s = row + ox * st.p;                                            \
+                    T *o = out + xx * gm.c;                                                  \
+                    for (Py_ssize_t c = 0; c < cg; c++)                                      \
+                        o[c] += s[c];                                                        \
+                }                                                                            \
+            }                                                                                \
+            T *dn = dx + n * gm.c * hw;                                                      \
+            for (Py_ssize_t i = 0; i < hw; i++)                                              \
+                for (Py_ssize_t c = 0; c < gm.c; c++)                                        \
+                    dn[c * hw + i] = img[i * gm.c + c];                                      \
+        }                                                                                    \
+    } while (0)
+
+static PyObject *col2im(PyObject *self, PyObject *args) {
+    Py_buffer cols_buf, dst_buf;
+    int is_double;
+    PyObject *dims, *strides;
+    Geom gm;
+    Strides st;
+    if (!PyArg_ParseTuple(args, "y*w*pO!O!", &cols_buf, &dst_buf, &is_double, &PyTuple_Type,
+                          &dims, &PyTuple_Type, &strides))
+        return NULL;
+    PyObject *result = NULL;
+    if (parse_geom(dims, strides, &gm, &st) < 0)
+        goto done;
+    Py_ssize_t cg = gm.c / gm.g, hw = gm.h * gm.w;
+    Py_ssize_t size = is_double ? 8 : 4;
+    if (cols_buf.len < extent(&gm, &st) * size || dst_buf.len < gm.n * gm.c * hw * size) {
+        PyErr_SetString(PyExc_ValueError, "_kernels.col2im: buffer too small for the geometry");
+        goto done;
+    }
+    void *scratch = NULL;
+    if (st.c == 1 && (scratch = PyMem_RawMalloc((size_t)(gm.c * hw) * size + 1)) == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (is_double)
+        COL2IM_LOOP(double);
+    else
+        COL2IM_LOOP(float);
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(scratch);
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&cols_buf);
+    PyBuffer_Release(&dst_buf);
+    return result;
+}
+
+#define RELU_LOOP(T)                                                                         \
+    do {                                                                                     \
+        const T *s = (const T *)src_buf.buf;                                                 \
+        T *d = (T *)dst_buf.buf;                                                             \
+        for (Py_ssize_t i = 0; i < count; i++)                                               \
+            d[i] = s[i] < 0 ? (T)0 : s[i];                                                   \
+    } while (0)
+
+static PyObject *relu(PyObject *self, PyObject *args) {
+    Py_buffer src_buf, dst_buf;
+    int is_double;
+    if (!PyArg_ParseTuple(args, "y*w*p", &src_buf, &dst_buf, &is_double))
+        return NULL;
+    Py_ssize_t size = is_double ? 8 : 4;
+    Py_ssize_t count = src_buf.len / size;
+    PyObject *result = NULL;
+    if (dst_buf.len < src_buf.len) {
+        PyErr_SetString(PyExc_ValueError, "_kernels.relu: output buffer too small");
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (is_double)
+        RELU_LOOP(double);
+    else
+        RELU_LOOP(float);
+    Py_END_ALLOW_THREADS
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&src_buf);
+    PyBuffer_Release(&dst_buf);
+    return result;
+}
+
+/* out <= 0 ? +0 : grad: a NaN output passes its gradient, an inf or NaN gradient where the
+ * output is <= 0 gives 0 (PyTorch's threshold_backward). */
+#define RELU_BACKWARD_LOOP(T)                                                                \
+    do {                                                                                     \
+        const T *g = (const T *)grad_buf.buf;                                                \
+        const T *o = (const T *)out_buf.buf;                                                 \
+        T *d = (T *)dst_buf.buf;                                                             \
+        for (Py_ssize_t i = 0; i < count; i++) {                                             \
+            T gi = g[i]; /* read unconditionally: the select then vectorizes */              \
+            d[i] = o[i] <= 0 ? (T)0 : gi;                                                    \
+        }                                                                                    \
+    } while (0)
+
+static PyObject *relu_backward(PyObject *self, PyObject *args) {
+    Py_buffer grad_buf, out_buf, dst_buf;
+    int is_double;
+    if (!PyArg_ParseTuple(args, "y*y*w*p", &grad_buf, &out_buf, &dst_buf, &is_double))
+        return NULL;
+    Py_ssize_t size = is_double ? 8 : 4;
+    Py_ssize_t count = grad_buf.len / size;
+    PyObject *result = NULL;
+    if (out_buf.len < grad_buf.len || dst_buf.len < grad_buf.len) {
+        PyErr_SetString(PyExc_ValueError, "_kernels.relu_backward: buffers of unequal sizes");
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (is_double)
+        RELU_BACKWARD_LOOP(double);
+    else
+        RELU_BACKWARD_LOOP(float);
+    Py_END_ALLOW_THREADS
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&grad_buf);
+    PyBuffer_Release(&out_buf);
+    PyBuffer_Release(&dst_buf);
+    return result;
+}
+
+static PyMethodDef kernel_functions[] = {
+    {"im2col", im2col, METH_VARARGS,
+     "im2col(src, dst, itemsize, dims, strides)\n--\n\nConvolution columns of the "
+     "C-contiguous (N, C, H, W) src written into dst (see the module source)."},
+    {"col2im", col2im, METH_VARARGS,
+     "col2im(cols, dst, is_double, dims, strides)\n--\n\nThe adjoint of im2col: dst "
+     "(N, C, H, W) = sum of the columns' terms, offsets added in order."},
+    {"relu", relu, METH_VARARGS,
+     "relu(src, dst, is_double)\n--\n\ndst = src < 0 ? 0 : src (float32 or float64)."},
+    {"relu_backward", relu_backward, METH_VARARGS,
+     "relu_backward(grad, out, dst, is_double)\n--\n\ndst = out <= 0 ? 0 : grad."},
+    {NULL, NULL, 0, NULL}
+};
+
+static struct PyModuleDef kernels_module = {
+    PyModuleDef_HEAD_INIT, "_kernels",
+    "Compiled loops of ember's convolutions and ReLU (see ember/backend/kernels.py).",
+    -1, kernel_functions, NULL, NULL, NULL, NULL
+};
+
+PyMODINIT_FUNC PyInit__kernels(void) {
+    return PyModule_Create(&kernels_module);
+}

@@ -1,0 +1,99 @@
+"""Compiled loops for convolutions and ReLU (``ember.backend._kernels``), with NumPy the
+fallback.
+
+The C extension is optional (built by setup.py when a compiler is there). Callers ask
+``native_for(*arrays)`` whether it applies -- NumPy arrays, C-contiguous, one dtype that the
+kernel handles -- and otherwise run their NumPy code, which gives the same results
+(im2col is a copy; col2im adds the same terms in the same order; ReLU is exact).
+``set_enabled(False)`` turns the compiled path off (tests run both paths).
+
+>>> import numpy as np
+>>> from ember.backend import kernels
+>>> x = np.arange(12, dtype=np.float32).reshape(1, 1, 3, 4)
+>>> cols = kernels.im2col_rows(x, (2, 2), (2, 3), (1, 1), (1, 1), (0, 0), 1)
+>>> cols.shape  # (groups, N * positions, kernel offsets * channels per group)
+(1, 6, 4)
+>>> cols[0, 0].tolist()
+[0.0, 1.0, 4.0, 5.0]
+"""
+import numpy as np
+
+try:
+    from . import _kernels as _native
+except ImportError:  # built without a C compiler: the NumPy paths run
+    _native = None
+
+__all__ = ["available", "set_enabled", "native_for", "im2col_rows",
+           "col2im", "relu", "relu_backward"]
+
+_enabled = [_native is not None]
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def available():
+    """Whether the compiled kernels were built (whatever ``set_enabled`` says)."""
+    return _native is not None
+
+
+def set_enabled(flag):
+    """Use the compiled kernels (when built) or not; returns the previous setting."""
+    previous = _enabled[0]
+    _enabled[0] = bool(flag) and _native is not None
+    return previous
+
+
+def native_for(*arrays, floats_only=True):
+    """Whether the compiled kernels take these arrays: NumPy ndarrays, C-contiguous, one
+    dtype (float32/float64; any 2-, 4- or 8-byte dtype when ``floats_only`` is False)."""
+    if not _enabled[0]:
+        return False
+    dt = arrays[0].dtype
+    for a in arrays:
+        if type(a) is not np.ndarray or a.dtype != dt or not a.flags.c_contiguous:
+            return False
+    if floats_only:
+        return dt in _FLOATS
+    return dt.itemsize in (2, 4, 8) and dt.kind in "fiuc" and dt.kind != "c"
+
+
+def _dims_2d(x, ksize, out, stride, dilation, pad_lo, groups):
+    """The kernels' geometry tuple; a 1-D convolution is a 2-D one of height 1."""
+    n, c = x.shape[:2]
+    if len(ksize) == 1:
+        return (n, c, 1, x.shape[2], groups, 1, ksize[0], 1, out[0], 1, stride[0], 1,
+                dilation[0], 0, pad_lo[0])
+    return (n, c, x.shape[2], x.shape[3], groups, ksize[0], ksize[1], out[0], out[1],
+            stride[0], stride[1], dilation[0], dilation[1], pad_lo[0], pad_lo[1])
+
+
+def im2col_rows(x, ksize, out, stride, dilation, pad_lo, groups):
+    """Channels-last columns (G, N*P, K*Cg) of the C-contiguous (N, C, *S) array ``x``
+    (1-D or 2-D; P output positions, K kernel offsets, Cg channels per group)."""
+    n, c = x.shape[:2]
+    p, k, cg = int(np.prod(out)), int(np.prod(ksize)), c // groups
+    dst = np.empty((groups, n * p, k * cg), dtype=x.dtype)
+    strides = (n * p * k * cg, p * k * cg, k * cg, cg, 1)            # g, n, p, k, c
+    _native.im2col(x, dst, x.dtype.itemsize,
+                   _dims_2d(x, ksize, out, stride, dilation, pad_lo, groups), strides)
+    return dst
+
+
+def col2im(cols, strides, dst, ksize, out, stride, dilation, pad_lo, groups):
+    """The adjoint of im2col into the C-contiguous (N, C, *S) array ``dst`` (overwritten):
+    ``cols`` holds term (g, n, p, k, c) at element ``g*sg + n*sn + p*sp + k*sk + c*sc``
+    with ``strides = (sg, sn, sp, sk, sc)``; each kernel offset's terms are added in turn."""
+    _native.col2im(cols, dst, cols.dtype == np.float64,
+                   _dims_2d(dst, ksize, out, stride, dilation, pad_lo, groups), strides)
+    return dst
+
+
+def relu(x, out):
+    """``out[...] = x < 0 ? 0 : x`` (float32/float64, C-contiguous, same shape)."""
+    _native.relu(x, out, x.dtype == np.float64)
+    return out
+
+
+def relu_backward(grad, out, res):
+    """``res[...] = out <= 0 ? 0 : grad`` (float32/float64, C-contiguous, same shape)."""
+    _native.relu_backward(grad, out, res, grad.dtype == np.float64)
+    return res
