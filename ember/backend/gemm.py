@@ -45,6 +45,8 @@ def matmul(a, b):
     if min(a.ndim, b.ndim) >= 2 and max(a.ndim, b.ndim) > 2 and a.shape[-1] == 1 \
             and b.shape[-2] == 1:
         return _outer(xp, a, b)
+    if a.ndim > 2 and b.ndim >= 2 and _one_matrix(b) and a.dtype == b.dtype:
+        return _folded(a, b)
     fmas = _fmas(a, b)
     if not fmas:  # not a 2-D floating product of one dtype (or an empty one): NumPy's own
         out = xp.matmul(a, b)
@@ -74,6 +76,23 @@ def matmul(a, b):
     parallel_for(pieces, lambda i, j: band(bounds[i], bounds[j]), work,
                  pieces_per_thread=BANDS_PER_THREAD)
     return out
+
+
+def _one_matrix(b):
+    """Whether every matrix of the stack ``b`` is the same one (2-D, or batch dims of size 1
+    or stride 0, as vmap's expansion of a shared weight makes them)."""
+    return all(n == 1 or st == 0 for n, st in zip(b.shape[:-2], b.strides[:-2]))
+
+
+def _folded(a, b):
+    """A stack ``a`` (..., m, k) times one matrix ``b``: the stack's rows as one 2-D product
+    (..., m, k) -> (rows, k) @ (k, n), where NumPy would run a small product per matrix."""
+    mat = b[(0,) * (b.ndim - 2)]
+    batch = get_array_module(a).broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    if a.shape[:-2] != batch or a.shape[-1] != mat.shape[0]:  # b widens the batch: NumPy's
+        return get_array_module(a, b).matmul(a, b)
+    out = matmul(a.reshape(-1, a.shape[-1]), mat)
+    return out.reshape(batch + (a.shape[-2], mat.shape[1]))
 
 
 def _outer(xp, a, b):

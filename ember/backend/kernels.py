@@ -9,12 +9,10 @@ kernel handles -- and otherwise run their NumPy code, which gives the same resul
 
 >>> import numpy as np
 >>> from ember.backend import kernels
->>> x = np.arange(12, dtype=np.float32).reshape(1, 1, 3, 4)
->>> cols = kernels.im2col_rows(x, (2, 2), (2, 3), (1, 1), (1, 1), (0, 0), 1)
->>> cols.shape  # (groups, N * positions, kernel offsets * channels per group)
-(1, 6, 4)
->>> cols[0, 0].tolist()
-[0.0, 1.0, 4.0, 5.0]
+>>> previous = kernels.set_enabled(False)  # the NumPy code from here on
+>>> kernels.native_for(np.ones(4, np.float32))
+False
+>>> _ = kernels.set_enabled(previous)
 """
 import numpy as np
 

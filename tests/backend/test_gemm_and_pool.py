@@ -506,10 +506,26 @@ def test_matmul_mixed_dtypes_and_other_ranks_delegate(pool2, bands):
     x3, y3 = _rand((4, 256, 128), np.float32), _rand((4, 128, 256), np.float32)
     got = gemm.matmul(x3, y3)
     assert got.shape == (4, 256, 256) and np.array_equal(got, np.matmul(x3, y3))
-    w2 = _rand((128, 64), np.float32)
-    got = gemm.matmul(x3, w2)  # 3-D @ 2-D
-    assert got.shape == (4, 256, 64) and np.array_equal(got, np.matmul(x3, w2))
     assert bands == []
+
+
+def test_matmul_stack_times_one_matrix_is_one_product(pool2, bands):
+    # (..., m, k) @ one matrix (2-D, or a stack broadcast along its batch dims, as vmap
+    # expands a shared weight): the stack's rows go through one 2-D product (banded over
+    # the pool when large), as torch.matmul folds them, instead of NumPy's product per
+    # matrix
+    x3, w2 = _rand((4, 256, 128), np.float32), _rand((128, 640), np.float32)
+    expected = (x3.reshape(-1, 128).astype(np.float64) @ w2).reshape(4, 256, 640)
+    for w in (w2, w2[None], np.broadcast_to(w2, (4, 128, 640))):
+        bands.clear()
+        got = gemm.matmul(x3, w)
+        assert got.shape == (4, 256, 640) and got.dtype == np.float32
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+        assert bands, "the folded product is large enough to be split"
+    # a matrix that widens the batch, or a stack of different matrices: NumPy's matmul
+    own = _rand((4, 128, 640), np.float32)
+    for a, b in ((x3[:1], np.broadcast_to(w2, (4, 128, 640))), (x3, own)):
+        np.testing.assert_array_equal(gemm.matmul(a, b), np.matmul(a, b))
 
 
 @pytest.mark.parametrize("sa,sb", [((512, 300), (301, 400)), ((300,), (200, 5)),

@@ -1,0 +1,156 @@
+"""The compiled loops of ember.backend.kernels against the NumPy code they replace.
+
+Every check runs the same computation with the kernels on and off
+(``kernels.set_enabled``): im2col must give the same bits, col2im the same sums (the same
+terms added in the same order; the matmul in front of it may round differently), ReLU the
+same bits including NaN, inf and -0.0.
+"""
+import numpy as np
+import pytest
+
+from ember.backend import kernels
+from ember._ops import conv as C
+from ember._ops.activation_ops import relu_array, relu_grad_array
+
+pytestmark = pytest.mark.skipif(not kernels.available(),
+                                reason="ember.backend._kernels was not built")
+
+
+@pytest.fixture
+def numpy_path():
+    """Run the block with the compiled kernels off."""
+    class Switch:
+        def __enter__(self):
+            self.previous = kernels.set_enabled(False)
+
+        def __exit__(self, *exc):
+            kernels.set_enabled(self.previous)
+    return Switch()
+
+
+def _geom(stride, dilation, pad, in_size, groups=1):
+    return C._Geom(stride, dilation, pad, in_size, groups)
+
+
+# (x shape, kernel size, stride, dilation, padding (lo, hi) per dim, groups)
+GEOMETRIES = [
+    ((3, 8, 11, 9), (3, 3), (1, 1), (1, 1), ((1, 1), (1, 1)), 1),
+    ((2, 8, 12, 12), (3, 3), (2, 2), (1, 1), ((1, 1), (1, 1)), 1),
+    ((2, 12, 10, 7), (3, 2), (2, 1), (2, 1), ((2, 0), (0, 1)), 3),
+    ((4, 6, 9, 9), (5, 5), (1, 3), (1, 2), ((3, 2), (4, 4)), 2),
+    ((2, 10, 17), (4,), (2,), (3,), ((2, 5),), 1),
+    ((3, 16, 5, 6), (1, 1), (1, 1), (1, 1), ((0, 0), (0, 0)), 4),
+]
+
+
+def _out_size(shape, ksize, stride, dilation, pad):
+    return tuple((s + lo + hi - d * (k - 1) - 1) // st + 1
+                 for s, k, st, d, (lo, hi) in zip(shape[2:], ksize, stride, dilation, pad))
+
+
+@pytest.mark.parametrize("case", GEOMETRIES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_im2col_rows_is_the_window_copy(case, dtype, numpy_path):
+    shape, ksize, stride, dilation, pad, groups = case
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape).astype(dtype)
+    out = _out_size(shape, ksize, stride, dilation, pad)
+    lo = tuple(p[0] for p in pad)
+    got = kernels.im2col_rows(x, ksize, out, stride, dilation, lo, groups)
+    geom = _geom(stride, dilation, pad, shape[2:], groups)
+    with numpy_path:
+        win = C._window_last(x, ksize, out, geom)          # n, *out, *k, C
+    nd = len(ksize)
+    win = win.reshape(win.shape[:-1] + (groups, shape[1] // groups))
+    perm = (1 + 2 * nd, 0) + tuple(range(1, 1 + 2 * nd)) + (2 + 2 * nd,)
+    expected = win.transpose(perm).reshape(groups, shape[0] * int(np.prod(out)), -1)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("case", GEOMETRIES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_convolution_gradients_match_the_numpy_path(case, dtype, numpy_path):
+    shape, ksize, stride, dilation, pad, groups = case
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(shape).astype(dtype)
+    w = rng.standard_normal((2 * groups, shape[1] // groups) + ksize).astype(dtype)
+    geom = _geom(stride, dilation, pad, shape[2:], groups)
+    gy = rng.standard_normal((shape[0], w.shape[0]) + geom.out_size(ksize)).astype(dtype)
+    got = C.conv_backward(x, w, gy, geom, need=(True, True, True))
+    y = C.conv_forward(x, w, geom)
+    with numpy_path:
+        expected = C.conv_backward(x, w, gy, geom, need=(True, True, True))
+        y_numpy = C.conv_forward(x, w, geom)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for a, b in zip(got + (y,), expected + (y_numpy,)):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+def test_col2im_adds_the_offsets_in_order():
+    # cols holding powers of two per kernel offset: the sums come out exact, and equal the
+    # NumPy path's slab additions term for term
+    n, c, h, w = 1, 2, 4, 4
+    ksize, out, stride, dil, lo = (2, 2), (3, 3), (1, 1), (1, 1), (0, 0)
+    k, p = 4, 9
+    cols = np.zeros((1, n * p, k * c), dtype=np.float64)
+    for j in range(k):
+        cols[0, :, j * c:(j + 1) * c] = 2.0 ** j
+    dst = np.empty((n, c, h, w))
+    strides = (n * p * k * c, p * k * c, k * c, c, 1)
+    kernels.col2im(cols, strides, dst, ksize, out, stride, dil, lo, 1)
+    # each input pixel (y, x) receives offset (ky, kx) when 0 <= y - ky < 3 and likewise x
+    expected = np.zeros((h, w))
+    for ky in range(2):
+        for kx in range(2):
+            expected[ky:ky + 3, kx:kx + 3] += 2.0 ** (ky * 2 + kx)
+    np.testing.assert_array_equal(dst[0, 0], expected)
+    np.testing.assert_array_equal(dst[0, 1], expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_loops_keep_pytorch_semantics(dtype, numpy_path):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(40_000).astype(dtype)
+    x[:6] = [np.nan, np.inf, -np.inf, -0.0, 0.0, -1e-30]
+    g = rng.standard_normal(40_000).astype(dtype)
+    g[6:9] = [np.nan, np.inf, -np.inf]
+    out = relu_array(x)
+    grad = relu_grad_array(g, out)
+    with numpy_path:
+        out_numpy = relu_array(x)
+        grad_numpy = relu_grad_array(g, out_numpy)
+    # the same bits: NaN stays NaN, -0.0 stays -0.0 (x < 0 is false), a NaN output passes
+    # its gradient, an inf gradient where the output is <= 0 gives +0
+    np.testing.assert_array_equal(out.view(f"u{out.itemsize}"),
+                                  out_numpy.view(f"u{out.itemsize}"))
+    np.testing.assert_array_equal(grad.view(f"u{grad.itemsize}"),
+                                  grad_numpy.view(f"u{grad.itemsize}"))
+    assert np.signbit(out[3]) and np.isnan(out[0]) and out[2] == 0
+    assert grad[0] == g[0]
+
+
+def test_native_for_refuses_what_the_loops_cannot_take():
+    a = np.ones((4, 4), np.float32)
+    assert kernels.native_for(a)
+    assert not kernels.native_for(a.T)                         # not C-contiguous
+    assert not kernels.native_for(a, a.astype(np.float64))     # mixed dtypes
+    assert not kernels.native_for(a.astype(np.int32))          # not a float (ReLU, col2im)
+    assert kernels.native_for(a.astype(np.int32), floats_only=False)  # a copy moves bits
+    assert not kernels.native_for(np.ones(4, np.complex64), floats_only=False)
+    previous = kernels.set_enabled(False)
+    try:
+        assert not kernels.native_for(a)
+    finally:
+        kernels.set_enabled(previous)
+
+
+def test_buffers_too_small_raise_instead_of_writing_past_them():
+    x = np.ones((1, 1, 4, 4), np.float32)
+    dims = (1, 1, 4, 4, 1, 2, 2, 3, 3, 1, 1, 1, 1, 0, 0)
+    with pytest.raises(ValueError, match="buffer too small"):
+        kernels._native.im2col(x, np.empty(5, np.float32), 4, dims, (36, 36, 4, 1, 1))
+    with pytest.raises(ValueError, match="buffer too small"):
+        kernels._native.col2im(np.empty(5, np.float32), np.empty((1, 1, 4, 4), np.float32),
+                               False, dims, (36, 36, 4, 1, 1))
