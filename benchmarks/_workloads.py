@@ -16,6 +16,8 @@ TARGETS = {
     "cnn": 1.3,
     "function": 0.8,
     "chain": 1.3,
+    "lstm": 1.2,
+    "transformer": 1.2,
     "memory": 1.3,
 }
 
@@ -48,6 +50,42 @@ def cnn_model(lib, channels=32, hw=28, classes=10):
                          nn.Conv2d(c, 2 * c, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
                          nn.Flatten(), nn.Linear(2 * c * side * side, 128), nn.ReLU(),
                          nn.Linear(128, classes))
+
+
+def lstm_lm_model(lib, vocab=10000, hidden=256, layers=2):
+    """Word language model: embedding, 2-layer LSTM (hidden 256), linear decoder to the
+    vocabulary (the shape of torch's word_language_model example on PTB-sized data)."""
+    nn = lib.nn
+
+    class LSTMLanguageModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(vocab, hidden)
+            self.rnn = nn.LSTM(hidden, hidden, layers)
+            self.decoder = nn.Linear(hidden, vocab)
+
+        def forward(self, tokens):
+            out, _ = self.rnn(self.embed(tokens))
+            return self.decoder(out).reshape(-1, vocab)
+    return LSTMLanguageModel()
+
+
+def transformer_model(lib, d_model=256, heads=4, layers=2, feedforward=1024, classes=10):
+    """A 2-layer TransformerEncoder (batch first, dropout 0) and a linear head on the mean
+    over the sequence."""
+    nn = lib.nn
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            layer = nn.TransformerEncoderLayer(d_model, heads, dim_feedforward=feedforward,
+                                               dropout=0.0, batch_first=True)
+            self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+            self.head = nn.Linear(d_model, classes)
+
+        def forward(self, x):
+            return self.head(self.encoder(x).mean(1))
+    return Encoder()
 
 
 def copy_weights(src, dst, dst_lib):
@@ -177,6 +215,26 @@ def make_mlp_steps(libs, hidden=512, batch=128, in_features=784):
     """{name: train step} of the MLP for every lib, identical weights and data."""
     models = build_pair(mlp_model, libs, hidden=hidden, in_features=in_features)
     data = batches((batch, in_features))
+    return {name: make_train_step(libs[name], m, data) for name, m in models.items()}
+
+
+def make_lstm_steps(libs, vocab=10000, seq=35, batch=20):
+    """{name: train step} of the LSTM language model: seq 35 x batch 20 tokens, each
+    predicting the next (cross-entropy over the vocabulary), SGD as the other steps."""
+    models = build_pair(lstm_lm_model, libs, vocab=vocab)
+    rng = np.random.default_rng(0)
+    data = []
+    for _ in range(4):
+        tokens = rng.integers(0, vocab, size=(seq + 1, batch)).astype(np.int64)
+        data.append((tokens[:-1], tokens[1:].reshape(-1)))
+    return {name: make_train_step(libs[name], m, data) for name, m in models.items()}
+
+
+def make_transformer_steps(libs, d_model=256, seq=64, batch=16):
+    """{name: train step} of the TransformerEncoder: batch 16 x seq 64 x d_model 256
+    inputs, a 10-class head, SGD and cross-entropy as the other steps."""
+    models = build_pair(transformer_model, libs, d_model=d_model)
+    data = batches((batch, seq, d_model))
     return {name: make_train_step(libs[name], m, data) for name, m in models.items()}
 
 

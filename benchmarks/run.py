@@ -14,6 +14,12 @@ Sections (``--only`` takes any of these names, comma-separated):
                elements;
 * ``chain``    benchmarks/overhead.py's 200-op element-wise chain, forward + backward, 16
                elements (also reported per op);
+* ``lstm``     one training step of a word language model: embedding (10,000 words) ->
+               2-layer LSTM (hidden 256) -> linear decoder, seq 35 x batch 20, same optimizer
+               and loss;
+* ``transformer`` one training step of a 2-layer TransformerEncoder (d_model 256, 4 heads,
+               feed-forward 1024, dropout 0, batch first) with a 10-class head on the mean
+               over the sequence, batch 16 x seq 64;
 * ``memory``   peak RSS of 200 MLP steps and 50 CNN steps, each library in its own fresh
                subprocess (``memory-mlp``, ``memory-cnn`` for one of them);
 * ``scaling``  MLP step time vs hidden width and vs batch, CNN step time vs channels
@@ -57,7 +63,7 @@ try:
 except ImportError:  # ember alone: the torch column stays empty
     torch = None
 
-MAIN = ("matmul", "mlp", "cnn", "function", "chain")
+MAIN = ("matmul", "mlp", "cnn", "function", "chain", "lstm", "transformer")
 MEMORY = ("memory-mlp", "memory-cnn")
 SCALING = ("scaling-width", "scaling-batch", "scaling-cnn")
 GROUPS = {"memory": MEMORY, "scaling": SCALING}
@@ -69,6 +75,8 @@ TITLES = {
     "cnn": "CNN step C=32 b64 1x28x28",
     "function": "MulConstant fwd+bwd+sum, 16 el.",
     "chain": "200-op chain fwd+bwd, 16 el.",
+    "lstm": "LSTM LM step 2x256 seq35 b20",
+    "transformer": "TransformerEncoder step d256 h4 s64 b16",
 }
 
 MEM_STEPS = {"mlp": 200, "cnn": 50}
@@ -212,6 +220,10 @@ def run_main(names, args):
             cases = {n: W.make_function(lib) for n, lib in L.items()}
         elif name == "chain":
             cases = {n: W.make_chain(lib) for n, lib in L.items()}
+        elif name == "lstm":
+            cases = W.make_lstm_steps(L)
+        elif name == "transformer":
+            cases = W.make_transformer_steps(L)
         samples = {}
         others = Others()
         med = bench(cases, args.rounds, args.min_round, samples=samples)

@@ -38,11 +38,14 @@ def _cases(name):
         "cnn": lambda: W.make_cnn_steps(L, channels=2, batch=2, hw=8),
         "function": lambda: {n: W.make_function(lib, n=16) for n, lib in L.items()},
         "chain": lambda: {n: W.make_chain(lib, n=16, ops=8) for n, lib in L.items()},
+        "lstm": lambda: W.make_lstm_steps(L, vocab=50, seq=5, batch=3),
+        "transformer": lambda: W.make_transformer_steps(L, seq=5, batch=2),
     }
     return make[name]()
 
 
-@pytest.mark.parametrize("name", ["matmul", "mlp", "cnn", "function", "chain"])
+@pytest.mark.parametrize("name", ["matmul", "mlp", "cnn", "function", "chain", "lstm",
+                                  "transformer"])
 def test_workload_runs_finite_and_agrees(name):
     cases = _cases(name)
     values = {}
