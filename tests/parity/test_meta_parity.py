@@ -124,3 +124,82 @@ def test_meta_results_match_torch(name, dt):
         assert t.device.type == "meta"
         assert tuple(e.shape) == tuple(t.shape), (name, e.shape, t.shape)
         assert e.dtype.name == str(t.dtype).split(".")[-1], (name, e.dtype, t.dtype)
+
+
+REPRS = {
+    "plain": lambda L: L.empty(3, 4, device="meta"),
+    "vector": lambda L: L.empty(2, device="meta"),
+    "scalar": lambda L: L.empty((), device="meta"),
+    "empty": lambda L: L.empty(0, 2, device="meta"),
+    "int64": lambda L: L.arange(4, device="meta"),
+    "bool": lambda L: L.empty(2, device="meta") > 0,
+    "float64_grad": lambda L: L.empty(2, device="meta", dtype=L.float64, requires_grad=True),
+    "grad_fn": lambda L: L.empty(64, 128, 128, 128, device="meta", requires_grad=True) * 2,
+    "parameter": lambda L: L.nn.Linear(3, 2, device="meta").weight,
+}
+
+
+@pytest.mark.parametrize("name", sorted(REPRS))
+def test_meta_repr_matches_torch(name):
+    assert repr(REPRS[name](ember)) == repr(REPRS[name](torch)).replace("torch.", "ember.")
+
+
+@pytest.mark.parametrize("name", ["matmul", "conv2d", "sum_dim", "clone_detach", "add",
+                                  "cat_stack", "softmax"])
+def test_strides_of_computed_results_match_torch(name):
+    for t, e in zip(_flat(CASES[name](torch, "float32")), _flat(CASES[name](ember, "float32"))):
+        assert e.stride() == t.stride() and e.is_contiguous() == t.is_contiguous()
+
+
+def _error(fn):
+    try:
+        fn()
+    except Exception as exc:  # the class and text are compared
+        return type(exc).__name__, str(exc)
+    return None
+
+
+ERRORS = {
+    "item_many": lambda L: L.empty(3, 4, device="meta").item(),
+    "item_one": lambda L: L.empty(1, device="meta").item(),
+    "bool": lambda L: bool(L.empty(1, device="meta")),
+    "tolist": lambda L: L.empty(3, device="meta").tolist(),
+    "numpy": lambda L: L.empty(3, device="meta").numpy(),
+    "numpy_grad": lambda L: L.empty(3, device="meta", requires_grad=True).numpy(),
+    "cpu": lambda L: L.empty(3, device="meta").cpu(),
+    "to_cpu": lambda L: L.empty(3, device="meta").to("cpu"),
+    "meta_plus_cpu": lambda L: L.empty(3, device="meta") + L.ones(3),
+    "cpu_times_meta": lambda L: L.ones(3) * L.empty(3, device="meta"),
+    "cat_mixed": lambda L: L.cat([L.empty(3, device="meta"), L.ones(3)]),
+    "where_mixed": lambda L: L.where(L.empty(3, device="meta") > 0, L.empty(3, device="meta"),
+                                     L.ones(3)),
+    "module_to_cpu": lambda L: L.nn.Linear(2, 2, device="meta").to("cpu"),
+}
+
+
+@pytest.mark.parametrize("name", ["add", "mm"])
+def test_shape_errors_are_the_cpu_ones(name):
+    # torch's meta kernels word shape errors their own way; ember's meta ops raise the CPU
+    # op's error (same class), so a program gets the message it gets on the CPU
+    op = {"add": lambda L, d: L.empty(3, device=d) + L.empty(4, device=d),
+          "mm": lambda L, d: L.mm(L.empty(2, 3, device=d), L.empty(4, 2, device=d))}[name]
+    expected = _error(lambda: op(torch, "cpu"))
+    assert _error(lambda: op(ember, "meta")) == expected
+    assert _error(lambda: op(torch, "meta"))[0] == expected[0]
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_meta_errors_match_torch(name):
+    expected = _error(lambda: ERRORS[name](torch))
+    assert expected is not None
+    assert _error(lambda: ERRORS[name](ember)) == expected
+
+
+@pytest.mark.parametrize("name", ["nonzero", "masked_select", "mask_index"])
+def test_data_dependent_ops_raise_not_implemented_as_torch(name):
+    op = {"nonzero": lambda L, m: m.nonzero(),
+          "masked_select": lambda L, m: m.masked_select(m > 0),
+          "mask_index": lambda L, m: m[m > 0]}[name]
+    for lib in (torch, ember):
+        with pytest.raises(NotImplementedError):
+            op(lib, lib.empty(3, 4, device="meta"))

@@ -163,15 +163,15 @@ class MultiheadAttention(Module):
         return out, weights
 
 
-def _generate_square_subsequent_mask(sz, dtype=None):
-    return _F.triu(full((sz, sz), float("-inf"), dtype=dtype), 1)
+def _generate_square_subsequent_mask(sz, dtype=None, device=None):
+    return _F.triu(full((sz, sz), float("-inf"), dtype=dtype, device=device), 1)
 
 
 def _detect_is_causal_mask(mask, is_causal=None, size=None):
     make_causal = is_causal is True
     if is_causal is None and mask is not None:
         sz = size if size is not None else mask.size(-2)
-        causal = _generate_square_subsequent_mask(sz, dtype=mask.dtype)
+        causal = _generate_square_subsequent_mask(sz, dtype=mask.dtype, device=mask.device)
         if tuple(mask.size()) == tuple(causal.size()):
             make_causal = bool((mask == causal).all())
         else:
