@@ -21,7 +21,8 @@ from .backend import get_array_module, default_array_module
 from .backend import dtypes
 from .backend.dtypes import get_default_dtype
 from . import random as _random
-from .device import check_device, device as _device
+from .backend.meta import MetaArray, meta_module
+from .device import check_device, device as _device, meta as _meta
 
 
 def _np_dtype(dtype, default=None):
@@ -32,9 +33,16 @@ def _np_dtype(dtype, default=None):
     return dtype.np
 
 
-def _module(like):
-    """Where a new array goes: the array module of tensor ``like``, else the default one."""
-    return default_array_module() if like is None else get_array_module(like._data)
+def _module(like, device=None):
+    """Where a new array goes: the module of ``device`` when one is given (or there is no
+    ``like``: the default device's), else the array module of tensor ``like``; a CPU
+    array goes to the default module."""
+    if device is not None or like is None:
+        if check_device(device) is _meta:
+            return meta_module
+        return default_array_module() if like is None or like.is_meta else \
+            get_array_module(like._data)
+    return get_array_module(like._data)
 
 
 def beside(t, like):
@@ -45,8 +53,12 @@ def beside(t, like):
     return t
 
 
-def _finish(array, requires_grad=False, device=None):
-    check_device(device)
+def _finish(array, requires_grad=False, device=None, like=None):
+    # device=None with a tensor ``like`` keeps like's device; otherwise the one named (or the
+    # default) decides, and data made on the host for 'meta' keeps only its shape and dtype
+    if (check_device(device) if device is not None or like is None else None) is _meta \
+            and type(array) is not MetaArray:
+        array = meta_module.asarray(array)
     t = Tensor._make(array)
     if requires_grad:
         if array.dtype.kind in "cV":  # complex, bfloat16 (ml_dtypes' kind)
@@ -506,9 +518,9 @@ def _filled(fill, size, dtype, requires_grad, device, default=None, name="empty"
             negative=None, like=None):
     """A tensor of ``size`` holding ``fill``, in ``like``'s array module or the default."""
     shape, np_dtype = _sizes(size, name, negative), _np_dtype(dtype, default)
-    xp = _module(like)
+    xp = _module(like, device)
     arr = allocate(lambda: xp.full(shape, fill, dtype=np_dtype), shape, np_dtype)
-    return _finish(arr, requires_grad, device)
+    return _finish(arr, requires_grad, device, like)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, layout=None):
@@ -532,8 +544,8 @@ def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=Non
 
 def _empty(size, dtype, requires_grad, device, like=None):
     """``empty`` in ``like``'s array module (a tensor) or the default one."""
-    array = _empty_array(_sizes(size), _np_dtype(dtype), _module(like))
-    return _finish(array, requires_grad, device)
+    array = _empty_array(_sizes(size), _np_dtype(dtype), _module(like, device))
+    return _finish(array, requires_grad, device, like)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
@@ -593,7 +605,9 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         is_int = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in vals)
         dtype = dtypes.int64 if is_int else get_default_dtype()
     n = max(int(math.ceil((vals[1] - vals[0]) / vals[2])), 0)
-    xp = default_array_module()
+    xp = _module(None, device)
+    if xp is meta_module:
+        return _finish(xp.empty((n,), dtype.np), requires_grad, device)
 
     def make():
         arr = (vals[0] + vals[2] * xp.arange(n, dtype=xp.float64)) \
@@ -660,14 +674,16 @@ def _random_float(draw, size, dtype, generator, requires_grad, device, name, lik
     size = _sizes(size, name)
     gen = _random.rng(generator)
     drawn = dt if dt in (np.float32, np.float64) else np.float32
-    xp = _module(like)
+    xp = _module(like, device)
+    if xp is meta_module:  # nothing to draw (PyTorch's generator does not advance either)
+        return _finish(xp.empty(size, dt), requires_grad, device, like)
     policy = _random.vmap_randomness
     batch = None if policy is None else policy.batch_size()
     if batch is not None:  # vmap(randomness="different"): one draw per sample
         arr = xp.asarray(draw(gen, (batch,) + tuple(size), drawn).astype(dt, copy=False))
-        return policy.wrap(_finish(arr, requires_grad, device))
+        return policy.wrap(_finish(arr, requires_grad, device, like))
     arr = allocate(lambda: xp.asarray(draw(gen, size, drawn).astype(dt, copy=False)), size, dt)
-    return _finish(arr, requires_grad, device)
+    return _finish(arr, requires_grad, device, like)
 
 
 def _uniform(gen, shape, dtype):
@@ -715,6 +731,8 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     shape, np_dtype = _sizes((tuple(size),), "randint"), _np_dtype(dtype, dtypes.int64)
     gen = _random.rng(generator)
     xp = default_array_module()
+    if _module(None, device) is meta_module:
+        return _finish(meta_module.empty(shape, np_dtype), requires_grad, device)
     policy = _random.vmap_randomness
     batch = None if policy is None else policy.batch_size()
     if batch is not None:  # vmap(randomness="different"): one draw per sample
@@ -732,5 +750,7 @@ def randint_like(t, low, high=None, *, dtype=None, device=None):
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     np_dtype, gen = _np_dtype(dtype, dtypes.int64), _random.rng(generator)
     xp = default_array_module()
+    if _module(None, device) is meta_module:
+        return _finish(meta_module.empty((n,), np_dtype), requires_grad, device)
     arr = allocate(lambda: xp.asarray(gen.permutation(n).astype(np_dtype)), (n,), np_dtype)
     return _finish(arr, requires_grad, device)

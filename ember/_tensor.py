@@ -18,10 +18,11 @@ import warnings
 
 from .backend import as_array as _as_array, broadcast_shapes as _broadcast_shapes, \
     numpy_ndarray as _ndarray
+from .backend.meta import MetaArray as _MetaArray, NO_NUMPY as _NO_NUMPY
 
 from ._tensor_repr import tensor_repr
 from .backend.dtypes import _BY_NUMPY
-from .device import cpu
+from .device import cpu, meta as _meta
 
 
 class Size(tuple):
@@ -111,10 +112,15 @@ class Tensor:
         return self._data.itemsize
 
     def stride(self, dim=None):
-        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        if type(self._data) is _MetaArray:  # no memory: the strides of a contiguous layout
+            strides = _contiguous_strides(self._data.shape)
+        else:
+            strides = tuple(s // self._data.itemsize for s in self._data.strides)
         return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
 
     def storage_offset(self):
+        if type(self._data) is _MetaArray:
+            return 0
         base = self._data
         while base.base is not None and isinstance(base.base, _ndarray):
             base = base.base
@@ -122,10 +128,12 @@ class Tensor:
                 - base.__array_interface__["data"][0]) // self._data.itemsize
 
     def data_ptr(self):
+        if type(self._data) is _MetaArray:
+            return 0  # as PyTorch's meta tensors: no memory
         return self._data.__array_interface__["data"][0]
 
     def is_contiguous(self, memory_format=None):
-        return self._data.flags.c_contiguous
+        return self._data.flags.c_contiguous or type(self._data) is _MetaArray
 
     def is_floating_point(self):
         return _BY_NUMPY[self._data.dtype].is_floating_point  # bfloat16's NumPy kind is "V"
@@ -135,7 +143,21 @@ class Tensor:
 
     @property
     def device(self):
-        return cpu
+        return _meta if type(self._data) is _MetaArray else cpu
+
+    @property
+    def is_meta(self):
+        """Whether this tensor is on the 'meta' device: a shape and a dtype, no data.
+
+        >>> import ember
+        >>> ember.empty(2, 3, device="meta").is_meta
+        True
+        """
+        return type(self._data) is _MetaArray
+
+    @property
+    def is_cpu(self):
+        return type(self._data) is not _MetaArray
 
     @property
     def is_cuda(self):
@@ -237,6 +259,8 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
+        if type(self._data) is _MetaArray:
+            raise TypeError(_NO_NUMPY)
         return self._data if dtype is None else self._data.astype(dtype)
 
     def tolist(self):
@@ -288,7 +312,7 @@ class Tensor:
     def __format__(self, format_spec):
         """A 0-d tensor formats as its Python number (``f"{loss:.3f}"``); others accept only
         the empty spec, as in PyTorch."""
-        if self._data.ndim == 0 and type(self) is Tensor:
+        if self._data.ndim == 0 and type(self) is Tensor and type(self._data) is not _MetaArray:
             return self.item().__format__(format_spec)
         return object.__format__(self, format_spec)
 
@@ -320,6 +344,14 @@ class Tensor:
                 array = array.astype(data.dtype)
             data[...] = array
         self._vc[0] += 1
+
+
+def _contiguous_strides(shape):
+    strides, step = [], 1
+    for s in reversed(shape):
+        strides.append(step)
+        step *= max(s, 1)
+    return tuple(reversed(strides))
 
 
 def _init(t, array, requires_grad):

@@ -21,6 +21,7 @@ from ._ops.elementwise import Add as _AddOp, Sub as _SubOp, Mul as _MulOp, _chec
 from .backend import dtypes
 from .backend.dtypes import LEGACY_TENSOR_TYPES as _LEGACY
 from .device import check_device, device as _device_cls, device
+from .backend.meta import meta_module, NO_DATA
 from .random import rng, check_inplace_draw
 from ._ops.sets import check_probability
 
@@ -42,6 +43,21 @@ class ToDtype(Primitive):
     @staticmethod
     def backward(ctx, grad):
         return grad, None
+
+
+class ToMeta(Primitive):
+    """A copy on the 'meta' device (shape and dtype, no data). Its gradient would have to
+    come back from meta to the CPU, which has no data to give: backward raises, as
+    PyTorch's does."""
+    _backward_name = "ToCopyBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dtype):
+        return meta_module.empty(x._data.shape, x._data.dtype if dtype is None else dtype.np)
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise NotImplementedError(NO_DATA)
 
 
 _Add, _Sub, _Mul = _AddOp.apply, _SubOp.apply, _MulOp.apply
@@ -78,7 +94,11 @@ def to(self, *args: Any, **kwargs: Any) -> Tensor:
         elif a is not None:
             raise TypeError(f"to() received an invalid combination of arguments - got "
                             f"({type(a).__name__})")
-    check_device(device)
+    target = check_device(device) if device is not None else None
+    if target is not None and target.type != self.device.type:
+        if target.type != "meta":
+            raise NotImplementedError(NO_DATA)  # out of meta: no data to copy
+        return ToMeta.apply(self, dtype)
     if dtype is None or dtype is self.dtype:
         return F.clone(self) if copy else self
     return ToDtype.apply(self, dtype)
@@ -118,6 +138,8 @@ del _name, _dt
 @method
 def cpu(self, memory_format: Any = None) -> Tensor:
     dtypes.check_memory_format(memory_format, "cpu")
+    if self.is_meta:
+        raise NotImplementedError(NO_DATA)
     return self
 
 
@@ -237,6 +259,8 @@ def _random_fill(self, draw):
     if self._data.dtype.kind != "f":
         raise NotImplementedError("random fills are only for floating point tensors")
     check_inplace_draw(self)
+    if self.is_meta:  # no data to fill: nothing is drawn (nor by PyTorch's generator)
+        return self
     values = draw(self._data.shape).astype(self._data.dtype)  # drawn on the host
     return self._inplace(Overwrite.apply, get_array_module(self._data).asarray(values))
 
@@ -257,6 +281,8 @@ def random_(self, from_: int = 0, to: int | None = None, *, generator: Any = Non
         from_, to = 0, (from_ if from_ else 2 ** 24 if self._data.dtype.kind == "f" else
                         int(np.iinfo(self._data.dtype).max) + 1)
     check_inplace_draw(self)
+    if self.is_meta:
+        return self
     vals = rng(generator).integers(from_, to, self._data.shape).astype(self._data.dtype)
     return self._inplace(Overwrite.apply, get_array_module(self._data).asarray(vals))
 
@@ -266,6 +292,8 @@ def bernoulli_(self, p: float | Tensor = 0.5, *, generator: Any = None) -> Tenso
     xp = get_array_module(self._data)
     prob = p._data if isinstance(p, Tensor) else check_probability(p)
     check_inplace_draw(self)
+    if self.is_meta:
+        return self
     vals = xp.asarray(rng(generator).random(self._data.shape)) < prob  # drawn on the host
     return self._inplace(Overwrite.apply, vals.astype(self._data.dtype))
 

@@ -149,7 +149,26 @@ def _formatter(values, dt):
     return _PlainFormatter(values, lambda v: str(int(v)))
 
 
+def _meta_repr(t):
+    """``tensor(..., device='meta', size=(3, 4))``: no values to show; a dtype other than
+    the default one is named (int64 and bool too, unlike tensors with data)."""
+    shape = t._data.shape
+    suffixes = ["device='meta'",
+                f"size=({', '.join(map(str, shape))}{',' if len(shape) == 1 else ''})"]
+    dt = _BY_NUMPY[t._data.dtype]
+    if dt is not get_default_dtype():
+        suffixes.append(f"dtype={dt!r}")
+    fn = t.grad_fn
+    if fn is not None:
+        suffixes.append(f"grad_fn=<{fn.name()}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
+    return "tensor(..., " + ", ".join(suffixes) + ")"  # one line, however long (PyTorch's)
+
+
 def tensor_repr(t):
+    if t.is_meta:
+        return _meta_repr(t)
     a = to_host(t._data)
     dt = _BY_NUMPY[a.dtype]
     if dt.is_floating_point and a.dtype.kind != "f":

@@ -64,9 +64,22 @@ class device:
     def __reduce__(self):
         return device, (self.type, self.index)
 
+    def __enter__(self):
+        """``with ember.device("meta"):`` makes this the default device inside the block."""
+        global _default_device
+        _outer_defaults.append(_default_device)
+        _default_device = self
+        return self
+
+    def __exit__(self, *exc):
+        global _default_device
+        _default_device = _outer_defaults.pop()
+
 
 cpu = device("cpu")
+meta = device("meta")  # tensors with a shape and a dtype but no data (ember.backend.meta)
 _default_device = None  # set_default_device's choice; None means the CPU
+_outer_defaults = []  # the defaults that enclosing ``with device(...)`` blocks replaced
 
 
 def set_default_device(d):
@@ -94,8 +107,8 @@ def get_default_device():
 
 
 def check_device(d):
-    """The device a tensor may be put on: the CPU; anything else raises as a CPU-only
-    PyTorch build does. ``None`` means the default device."""
+    """The device a tensor may be put on: the CPU or 'meta'; anything else raises as a
+    CPU-only PyTorch build does. ``None`` means the default device."""
     if d is None:
         if _default_device is None:
             return cpu
@@ -105,6 +118,8 @@ def check_device(d):
     d = device(d) if not isinstance(d, device) else d
     if d.type == "cpu":
         return cpu
+    if d.type == "meta":
+        return meta
     if d.type == "cuda":
         raise AssertionError(_NO_CUDA)
     raise RuntimeError(f"ember has no '{d.type}' backend (only 'cpu'); tensors cannot be "

@@ -74,6 +74,8 @@ MEMBERS = {
         "is_complex": "(self) -> bool",
         "device": "device",
         "is_cuda": "bool",
+        "is_meta": "bool",
+        "is_cpu": "bool",
         "layout": "str",
         "is_leaf": "bool",
         "is_sparse": "bool",

@@ -11,6 +11,7 @@ import numpy as np  # host-side erf fallback only
 
 from .primitive import Primitive
 from ..backend import get_array_module, kernels, to_host
+from ..backend.meta import is_meta
 from ..backend.parallel import parallel_for
 
 _SQRT1_2 = 1 / math.sqrt(2)
@@ -40,7 +41,10 @@ def sigmoid_array(d):
 
 def erf_array(d):
     """The error function in ``d``'s dtype (SciPy's when installed). NumPy has none, so it
-    runs on a host copy whose result goes back to ``d``'s array module."""
+    runs on a host copy whose result goes back to ``d``'s array module (a meta array has
+    no values to copy: its result is one of the same shape)."""
+    if is_meta(d):
+        return get_array_module(d).empty_like(d)
     host = to_host(d)
     try:
         from scipy.special import erf  # optional dependency, and slow to import

@@ -11,6 +11,7 @@ import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
 from ..backend import get_array_module, broadcast_shapes
+from ..backend.meta import is_meta
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.batching import per_sample_under_vmap, index_under_vmap
 from .primitive import Primitive, unbroadcast
@@ -123,7 +124,7 @@ def _check_bounds(arr, shape, dim, adv):
     if dim >= len(shape):
         raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
     size = shape[dim]
-    if arr.size and (arr.max() >= size or arr.min() < -size):
+    if arr.size and not is_meta(arr) and (arr.max() >= size or arr.min() < -size):
         bad = arr.max() if arr.max() >= size else arr.min()
         raise IndexError(f"index {bad} is out of bounds for dimension {adv} with size {size}")
 
@@ -285,7 +286,7 @@ def first_out_of_range(idx, size):
 
     One reduction on the fast path: seen as unsigned, negative entries become huge, so the
     maximum alone tells whether every entry is in range."""
-    if idx.size == 0:
+    if idx.size == 0 or is_meta(idx):  # meta indices have no values to check
         return None
     unsigned = idx.view(_AS_UNSIGNED[idx.dtype]) if idx.dtype in _AS_UNSIGNED else idx
     if unsigned.max() < size:

@@ -82,11 +82,15 @@ def _fill(tensor, array):
 
 def trunc_normal_fill_(tensor, mean, std, a, b, generator=None):
     """Fill ``tensor`` with truncated-normal samples; returns it."""
+    if tensor.is_meta:  # no data to fill: nothing is drawn (nor by PyTorch's generator)
+        return tensor
     return _fill(tensor, trunc_normal_array(tensor._data.shape, mean, std, a, b, generator))
 
 
 def orthogonal_fill_(tensor, generator=None):
     """Fill ``tensor`` (viewed as ``(size(0), -1)``) with a (semi-)orthogonal matrix."""
+    if tensor.is_meta:
+        return tensor
     rows = tensor._data.shape[0]
     cols = tensor._data.size // rows
     return _fill(tensor, orthogonal_array(rows, cols, generator))

@@ -13,6 +13,7 @@ from .loss_ops import log_sigmoid as _log_sigmoid
 from .primitive import Primitive
 from .._tensor import Tensor
 from ..backend import get_array_module
+from ..backend.meta import is_meta
 
 _make = Tensor._make
 
@@ -199,7 +200,7 @@ class NllLoss(Primitive):
         valid = t != ignore_index
         safe = xp.where(valid, t, 0)
         bad = valid & ((t < 0) | (t >= n_classes))
-        if bad.any():
+        if not is_meta(bad) and bad.any():  # meta targets have no values to check
             raise IndexError(f"Target {t[bad].reshape(-1)[0]} is out of bounds.")
         w = valid.astype(d.dtype) if weight is None else \
             xp.where(valid, weight.reshape(-1)[safe], 0).astype(d.dtype, copy=False)

@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from ..backend import get_array_module
+from ..backend.meta import is_meta
 
 from .._tensor import Tensor
 from ..autograd.batching import fold_batch_under_vmap
@@ -100,8 +101,9 @@ def adaptive_max_pool_indices(x, out):
     xp = get_array_module(x)
     idx = []
     for n, o in zip(sizes, out):
-        start, end = _adaptive_bounds(xp, n, o)
+        start, end = _adaptive_bounds(np, n, o)  # from sizes only: on the host, then moved
         kmax = int((end - start).max())
+        start, end = xp.asarray(start), xp.asarray(end)
         pos = start[:, None] + xp.arange(kmax)[None, :]
         idx.append(xp.minimum(pos, end[:, None] - 1))  # repeat the last: argmax keeps the first
     # gather (N, C, *out, *k) with broadcast fancy indices
@@ -384,7 +386,8 @@ def max_pool(x, ksize, stride, padding, dilation, ceil_mode, need_indices=True):
         vals, geom.code = tiled_max(a, geom)
         # NaN: the running maximum propagates it but the code keeps an earlier position;
         # the general path below picks the NaN's own index
-        if not (a.dtype.kind == "f" and get_array_module(vals).isnan(vals).any()):
+        if is_meta(vals) or not (a.dtype.kind == "f"
+                                 and get_array_module(vals).isnan(vals).any()):
             indices = tiled_indices(geom) if need_indices else None
             indices = None if indices is None else Tensor._make(indices[0] if unbatched
                                                                 else indices)

@@ -9,6 +9,7 @@ imported, as ``ember/_tensor_methods.py`` attaches the ops.
 import warnings
 import weakref
 
+from ..backend.meta import NO_NUMPY
 from .._tensor import Tensor
 from . import grad_mode
 from .backprop import backward as _run_backward
@@ -125,6 +126,8 @@ def numpy(self, *, force=False):
     ...     x.numpy()
     array([1., 1.], dtype=float32)
     """
+    if self.is_meta:
+        raise TypeError(NO_NUMPY)
     if self._requires_grad and _state.enabled and not force:
         raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                            "tensor.detach().numpy() instead.")

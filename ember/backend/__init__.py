@@ -114,3 +114,9 @@ def to_host(array):
 #: The broadcast of shapes (tuples, no arrays); ValueError when they do not broadcast. Host
 #: shape arithmetic, NumPy's own function: ops call it per call (no wrapper to pass through).
 broadcast_shapes = numpy.broadcast_shapes
+
+
+# Meta arrays (``device='meta'``: a shape and a dtype, no data) are a module of their own.
+from .meta import MetaArray, meta_module  # noqa: E402
+
+register_array_module(MetaArray, meta_module)

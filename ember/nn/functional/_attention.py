@@ -39,8 +39,9 @@ def _dropout(x, p, training=True):
 def _safe_softmax(scores, dim=-1):
     """softmax that gives 0 (and a zero gradient) for slices that are all -inf."""
     masked_rows = (scores == float("-inf")).all(dim, keepdim=True)
-    batched = getattr(scores, "_vmap_level", None) is not None  # vmap: no data-dependent test
-    if not batched and not bool(masked_rows.any()):
+    # vmap and meta tensors: no data-dependent test
+    no_test = getattr(scores, "_vmap_level", None) is not None or scores.is_meta
+    if not no_test and not bool(masked_rows.any()):
         return softmax(scores, dim)
     finite = _F.where(masked_rows, zeros_like(scores), scores)
     return _F.where(masked_rows, zeros_like(scores), softmax(finite, dim))

@@ -26,7 +26,7 @@ class _ConvNd(Module):
                  transposed, output_padding, groups, bias, padding_mode, device=None,
                  dtype=None):
         super().__init__()
-        check_device(device)  # ember has only the CPU: refuse any other
+        check_device(device)  # 'cpu' or 'meta': refuse any other
         n = self._nd
         if groups <= 0:
             raise ValueError("groups must be a positive integer")
@@ -66,7 +66,7 @@ class _ConvNd(Module):
         else:
             self._reversed_padding_repeated_twice = [p for p in reversed(self.padding)
                                                      for _ in range(2)]
-        kw = {} if dtype is None else {"dtype": dtype}
+        kw = {"device": device} if dtype is None else {"dtype": dtype, "device": device}
         if transposed:
             shape = (in_channels, out_channels // groups) + self.kernel_size
         else:

@@ -714,26 +714,42 @@ class Module:
                 dtype = a.dtype
             else:
                 device = a
-        check_device(device)
-        if dtype is None:
-            return self
-        if not dtype.is_floating_point:
+        target = check_device(device) if device is not None else None
+        if dtype is not None and not dtype.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but "
                             f"got desired dtype={dtype!r}")
-        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+        if target is not None:
+            self._check_leaves_meta(target)
+        if dtype is None and (target is None or target.type != "meta"):
+            return self
+        return self._apply(lambda t: t.to(target, dtype if t.is_floating_point() else None))
+
+    def _check_leaves_meta(self, target):
+        """Moving off 'meta' has no data to copy: PyTorch's error, pointing to to_empty."""
+        if target.type != "meta" and any(t.is_meta for t in self._all_tensors()):
+            raise NotImplementedError(
+                "Cannot copy out of meta tensor; no data! Please use torch.nn.Module.to_empty() "
+                "instead of torch.nn.Module.to() when moving module from meta to a different "
+                "device.")
+
+    def _all_tensors(self):
+        for module in self.modules():
+            yield from (p for p in module._parameters.values() if p is not None)
+            yield from (b for b in module._buffers.values() if b is not None)
 
     def to_empty(self: T, *, device: Optional[Union[int, str, device]],
                  recurse: bool = True) -> T:
         """Replace parameters and buffers by uninitialized tensors of the same shape and
-        dtype on ``device`` (only 'cpu' exists); submodules too unless ``recurse=False``.
+        dtype on ``device`` ('cpu' or 'meta'); submodules too unless ``recurse=False``: how a
+        module built on 'meta' gets memory.
 
         >>> import ember
         >>> layer = ember.nn.Linear(2, 3).to_empty(device="cpu")
         >>> layer.weight.shape, layer.weight.dtype
         (ember.Size([3, 2]), ember.float32)
         """
-        check_device(device)
-        return self._apply(lambda t: _empty_like(t), recurse=recurse)
+        device = check_device(device)
+        return self._apply(lambda t: _empty_like(t, device), recurse=recurse)
 
     def double(self: T) -> T:
         """``to(ember.float64)``.
@@ -895,8 +911,8 @@ _UNREACHABLE = ("Reached a code path in Module.{}() that should never be called.
                 " to report this bug.")
 
 
-def _empty_like(t):
-    return _creation.empty_like(t)
+def _empty_like(t, device):
+    return _creation.empty_like(t, device=device)
 
 
 def _dtype(name):

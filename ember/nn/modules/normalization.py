@@ -19,8 +19,8 @@ class _NormBase(Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
                  track_running_stats=True, device=None, dtype=None, *, bias=True):
         super().__init__()
-        check_device(device)  # ember has only the CPU: refuse any other
-        kw = {} if dtype is None else {"dtype": dtype}
+        check_device(device)  # 'cpu' or 'meta': refuse any other
+        kw = {"device": device} if dtype is None else {"dtype": dtype, "device": device}
         self.num_features = num_features
         self.eps = eps
         self.momentum = momentum
@@ -39,7 +39,7 @@ class _NormBase(Module):
             self.register_buffer("running_mean", _creation.zeros(num_features, **kw))
             self.register_buffer("running_var", _creation.ones(num_features, **kw))
             self.register_buffer("num_batches_tracked",
-                                 _creation.tensor(0, dtype=_creation_long()))
+                                 _creation.tensor(0, dtype=_creation_long(), device=device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -125,13 +125,13 @@ class LayerNorm(Module):
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
                  device=None, dtype=None):
         super().__init__()
-        check_device(device)  # ember has only the CPU: refuse any other
+        check_device(device)  # 'cpu' or 'meta': refuse any other
         if isinstance(normalized_shape, int):
             normalized_shape = (normalized_shape,)
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        kw = {} if dtype is None else {"dtype": dtype}
+        kw = {"device": device} if dtype is None else {"dtype": dtype, "device": device}
         if elementwise_affine:
             self.weight = Parameter(_creation.ones(*self.normalized_shape, **kw))
             if bias:
@@ -164,7 +164,7 @@ class GroupNorm(Module):
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None,
                  *, bias=True):
         super().__init__()
-        check_device(device)  # ember has only the CPU: refuse any other
+        check_device(device)  # 'cpu' or 'meta': refuse any other
         if num_channels % num_groups != 0:
             raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups "
                              f"({num_groups})")
@@ -172,7 +172,7 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        kw = {} if dtype is None else {"dtype": dtype}
+        kw = {"device": device} if dtype is None else {"dtype": dtype, "device": device}
         if affine:
             self.weight = Parameter(_creation.ones(num_channels, **kw))
             if bias:

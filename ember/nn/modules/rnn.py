@@ -77,7 +77,7 @@ class RNNBase(Module):
                  batch_first=False, dropout=0.0, bidirectional=False, proj_size=0,
                  device=None, dtype=None):
         super().__init__()
-        check_device(device)  # ember has only the CPU: refuse any other
+        check_device(device)  # 'cpu' or 'meta': refuse any other
         self.mode = mode
         self.input_size = input_size
         self.hidden_size = hidden_size
@@ -134,14 +134,15 @@ class RNNBase(Module):
         for layer in range(num_layers):
             for direction in range(num_directions):
                 layer_input_size = input_size if layer == 0 else real_hidden_size * num_directions
-                params = [empty((gate_size, layer_input_size), dtype=dtype),
-                          empty((gate_size, real_hidden_size), dtype=dtype)]
+                params = [empty((gate_size, layer_input_size), dtype=dtype, device=device),
+                          empty((gate_size, real_hidden_size), dtype=dtype, device=device)]
                 names = ["weight_ih_l{}{}", "weight_hh_l{}{}"]
                 if bias:
-                    params += [empty(gate_size, dtype=dtype), empty(gate_size, dtype=dtype)]
+                    params += [empty(gate_size, dtype=dtype, device=device),
+                               empty(gate_size, dtype=dtype, device=device)]
                     names += ["bias_ih_l{}{}", "bias_hh_l{}{}"]
                 if proj_size > 0:
-                    params.append(empty((proj_size, hidden_size), dtype=dtype))
+                    params.append(empty((proj_size, hidden_size), dtype=dtype, device=device))
                     names.append("weight_hr_l{}{}")
                 suffix = "_reverse" if direction == 1 else ""
                 names = [n.format(layer, suffix) for n in names]
@@ -470,15 +471,16 @@ class RNNCellBase(Module):
 
     def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
         super().__init__()
-        check_device(device)  # ember has only the CPU: refuse any other
+        check_device(device)  # 'cpu' or 'meta': refuse any other
         self.input_size = input_size
         self.hidden_size = hidden_size
         self.bias = bias
-        self.weight_ih = Parameter(empty((num_chunks * hidden_size, input_size), dtype=dtype))
-        self.weight_hh = Parameter(empty((num_chunks * hidden_size, hidden_size), dtype=dtype))
+        kw = {"dtype": dtype, "device": device}
+        self.weight_ih = Parameter(empty((num_chunks * hidden_size, input_size), **kw))
+        self.weight_hh = Parameter(empty((num_chunks * hidden_size, hidden_size), **kw))
         if bias:
-            self.bias_ih = Parameter(empty(num_chunks * hidden_size, dtype=dtype))
-            self.bias_hh = Parameter(empty(num_chunks * hidden_size, dtype=dtype))
+            self.bias_ih = Parameter(empty(num_chunks * hidden_size, dtype=dtype, device=device))
+            self.bias_hh = Parameter(empty(num_chunks * hidden_size, dtype=dtype, device=device))
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)
@@ -528,8 +530,8 @@ class RNNCell(RNNCellBase):
 
     def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
                  dtype=None):
-        check_device(device)  # ember has only the CPU: refuse any other
-        super().__init__(input_size, hidden_size, bias, num_chunks=1, dtype=dtype)
+        check_device(device)  # 'cpu' or 'meta': refuse any other
+        super().__init__(input_size, hidden_size, bias, num_chunks=1, dtype=dtype, device=device)
         self.nonlinearity = nonlinearity
 
     def forward(self, input, hx=None):
@@ -548,8 +550,8 @@ class LSTMCell(RNNCellBase):
     """One LSTM step; returns (h', c')."""
 
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
-        check_device(device)  # ember has only the CPU: refuse any other
-        super().__init__(input_size, hidden_size, bias, num_chunks=4, dtype=dtype)
+        check_device(device)  # 'cpu' or 'meta': refuse any other
+        super().__init__(input_size, hidden_size, bias, num_chunks=4, dtype=dtype, device=device)
 
     def forward(self, input, hx=None):
         input, hx, is_batched = self._prepare("LSTMCell", input, hx, 2)
@@ -562,8 +564,8 @@ class GRUCell(RNNCellBase):
     """One GRU step; returns h'."""
 
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
-        check_device(device)  # ember has only the CPU: refuse any other
-        super().__init__(input_size, hidden_size, bias, num_chunks=3, dtype=dtype)
+        check_device(device)  # 'cpu' or 'meta': refuse any other
+        super().__init__(input_size, hidden_size, bias, num_chunks=3, dtype=dtype, device=device)
 
     def forward(self, input, hx=None):
         input, hx, is_batched = self._prepare("GRUCell", input, hx, 1)

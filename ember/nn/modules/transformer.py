@@ -74,7 +74,7 @@ class MultiheadAttention(Module):
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
                  add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None,
                  dtype=None):
-        check_device(device)  # ember has only the CPU: refuse any other
+        check_device(device)  # 'cpu' or 'meta': refuse any other
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(f"embed_dim and num_heads must be greater than 0, got "
                              f"embed_dim={embed_dim} and num_heads={num_heads} instead")
@@ -90,24 +90,26 @@ class MultiheadAttention(Module):
         if self.head_dim * num_heads != self.embed_dim:
             raise AssertionError("embed_dim must be divisible by num_heads")
         if not self._qkv_same_embed_dim:
-            self.q_proj_weight = Parameter(empty((embed_dim, embed_dim), dtype=dtype))
-            self.k_proj_weight = Parameter(empty((embed_dim, self.kdim), dtype=dtype))
-            self.v_proj_weight = Parameter(empty((embed_dim, self.vdim), dtype=dtype))
+            kw = {"dtype": dtype, "device": device}
+            self.q_proj_weight = Parameter(empty((embed_dim, embed_dim), **kw))
+            self.k_proj_weight = Parameter(empty((embed_dim, self.kdim), **kw))
+            self.v_proj_weight = Parameter(empty((embed_dim, self.vdim), **kw))
             self.register_parameter("in_proj_weight", None)
         else:
-            self.in_proj_weight = Parameter(empty((3 * embed_dim, embed_dim), dtype=dtype))
+            self.in_proj_weight = Parameter(empty((3 * embed_dim, embed_dim), dtype=dtype,
+                                                  device=device))
             self.register_parameter("q_proj_weight", None)
             self.register_parameter("k_proj_weight", None)
             self.register_parameter("v_proj_weight", None)
         if bias:
-            self.in_proj_bias = Parameter(empty(3 * embed_dim, dtype=dtype))
+            self.in_proj_bias = Parameter(empty(3 * embed_dim, dtype=dtype, device=device))
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias,
-                                                        dtype=dtype)
+                                                        dtype=dtype, device=device)
         if add_bias_kv:
-            self.bias_k = Parameter(empty((1, 1, embed_dim), dtype=dtype))
-            self.bias_v = Parameter(empty((1, 1, embed_dim), dtype=dtype))
+            self.bias_k = Parameter(empty((1, 1, embed_dim), dtype=dtype, device=device))
+            self.bias_v = Parameter(empty((1, 1, embed_dim), dtype=dtype, device=device))
         else:
             self.bias_k = self.bias_v = None
         self.add_zero_attn = add_zero_attn
@@ -161,15 +163,15 @@ class MultiheadAttention(Module):
         return out, weights
 
 
-def _generate_square_subsequent_mask(sz, dtype=None):
-    return _F.triu(full((sz, sz), float("-inf"), dtype=dtype), 1)
+def _generate_square_subsequent_mask(sz, dtype=None, device=None):
+    return _F.triu(full((sz, sz), float("-inf"), dtype=dtype, device=device), 1)
 
 
 def _detect_is_causal_mask(mask, is_causal=None, size=None):
     make_causal = is_causal is True
     if is_causal is None and mask is not None:
         sz = size if size is not None else mask.size(-2)
-        causal = _generate_square_subsequent_mask(sz, dtype=mask.dtype)
+        causal = _generate_square_subsequent_mask(sz, dtype=mask.dtype, device=mask.device)
         if tuple(mask.size()) == tuple(causal.size()):
             make_causal = bool((mask == causal).all())
         else:
@@ -188,15 +190,15 @@ class TransformerEncoderLayer(Module):
                  layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True,
                  device=None, dtype=None):
         super().__init__()
-        check_device(device)  # ember has only the CPU: refuse any other
+        check_device(device)  # 'cpu' or 'meta': refuse any other
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                            batch_first=batch_first, dtype=dtype)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+                                            batch_first=batch_first, dtype=dtype, device=device)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype, device=device)
         self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype, device=device)
         self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype, device=device)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype, device=device)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         if isinstance(activation, str):
@@ -350,18 +352,20 @@ class TransformerDecoderLayer(Module):
                  layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True,
                  device=None, dtype=None):
         super().__init__()
-        check_device(device)  # ember has only the CPU: refuse any other
+        check_device(device)  # 'cpu' or 'meta': refuse any other
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
-                                            batch_first=batch_first, bias=bias, dtype=dtype)
+                                            batch_first=batch_first, bias=bias, dtype=dtype,
+                                            device=device)
         self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
-                                                 batch_first=batch_first, bias=bias, dtype=dtype)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+                                                 batch_first=batch_first, bias=bias, dtype=dtype,
+                                                 device=device)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype, device=device)
         self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype, device=device)
         self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype, device=device)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype, device=device)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype, device=device)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.dropout3 = Dropout(dropout)
@@ -446,21 +450,23 @@ class Transformer(Module):
                  custom_decoder=None, layer_norm_eps=1e-5, batch_first=False, norm_first=False,
                  bias=True, device=None, dtype=None):
         super().__init__()
-        check_device(device)  # ember has only the CPU: refuse any other
+        check_device(device)  # 'cpu' or 'meta': refuse any other
         layer_args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
                       batch_first, norm_first, bias)
         if custom_encoder is not None:
             self.encoder = custom_encoder
         else:
             self.encoder = TransformerEncoder(
-                TransformerEncoderLayer(*layer_args, dtype=dtype), num_encoder_layers,
-                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+                TransformerEncoderLayer(*layer_args, dtype=dtype, device=device),
+                num_encoder_layers,
+                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype, device=device))
         if custom_decoder is not None:
             self.decoder = custom_decoder
         else:
             self.decoder = TransformerDecoder(
-                TransformerDecoderLayer(*layer_args, dtype=dtype), num_decoder_layers,
-                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+                TransformerDecoderLayer(*layer_args, dtype=dtype, device=device),
+                num_decoder_layers,
+                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype, device=device))
         self._reset_parameters()
         self.d_model = d_model
         self.nhead = nhead
@@ -491,8 +497,8 @@ class Transformer(Module):
         tensor([[0., -inf],
                 [0., 0.]])
         """
-        check_device(device)  # ember has only the CPU: refuse any other
-        return _generate_square_subsequent_mask(sz, dtype=dtype)
+        check_device(device)  # 'cpu' or 'meta': refuse any other
+        return _generate_square_subsequent_mask(sz, dtype=dtype, device=device)
 
     def _reset_parameters(self):
         for p in self.parameters():

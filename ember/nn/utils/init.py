@@ -4,7 +4,8 @@ import inspect
 
 def skip_init(module_cls, *args, **kwargs):
     """``module_cls(*args, **kwargs)`` with uninitialized parameters and buffers (the class
-    must take a ``device`` argument).
+    must take a ``device`` argument): built on the 'meta' device, so its initialization
+    runs on no data, then moved to ``device`` with ``to_empty``.
 
     >>> import ember
     >>> layer = ember.nn.utils.skip_init(ember.nn.Linear, 2, 3)
@@ -16,7 +17,8 @@ def skip_init(module_cls, *args, **kwargs):
     if "device" not in inspect.signature(module_cls).parameters:
         raise RuntimeError("Module must support a 'device' arg to skip initialization")
     final_device = kwargs.pop("device", "cpu")
-    # no 'meta' device here: build on the CPU, then drop the initialized values
+    # built on 'meta', where initialization draws and writes nothing, then given memory
+    kwargs["device"] = "meta"
     return module_cls(*args, **kwargs).to_empty(device=final_device)
 
 
