@@ -1,6 +1,6 @@
 """Child process of ``benchmarks/run.py``'s memory section (imports only ONE library).
 
-    python benchmarks/_memchild.py LIB WORKLOAD STEPS      (LIB: ember|torch, WORKLOAD: mlp|cnn)
+    python benchmarks/_memchild.py LIB WORKLOAD STEPS      (LIB: ember|torch, WORKLOAD: mlp|cnn|lstm|transformer)
 
 Builds the model, data and optimizer, records the peak RSS so far (the baseline), runs STEPS
 training steps and prints one JSON line: baseline and final peak RSS (``VmHWM`` of
@@ -37,7 +37,9 @@ def main(libname, workload, steps):
     else:
         import ember as lib
     L = {libname: lib}
-    step = (W.make_mlp_steps(L) if workload == "mlp" else W.make_cnn_steps(L))[libname]
+    make = {"mlp": W.make_mlp_steps, "cnn": W.make_cnn_steps, "lstm": W.make_lstm_steps,
+            "transformer": W.make_transformer_steps}[workload]
+    step = make(L)[libname]
     gc.collect()
     base_peak, base_rss = status_kib("VmHWM"), status_kib("VmRSS")
     loss = None

@@ -20,8 +20,9 @@ Sections (``--only`` takes any of these names, comma-separated):
 * ``transformer`` one training step of a 2-layer TransformerEncoder (d_model 256, 4 heads,
                feed-forward 1024, dropout 0, batch first) with a 10-class head on the mean
                over the sequence, batch 16 x seq 64;
-* ``memory``   peak RSS of 200 MLP steps and 50 CNN steps, each library in its own fresh
-               subprocess (``memory-mlp``, ``memory-cnn`` for one of them);
+* ``memory``   peak RSS of 200 MLP steps, 50 CNN steps, 20 LSTM and 20 Transformer steps,
+               each library in its own fresh subprocess (``memory-mlp``, ``memory-cnn``,
+               ``memory-lstm``, ``memory-transformer`` for one of them);
 * ``scaling``  MLP step time vs hidden width and vs batch, CNN step time vs channels
                (``scaling-width``, ``scaling-batch``, ``scaling-cnn`` for one of them).
 
@@ -64,7 +65,7 @@ except ImportError:  # ember alone: the torch column stays empty
     torch = None
 
 MAIN = ("matmul", "mlp", "cnn", "function", "chain", "lstm", "transformer")
-MEMORY = ("memory-mlp", "memory-cnn")
+MEMORY = ("memory-mlp", "memory-cnn", "memory-lstm", "memory-transformer")
 SCALING = ("scaling-width", "scaling-batch", "scaling-cnn")
 GROUPS = {"memory": MEMORY, "scaling": SCALING}
 ALL = MAIN + MEMORY + SCALING
@@ -79,7 +80,7 @@ TITLES = {
     "transformer": "TransformerEncoder step d256 h4 s64 b16",
 }
 
-MEM_STEPS = {"mlp": 200, "cnn": 50}
+MEM_STEPS = {"mlp": 200, "cnn": 50, "lstm": 20, "transformer": 20}
 
 
 def libs():

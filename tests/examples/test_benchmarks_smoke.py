@@ -74,7 +74,8 @@ def test_bench_gives_positive_medians(monkeypatch):
 
 def test_parse_only_expands_groups_and_rejects_unknown():
     args = run.parse(["--quick", "--only", "cnn,memory"])
-    assert args.sections == ["cnn", "memory-mlp", "memory-cnn"] and args.rounds == 5
+    assert args.sections == ["cnn", "memory-mlp", "memory-cnn", "memory-lstm",
+                             "memory-transformer"] and args.rounds == 5
     assert run.parse(["--only", "scaling-cnn,matmul"]).sections == ["matmul", "scaling-cnn"]
     with pytest.raises(SystemExit):
         run.parse(["--only", "nosuch"])
