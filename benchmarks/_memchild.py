@@ -1,6 +1,8 @@
 """Child process of ``benchmarks/run.py``'s memory section (imports only ONE library).
 
-    python benchmarks/_memchild.py LIB WORKLOAD STEPS      (LIB: ember|torch, WORKLOAD: mlp|cnn|lstm|transformer)
+    python benchmarks/_memchild.py LIB WORKLOAD STEPS
+
+(LIB: ember|torch, WORKLOAD: mlp|cnn|lstm|transformer)
 
 Builds the model, data and optimizer, records the peak RSS so far (the baseline), runs STEPS
 training steps and prints one JSON line: baseline and final peak RSS (``VmHWM`` of

@@ -505,3 +505,47 @@ def test_dataset_sampler_loader_are_generic():
     assert DataLoader[int].__origin__ is DataLoader
     batches = DataLoader(_Ints(), batch_size=2, num_workers=1)
     assert [b.tolist() for b in batches] == [[0, 1], [2, 3], [4]]
+
+
+# ---- the TensorDataset batch path: one gather per tensor instead of a stack of samples ------
+class _SampleByIndex(TensorDataset):
+    """A subclass: the loader takes the general path (sample by sample, then collate)."""
+
+
+def _batches(dataset, **kw):
+    return list(DataLoader(dataset, **kw))
+
+
+def test_tensor_dataset_batches_equal_the_collated_samples():
+    g = ember.Generator().manual_seed(0)
+    x = ember.randn(23, 3, 4, generator=g)
+    y = ember.arange(23)
+    z = ember.randn(23, generator=g) > 0
+    fast = _batches(TensorDataset(x, y, z), batch_size=5, shuffle=True,
+                    generator=ember.Generator().manual_seed(3))
+    slow = _batches(_SampleByIndex(x, y, z), batch_size=5, shuffle=True,
+                    generator=ember.Generator().manual_seed(3))
+    assert len(fast) == len(slow) == 5
+    for a, b in zip(fast, slow):
+        assert type(a) is list and type(b) is list and len(a) == 3
+        for ta, tb in zip(a, b):
+            assert ta.dtype == tb.dtype and ta.shape == tb.shape
+            assert ember.equal(ta, tb)
+
+
+def test_tensor_dataset_batch_path_keeps_negative_indices_and_errors():
+    x = ember.arange(10.0).reshape(5, 2)
+    batches = _batches(TensorDataset(x), batch_sampler=[[-1, 0], [4, -5]])
+    assert batches[0][0].tolist() == [[8.0, 9.0], [0.0, 1.0]]
+    assert batches[1][0].tolist() == [[8.0, 9.0], [0.0, 1.0]]
+    # out of range: the general path's error (the sample's own indexing)
+    with pytest.raises(IndexError, match="index 5 is out of bounds for dimension 0 with size 5"):
+        _batches(TensorDataset(x), batch_sampler=[[0, 5]])
+
+
+def test_tensor_dataset_requiring_grad_takes_the_sample_path():
+    x = ember.randn(4, 2, requires_grad=True)
+    (batch,) = _batches(TensorDataset(x), batch_size=4)[0]
+    assert batch.grad_fn is not None  # the stacked samples, differentiable back to x
+    (batch * ember.arange(4.0)[:, None]).sum().backward()
+    assert x.grad.tolist() == [[0.0, 0.0], [1.0, 1.0], [2.0, 2.0], [3.0, 3.0]]

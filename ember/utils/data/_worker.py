@@ -144,6 +144,9 @@ class _MapDatasetFetcher:
 
     def fetch(self, index):
         if self.auto_collation:
+            batch = _tensor_dataset_batch(self.dataset, index, self.collate_fn)
+            if batch is not None:
+                return batch
             getitems = getattr(self.dataset, "__getitems__", None)
             if getitems is not None:
                 data = getitems(index)
@@ -152,6 +155,33 @@ class _MapDatasetFetcher:
         else:
             data = self.dataset[index]
         return self.collate_fn(data)
+
+
+def _tensor_dataset_batch(dataset, index, collate_fn):
+    """A plain TensorDataset batched by ``default_collate``: the batch as one row gather per
+    tensor (``index_select``), the values and list layout ``default_collate`` makes of the
+    samples ``t[i]`` (a stack per tensor), without making them one by one (~20 us each).
+    None when anything differs (a subclass, another collate_fn, a tensor requiring grad, an
+    index that is not a list of in-range integers): the general path then runs, and raises
+    what it raises."""
+    from ._collate import default_collate
+    from .dataset import TensorDataset
+    if collate_fn is not default_collate or type(dataset) is not TensorDataset:
+        return None
+    tensors = dataset.tensors
+    if any(t.requires_grad for t in tensors):
+        return None
+    try:
+        rows = np.asarray(index)
+    except (TypeError, ValueError):
+        return None
+    n = len(dataset)
+    if rows.ndim != 1 or not len(rows) or rows.dtype.kind not in "iu" \
+            or rows.min() < -n or rows.max() >= n:
+        return None
+    from ..._creation import tensor
+    rows = tensor(rows % n if rows.min() < 0 else rows, dtype=None).long()
+    return [t.index_select(0, rows) for t in tensors]
 
 
 class _IterableDatasetFetcher:
