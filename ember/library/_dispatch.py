@@ -27,6 +27,7 @@ import warnings
 
 from .._tensor import Tensor
 from .._functions import stack
+from ..autograd import grad_mode
 from ..autograd.function import Function
 from . import _schema
 
@@ -75,6 +76,13 @@ class OperatorEntry:
     def has_autograd_function(self):
         return self.custom_op is not None or self.backward is not None or \
             self.vmap is not None
+
+    def differentiable_schema(self):
+        """Whether autograd can see the op: it mutates nothing and returns only Tensors."""
+        schema = self.schema
+        return not schema.is_mutable() and bool(schema.returns) and \
+            all(r.type in ("Tensor", "Tensor[]") for r in schema.returns) and \
+            not (len(schema.returns) > 1 and any(r.type == "Tensor[]" for r in schema.returns))
 
     def backend_kernel(self):
         for key in BACKEND_KEYS:
@@ -209,7 +217,7 @@ def _bump_mutated(e, values):
 
 def call(e, args, kwargs):
     values = _schema.bind(e.schema, args, kwargs)
-    if e.has_autograd_function():
+    if e.has_autograd_function() and e.differentiable_schema():
         function = e._function or _make_function(e)
         out = function.apply(*values)
         return list(out) if _returns_list(e) and isinstance(out, tuple) else out
@@ -225,6 +233,9 @@ def call(e, args, kwargs):
                 return autograd_kernel(*a, **kw)
             finally:
                 running.discard(e)
+    if e.custom_op is not None:  # mutating or non-Tensor results: no autograd, as PyTorch
+        with grad_mode.no_grad():
+            return run_backend(e, values)
     return run_backend(e, values)
 
 
