@@ -117,12 +117,13 @@ class Library:
         if "::" in name:
             given = name.split("::", 1)[0]
             if given != self.ns:
+                block = "TORCH_LIBRARY_FRAGMENT" if self.kind == "FRAGMENT" else "TORCH_LIBRARY"
                 raise RuntimeError(
                     f"Explicitly provided namespace ({given}) in schema string does not match "
-                    f"namespace of enclosing TORCH_LIBRARY block ({self.ns}).  Move this "
+                    f"namespace of enclosing {block} block ({self.ns}).  Move this "
                     "definition to the (unique) TORCH_LIBRARY block corresponding to this "
                     "namespace (and consider deleting the namespace from your schema string.)"
-                    f"  (Error occurred while processing TORCH_LIBRARY block at {self._site})")
+                    f"  (Error occurred while processing {block} block at {self._site})")
             name = name.split("::", 1)[1]
         parsed.name = f"{self.ns}::{name}"
         e = _dispatch.define(parsed, caller_site())
