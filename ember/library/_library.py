@@ -10,6 +10,7 @@
 >>> ember.ops.librarydoc.muladd(ember.tensor([2.]), ember.tensor([3.]), 1.0)
 tensor([7.])
 """
+import contextlib
 import inspect
 import os
 import threading
@@ -298,3 +299,20 @@ def _legacy_impl(lib, name, dispatch_key):
         lib.impl(name, fn, dispatch_key or "")
         return fn
     return register
+
+
+@contextlib.contextmanager
+def _scoped_library(ns, kind, dispatch_key=""):
+    """A Library destroyed when the block ends (PyTorch's test helper).
+
+    >>> import ember
+    >>> with ember.library._scoped_library("scopeddoc", "FRAGMENT") as lib:
+    ...     _ = lib.define("f(Tensor x) -> Tensor")
+    >>> hasattr(ember.ops.scopeddoc, "f")
+    False
+    """
+    lib = Library(ns, kind, dispatch_key)
+    try:
+        yield lib
+    finally:
+        lib._destroy()

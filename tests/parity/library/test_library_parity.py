@@ -239,7 +239,11 @@ def test_infer_schema_matches():
 
         def g(x: Tensor, y: typing.Optional[Tensor], z: typing.List[Tensor], w: int) -> None:
             ...
+
+        def h(x: Tensor, n: int = 2, *, out: Tensor) -> None:
+            ...
         results = (lib.library.infer_schema(f, mutates_args=()),
+                   lib.library.infer_schema(h, mutates_args={"out"}),
                    lib.library.infer_schema(g, mutates_args="unknown"),
                    lib.library.infer_schema(g, mutates_args={"z"}, op_name="g"))
         if lib is torch:
