@@ -71,6 +71,7 @@ class OperatorEntry:
         self.autocast = None       # register_autocast: (device type, dtype), never applied
         self.custom_op = None      # the CustomOpDef, for ops made by custom_op
         self.define_site = None
+        self.tags = ()
         self._function = None      # the autograd Function made for it (rebuilt on change)
         self._fallback_warned = False
 
@@ -86,6 +87,10 @@ class OperatorEntry:
         if self.custom_op is not None or self.backward is not None:
             return True
         return _batching[0] is not None and "CompositeImplicitAutograd" not in self.kernels
+
+    def fake_impl(self):
+        """The fake implementation: register_fake's, else a kernel at the Meta key."""
+        return self.fake if self.fake is not None else self.kernels.get("Meta")
 
     def differentiable_schema(self):
         """Whether autograd can see the op: it mutates nothing and returns only Tensors."""
@@ -537,6 +542,10 @@ class OpOverload:
     @property
     def namespace(self):
         return self._entry.ns
+
+    @property
+    def tags(self):
+        return list(self._entry.tags)
 
     def name(self):
         e = self._entry
