@@ -23,6 +23,9 @@ Sections (``--only`` takes any of these names, comma-separated):
 * ``memory``   peak RSS of 200 MLP steps, 50 CNN steps, 20 LSTM and 20 Transformer steps,
                each library in its own fresh subprocess (``memory-mlp``, ``memory-cnn``,
                ``memory-lstm``, ``memory-transformer`` for one of them);
+* ``import``   ``python -X importtime -c "import LIB"`` in fresh subprocesses, 5 each, with the
+               bytecode cache written first (a set PYTHONDONTWRITEBYTECODE is dropped for
+               them: it makes every import compile every module, ~3x slower);
 * ``scaling``  MLP step time vs hidden width and vs batch, CNN step time vs channels
                (``scaling-width``, ``scaling-batch``, ``scaling-cnn`` for one of them).
 
@@ -68,7 +71,8 @@ MAIN = ("matmul", "mlp", "cnn", "function", "chain", "lstm", "transformer")
 MEMORY = ("memory-mlp", "memory-cnn", "memory-lstm", "memory-transformer")
 SCALING = ("scaling-width", "scaling-batch", "scaling-cnn")
 GROUPS = {"memory": MEMORY, "scaling": SCALING}
-ALL = MAIN + MEMORY + SCALING
+IMPORT = ("import",)
+ALL = MAIN + MEMORY + SCALING + IMPORT
 
 TITLES = {
     "matmul": "matmul 1024x1024 f32",
@@ -295,6 +299,36 @@ def run_memory(names, args):
 
 
 # ---------------------------------------------------------------------------------------------
+# import time
+
+IMPORT_TARGET_S = 0.3
+
+
+def import_seconds(libname):
+    """Seconds ``import libname`` takes in a fresh interpreter (``-X importtime``'s total)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    out = subprocess.run([sys.executable, "-X", "importtime", "-c", f"import {libname}"],
+                         capture_output=True, text=True, env=env, check=True)
+    last = [ln for ln in out.stderr.splitlines() if ln.startswith("import time:")][-1]
+    return int(last.split("|")[1]) / 1e6
+
+
+def run_import(repeats=5):
+    times = {}
+    for name in libs():
+        import_seconds(name)  # writes the bytecode cache where it is missing
+        times[name] = statistics.median(import_seconds(name) for _ in range(repeats))
+        RECORD.setdefault("import", {})[name] = times[name]
+    e, t = times["ember"], times.get("torch")
+    print(f"### Import time (median of {repeats} fresh interpreters, bytecode cached)\n")
+    table(["library", "import", "target", "result"],
+          [["ember", f"{e * 1e3:.0f} ms", f"<= {IMPORT_TARGET_S * 1e3:.0f} ms",
+            "PASS" if e <= IMPORT_TARGET_S else "FAIL"]]
+          + ([] if t is None else [["torch", f"{t * 1e3:.0f} ms", "", ""]]))
+    print()
+
+
+# ---------------------------------------------------------------------------------------------
 # scaling
 
 def scaling_sizes(quick):
@@ -449,7 +483,7 @@ def parse(argv=None):
                    help="pin ember's busy pool threads to CPUs (opt-in: the 'pin_threads' "
                         "entry of EMBER_PROCESS_TUNING)")
     p.add_argument("--only", default=None,
-                   help="comma-separated sections: " + ", ".join(MAIN + ("memory", "scaling")
+                   help="comma-separated sections: " + ", ".join(MAIN + ("memory", "scaling", "import")
                                                                   + MEMORY + SCALING))
     args = p.parse_args(argv)
     if args.rounds is None:
@@ -518,6 +552,8 @@ def main(argv=None):
     scal_names = [n for n in args.sections if n in SCALING]
     if scal_names:
         run_scaling(scal_names, args)
+    if "import" in args.sections:
+        run_import()
     try:
         load = "%.2f %.2f %.2f" % os.getloadavg()
     except OSError:

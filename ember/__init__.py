@@ -58,12 +58,28 @@ from . import nn  # noqa: E402  (after the core: nn builds on it)
 from .nn.functional._distance import cdist  # noqa: E402  (torch.cdist, composed in nn)
 from . import utils  # noqa: E402
 from . import optim  # noqa: E402
-from . import distributions  # noqa: E402
 from .serialization import save, load  # noqa: E402
-from . import onnx  # noqa: E402  (export; the onnx package itself is imported on use)
 from . import accelerator, backends, cuda, amp  # noqa: E402  (device queries of a CPU build)
 from .amp import autocast  # noqa: E402
-from . import func  # noqa: E402  (function transforms: grad, vjp, jacrev, ...)
-from .autograd import functional as _autograd_functional  # noqa: E402,F401  (autograd.functional)
-from .func import vmap  # noqa: E402  (ember.vmap; ember.func holds the transforms)
-from . import library, ops  # noqa: E402  (custom operators: ember.library, ember.ops.<ns>)
+
+# Imported on first use, to keep ``import ember`` short: ``ember.distributions``,
+# ``ember.onnx`` (export), ``ember.func`` (function transforms; ``ember.vmap`` is its vmap),
+# ``ember.library`` and ``ember.ops`` (custom operators). ``import ember.func`` and
+# ``from ember import func`` work as for any submodule.
+_LAZY_SUBMODULES = frozenset({"distributions", "onnx", "func", "library", "ops"})
+_LAZY_ATTRIBUTES = {"vmap": "func"}
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES or name in _LAZY_ATTRIBUTES:
+        import importlib
+        module = importlib.import_module("." + _LAZY_ATTRIBUTES.get(name, name), __name__)
+        if name in _LAZY_SUBMODULES:
+            return module
+        value = globals()[name] = getattr(module, name)
+        return value
+    raise AttributeError(f"module 'ember' has no attribute '{name}'")
+
+
+def __dir__():
+    return sorted(set(globals()) | _LAZY_SUBMODULES | set(_LAZY_ATTRIBUTES))

@@ -24,6 +24,13 @@ from . import forward_ad  # noqa: F401
 from . import tensor_members  # noqa: F401  (attaches Tensor's autograd members)
 
 
+def __getattr__(name):
+    if name == "functional":  # autograd.functional builds on ember.func: imported on use
+        import importlib  # (not "from . import": that asks this __getattr__ again)
+        return importlib.import_module(__name__ + ".functional")
+    raise AttributeError(f"module 'ember.autograd' has no attribute '{name}'")
+
+
 def Variable(data, requires_grad=False, volatile=False):
     """The pre-0.4 wrapper: returns ``data`` itself (a tensor), ``requires_grad`` set."""
     if volatile:

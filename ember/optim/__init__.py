@@ -21,7 +21,14 @@ from .radam import RAdam
 from .asgd import ASGD
 from .rprop import Rprop
 from .lbfgs import LBFGS
-from . import lr_scheduler  # noqa: F401
+
+
+def __getattr__(name):
+    if name == "lr_scheduler":  # imported on first use (import time)
+        import importlib  # (not "from . import": that asks this __getattr__ again)
+        return importlib.import_module(__name__ + ".lr_scheduler")
+    raise AttributeError(f"module 'ember.optim' has no attribute '{name}'")
+
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
            "NAdam", "RAdam", "ASGD", "Rprop", "LBFGS", "lr_scheduler"]

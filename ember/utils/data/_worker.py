@@ -13,8 +13,11 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ..._creation import tensor
 from ...backend.parallel import set_num_threads
 from ...random import manual_seed
+from ._collate import default_collate
+from .dataset import TensorDataset
 
 __all__ = ["get_worker_info", "WorkerInfo"]
 
@@ -164,8 +167,6 @@ def _tensor_dataset_batch(dataset, index, collate_fn):
     None when anything differs (a subclass, another collate_fn, a tensor requiring grad, an
     index that is not a list of in-range integers): the general path then runs, and raises
     what it raises."""
-    from ._collate import default_collate
-    from .dataset import TensorDataset
     if collate_fn is not default_collate or type(dataset) is not TensorDataset:
         return None
     tensors = dataset.tensors
@@ -179,7 +180,6 @@ def _tensor_dataset_batch(dataset, index, collate_fn):
     if rows.ndim != 1 or not len(rows) or rows.dtype.kind not in "iu" \
             or rows.min() < -n or rows.max() >= n:
         return None
-    from ..._creation import tensor
     rows = tensor(rows % n if rows.min() < 0 else rows, dtype=None).long()
     return [t.index_select(0, rows) for t in tensors]
 
