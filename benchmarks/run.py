@@ -483,8 +483,8 @@ def parse(argv=None):
                    help="pin ember's busy pool threads to CPUs (opt-in: the 'pin_threads' "
                         "entry of EMBER_PROCESS_TUNING)")
     p.add_argument("--only", default=None,
-                   help="comma-separated sections: " + ", ".join(MAIN + ("memory", "scaling", "import")
-                                                                  + MEMORY + SCALING))
+                   help="comma-separated sections: "
+                   + ", ".join(MAIN + ("memory", "scaling", "import") + MEMORY + SCALING))
     args = p.parse_args(argv)
     if args.rounds is None:
         args.rounds = 5 if args.quick else 21
