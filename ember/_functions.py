@@ -169,7 +169,8 @@ def sgn(input: Tensor) -> Tensor:
     if not input.is_complex():
         return E.Sign.apply(input)
     magnitude = input.abs()
-    return where(magnitude == 0, input.new_zeros(()), input / magnitude)
+    zero = magnitude == 0
+    return where(zero, input.new_zeros(()), input / magnitude.masked_fill(zero, 1.0))
 
 
 exp = unary(E.Exp, "exp", inplace=True)

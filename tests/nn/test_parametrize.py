@@ -464,3 +464,47 @@ def test_spectral_norm_gradients_eval_mode_float64():
         return functional_call(layer, {"parametrizations.weight.original": w}, (x,))
 
     check_grad(run, rng.standard_normal((4, 3)), rng.standard_normal((2, 3)))
+
+
+# ---- the hook-based nn.utils.weight_norm / spectral_norm ----------------------------------
+def test_old_weight_norm_recomputes_before_forward():
+    layer = nn.Linear(3, 4).double()
+    w = layer.weight.detach().numpy().copy()
+    with pytest.warns(FutureWarning, match="is deprecated"):
+        nn.utils.weight_norm(layer)
+    assert [n for n, _ in layer.named_parameters()] == ["bias", "weight_g", "weight_v"]
+    np.testing.assert_allclose(layer.weight_g.detach().numpy(),
+                               np.linalg.norm(w, axis=1, keepdims=True))
+    with ember.no_grad():
+        layer.weight_g.mul_(3)
+    layer(ember.ones(1, 3, dtype=ember.float64))  # the pre-hook recomputes layer.weight
+    np.testing.assert_allclose(layer.weight.detach().numpy(), 3 * w, rtol=1e-12)
+
+    def run(g, v):
+        return functional_call(layer, {"weight_g": g, "weight_v": v},
+                               (ember.ones(2, 3, dtype=ember.float64),))
+
+    check_grad(run, np.linalg.norm(w, axis=1, keepdims=True), w)
+    nn.utils.remove_weight_norm(layer)
+    assert isinstance(layer.weight, nn.Parameter) and not layer._forward_pre_hooks
+    with pytest.raises(ValueError, match="weight_norm of 'weight' not found in"):
+        nn.utils.remove_weight_norm(layer)
+
+
+def test_old_spectral_norm_power_iteration():
+    layer = nn.utils.spectral_norm(nn.Linear(5, 4).double())
+    assert sorted(layer.state_dict()) == ["bias", "weight_orig", "weight_u", "weight_v"]
+    sigma = np.linalg.svd(layer.weight_orig.detach().numpy(), compute_uv=False)[0]
+    x = ember.ones(1, 5, dtype=ember.float64)
+    for _ in range(30):
+        layer(x)
+    np.testing.assert_allclose(layer.weight.detach().numpy(),
+                               layer.weight_orig.detach().numpy() / sigma, rtol=1e-8)
+    u = layer.weight_u.clone()
+    layer.eval()(x)
+    assert ember.equal(layer.weight_u, u)
+    assert layer.state_dict()._metadata[""]["spectral_norm"] == {"weight.version": 1}
+    nn.utils.remove_spectral_norm(layer)
+    assert sorted(layer.state_dict()) == ["bias", "weight"]
+    assert not layer._state_dict_hooks and not layer._load_state_dict_pre_hooks
+    assert nn.utils.spectral_norm(nn.ConvTranspose1d(2, 3, 2)).weight_u.shape == (3,)

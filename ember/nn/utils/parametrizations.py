@@ -19,9 +19,10 @@ from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...backend.dtypes import finfo
 from .. import functional as F
-from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..modules.module import Module
 from . import parametrize
+from .spectral_norm import default_dim
+from .weight_norm import norm_except_dim, weight_norm_value
 
 __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 
@@ -168,20 +169,6 @@ def orthogonal(module: Module, name: str = "weight", orthogonal_map: Optional[st
     return module
 
 
-def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
-    """The ``pow``-norm of ``v`` over every dim but ``dim``, kept as size-1 dims (``dim=-1``:
-    over all of ``v``, as one number)."""
-    if dim == -1:
-        return v.norm(pow)
-    others = [d for d in range(v.ndim) if d != dim % v.ndim]
-    return linalg.vector_norm(v, pow, others, keepdim=True)
-
-
-def _weight_norm(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:
-    """``v * (g / ||v||)``, the norm taken over every dim but ``dim``."""
-    return v * (g / norm_except_dim(v, 2, dim))
-
-
 class _WeightNorm(Module):
     """``(g, v) -> g * v / ||v||``, originals ``g`` (the norms) and ``v`` (the directions)."""
 
@@ -190,7 +177,7 @@ class _WeightNorm(Module):
         self.dim = -1 if dim is None else dim
 
     def forward(self, weight_g: Tensor, weight_v: Tensor) -> Tensor:
-        return _weight_norm(weight_v, weight_g, self.dim)
+        return weight_norm_value(weight_v, weight_g, self.dim)
 
     def right_inverse(self, weight: Tensor) -> tuple[Tensor, Tensor]:
         return norm_except_dim(weight, 2, self.dim), weight
@@ -308,8 +295,7 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     if not isinstance(weight, Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if dim is None:
-        transposed = (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)
-        dim = 1 if isinstance(module, transposed) else 0
+        dim = default_dim(module)
     parametrize.register_parametrization(
         module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
     return module

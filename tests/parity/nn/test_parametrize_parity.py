@@ -2,6 +2,8 @@
 tutorial's classes, orthogonal / weight_norm / spectral_norm values and parameters after
 a few optimizer steps (state copied across, never drawn from both RNGs), state_dict
 keys, errors, and the matrix functions under them."""
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -380,3 +382,77 @@ def test_matrix_function_errors_match(call):
     e = error_of(lambda: call(ember))
     assert t is not None
     assert e == t
+
+
+# ---- the hook-based nn.utils.weight_norm / spectral_norm ----------------------------------
+def _hooked_pair(fn_name, dtype="float64", **kwargs):
+    layers = _linear_pair(4, 3, dtype=dtype)
+    for name, lib in LIBS.items():
+        getattr(lib.nn.utils, fn_name)(layers[name], **kwargs)
+    assert list(layers["ember"].state_dict()) == list(layers["torch"].state_dict())
+    _copy_state(layers["torch"], layers["ember"], ember)  # spectral norm's u, v are random
+    return layers
+
+
+@pytest.mark.parametrize("dim", [0, 1, None])
+def test_old_weight_norm_trains_alike(dim):
+    for lib in LIBS.values():
+        with pytest.warns(FutureWarning, match=r"`torch.nn.utils.weight_norm` is deprecated in "
+                                               r"favor of `torch.nn.utils.parametrizations"):
+            lib.nn.utils.weight_norm(lib.nn.Linear(2, 2))
+    with pytest.warns(FutureWarning):
+        layers = _hooked_pair("weight_norm", dim=dim)
+    assert [n for n, _ in layers["ember"].named_parameters()] == ["bias", "weight_g", "weight_v"]
+    _train(layers)
+    for name, lib in LIBS.items():
+        lib.nn.utils.remove_weight_norm(layers[name])
+    _train(layers)
+    assert list(layers["ember"].state_dict()) == list(layers["torch"].state_dict())
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"n_power_iterations": 2}])
+def test_old_spectral_norm_trains_alike(kwargs):
+    layers = _hooked_pair("spectral_norm", **kwargs)
+    _train(layers)
+    t_meta = layers["torch"].state_dict()._metadata[""]["spectral_norm"]
+    assert layers["ember"].state_dict()._metadata[""]["spectral_norm"] == t_meta
+    for layer in layers.values():
+        layer.eval()
+    _train(layers)
+    for name, lib in LIBS.items():
+        lib.nn.utils.remove_spectral_norm(layers[name])
+    assert list(layers["ember"].state_dict()) == list(layers["torch"].state_dict())
+    _train(layers)
+
+
+def test_old_spectral_norm_loads_unversioned_state_dict():
+    layers = _hooked_pair("spectral_norm")
+    _train(layers, steps=1)
+    old = {}
+    for name, lib in LIBS.items():
+        layer = layers[name]
+        state = {k: v for k, v in layer.state_dict().items() if k != "weight_v"}
+        state["weight"] = layer.weight.detach()
+        fresh = lib.nn.utils.spectral_norm(lib.nn.Linear(3, 4, dtype=lib.float64))
+        fresh.load_state_dict(state)  # no metadata: the pre-version format
+        old[name] = fresh.weight_v.detach().numpy()
+    np.testing.assert_allclose(old["ember"], old["torch"], rtol=1e-7)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.nn.utils.weight_norm(lib.nn.utils.weight_norm(lib.nn.Linear(2, 2))),
+    lambda lib: lib.nn.utils.remove_weight_norm(lib.nn.Linear(2, 2)),
+    lambda lib: lib.nn.utils.spectral_norm(lib.nn.utils.spectral_norm(lib.nn.Linear(2, 2))),
+    lambda lib: lib.nn.utils.remove_spectral_norm(lib.nn.Linear(2, 2)),
+    lambda lib: lib.nn.utils.spectral_norm(lib.nn.Linear(2, 2), n_power_iterations=0),
+    lambda lib: lib.nn.utils.spectral_norm(lib.nn.Linear(2, 2, bias=False), "bias"),
+])
+def test_old_api_errors_match(call):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        t = error_of(lambda: call(torch))
+        e = error_of(lambda: call(ember))
+    assert t is not None
+    assert e[0] == t[0]
+    assert e[1].replace("ember", "torch") == t[1]
+
