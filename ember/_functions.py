@@ -421,7 +421,13 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     >>> ember.dist(ember.tensor([3., 0.]), ember.tensor([0., 4.]))
     tensor(5.)
     """
-    return _LN.vector_norm(input - other, p)
+    if not (input.is_floating_point() or input.is_complex()):
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {input.dtype.scalar_name} instead.")
+    _LN._check_shapes_broadcast(input.shape, other.shape)
+    common = result_type(input, other)  # PyTorch's promotion (0-d operands weigh less)
+    input, other = input.to(common), other.to(common)
+    return R.Dist.apply(input, other, float(p))
 
 
 @op(out=True)

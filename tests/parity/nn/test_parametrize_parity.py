@@ -359,8 +359,12 @@ def test_geqrf_vdot_sgn_dist_parity():
     compare(lambda lib, a: lib.sgn(a), np.array([-2.0, 0.0, 3.0]), grad=False)
     compare(lambda lib, a, b: lib.dist(a, b), rng.standard_normal((2, 3)),
             rng.standard_normal(3).astype(np.float64))
-    compare(lambda lib, a, b: lib.dist(a, b, 3), rng.standard_normal((2, 3)),
-            rng.standard_normal((2, 3)))
+    for p in (1, 3, 0.5, float("inf")):
+        compare(lambda lib, a, b: lib.dist(a, b, p), rng.standard_normal((2, 3)),
+                rng.standard_normal((2, 3)).astype(np.float32))
+    names = {lib.__name__: lib.dist(lib.ones(2, requires_grad=True), lib.zeros(2))
+             for lib in LIBS.values()}
+    assert names["ember"].grad_fn.name() == names["torch"].grad_fn.name() == "DistBackward0"
 
 
 @pytest.mark.parametrize("call", [
@@ -376,6 +380,8 @@ def test_geqrf_vdot_sgn_dist_parity():
     lambda lib: lib.geqrf(lib.ones(2, 2, requires_grad=True))[0].sum().backward(),
     lambda lib: lib.vdot(lib.zeros(3), lib.zeros(2)),
     lambda lib: lib.vdot(lib.zeros(3), lib.zeros(3).double()),
+    lambda lib: lib.dist(lib.ones(3, dtype=lib.long), lib.ones(3, dtype=lib.long)),
+    lambda lib: lib.dist(lib.ones(3), lib.ones(2)),
 ])
 def test_matrix_function_errors_match(call):
     t = error_of(lambda: call(torch))
