@@ -609,6 +609,12 @@ NEW_CASES = {
                                           ember.view_as_real(ember.view_as_complex(
                                               ember.stack([a, b], -1).detach())),
                                           ember.cross(a[:, :3], b[:, :3], dim=1))),
+    "matrix_exp_householder": ([_floats(2, 3, 3), _floats(4, 3)],
+                               lambda a, b: (ember.linalg.matrix_exp(a * 0.5),
+                                             ember.linalg.householder_product(b, b[0, :2]),
+                                             *ember.geqrf(b.detach()), ember.vdot(b[0], b[1]),
+                                             ember.sgn(b), ember.dist(a[0], b[:3]),
+                                             ember.dist(a, b[:3], 3))),
 }
 CASES.update(NEW_CASES)
 
