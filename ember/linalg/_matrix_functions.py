@@ -37,9 +37,8 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:
     >>> A = ember.tensor([[1., 2.], [3., 4.], [5., 6.]])
     >>> a, tau = ember.geqrf(A)
     >>> Q = ember.linalg.householder_product(a, tau)
-    >>> (Q.mT @ Q).round(decimals=4)
-    tensor([[1., 0.],
-            [0., 1.]])
+    >>> ember.allclose(Q.mT @ Q, ember.eye(2), atol=1e-6)
+    True
     """
     name = "torch.linalg.householder_product"
     if A.ndim < 2:
