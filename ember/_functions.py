@@ -413,7 +413,7 @@ def norm(input: Tensor, p: float | str | None = "fro", dim: int | Sequence[int] 
     return _LN.vector_norm(input, 2.0 if p is None else p, dims, keepdim, dtype=dtype)
 
 
-@op(out=True)
+@op
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     """The ``p``-norm of ``input - other`` (broadcast), as one number.
 
