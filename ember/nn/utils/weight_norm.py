@@ -9,6 +9,7 @@ from typing import Any, Optional, TypeVar
 
 from ... import linalg
 from ..._tensor import Tensor
+from ..._ops.weight_norm import WeightNormInterface
 from ..parameter import Parameter
 
 # nn.modules imports nn.utils, so the Module type is not imported here (not even for hints)
@@ -35,7 +36,9 @@ def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
 
 def weight_norm_value(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:
     """``v * (g / ||v||)``, the norm taken over every dim but ``dim`` (PyTorch's
-    ``_weight_norm``)."""
+    ``_weight_norm``: one fused op when ``dim`` is the first or the last dim)."""
+    if v.ndim and dim in (0, v.ndim - 1):
+        return WeightNormInterface.apply(v, g, dim)
     return v * (g / norm_except_dim(v, 2, dim))
 
 

@@ -229,7 +229,26 @@ def test_orthogonal_float32():
 @pytest.mark.parametrize("dim", [0, 1, None, -1])
 def test_weight_norm_trains_alike(dim):
     layers = _parametrized_pair((4, 3), "weight_norm", copy_state=False, dim=dim)
+    names = [layer.weight.grad_fn.name() for layer in layers.values()]
+    assert names[0] == names[1]  # WeightNormInterfaceBackward0 for the first or last dim
     _train(layers)
+
+
+@pytest.mark.parametrize("dim", [0, 1, 3, None])
+def test_weight_norm_conv_weights(dim):
+    torch.manual_seed(0)
+    t = torch.nn.utils.parametrizations.weight_norm(torch.nn.Conv2d(3, 4, 2), dim=dim)
+    e = ember.nn.utils.parametrizations.weight_norm(ember.nn.Conv2d(3, 4, 2), dim=dim)
+    _copy_state(t, e, ember)
+    x = np.random.default_rng(4).standard_normal((2, 3, 4, 4)).astype(np.float32)
+    outs = {}
+    for name, lib, layer in (("torch", torch, t), ("ember", ember, e)):
+        layer(lib.tensor(x)).square().sum().backward()
+        outs[name] = [layer.weight.grad_fn.name()] + [
+            p.grad.numpy() for p in layer.parameters()]
+    assert outs["ember"][0] == outs["torch"][0]
+    for got, want in zip(outs["ember"][1:], outs["torch"][1:]):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"n_power_iterations": 3}, {"eps": 1e-3}])
