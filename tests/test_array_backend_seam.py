@@ -21,6 +21,7 @@ import numpy
 import pytest
 
 import ember
+from ember._ops.weight_norm import WeightNormInterface
 import ember.nn.functional as F
 from ember import backend
 
@@ -614,7 +615,9 @@ NEW_CASES = {
                                              ember.linalg.householder_product(b, b[0, :2]),
                                              *ember.geqrf(b.detach()), ember.vdot(b[0], b[1]),
                                              ember.sgn(b), ember.dist(a[0], b[:3]),
-                                             ember.dist(a, b[:3], 3))),
+                                             ember.dist(a, b[:3], 3),
+                                             WeightNormInterface.apply(
+                                                 b, 2 * b.norm(dim=1, keepdim=True), 0))),
 }
 CASES.update(NEW_CASES)
 
