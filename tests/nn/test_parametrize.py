@@ -518,3 +518,15 @@ def test_old_spectral_norm_power_iteration():
     assert sorted(layer.state_dict()) == ["bias", "weight"]
     assert not layer._state_dict_hooks and not layer._load_state_dict_pre_hooks
     assert nn.utils.spectral_norm(nn.ConvTranspose1d(2, 3, 2)).weight_u.shape == (3,)
+
+
+def test_matrix_functions_under_vmap(recwarn):
+    x = ember.tensor(np.random.default_rng(7).standard_normal((4, 3, 3)))
+    np.testing.assert_allclose(ember.vmap(ember.linalg.matrix_exp)(x).numpy(),
+                               ember.linalg.matrix_exp(x).numpy())
+    a, tau = ember.vmap(ember.geqrf)(x)  # a named tuple comes back as one
+    np.testing.assert_allclose(a.numpy(), ember.geqrf(x).a.numpy())
+    assert type(ember.vmap(ember.geqrf)(x)).__name__ == "geqrf"
+    jac = ember.func.jacrev(ember.linalg.matrix_exp)(x[0])
+    assert jac.shape == (3, 3, 3, 3)
+    assert not [w for w in recwarn if "batching rule" in str(w.message)]  # rules ran
