@@ -481,3 +481,27 @@ def test_old_api_errors_match(call):
     assert e[0] == t[0]
     assert e[1].replace("ember", "torch") == t[1]
 
+
+
+def _model(lib):
+    P = lib.nn.utils.parametrizations
+    model = lib.nn.Sequential(lib.nn.Linear(4, 3), lib.nn.Tanh(), lib.nn.Linear(3, 2))
+    P.orthogonal(model[0])
+    P.weight_norm(model[2])
+    return model
+
+
+def test_torch_checkpoint_of_a_parametrized_model_loads(tmp_path):
+    torch.manual_seed(0)
+    t = _model(torch)
+    torch.save(t.state_dict(), tmp_path / "model.pt")
+    e = _model(ember)
+    assert str(e.load_state_dict(ember.load(tmp_path / "model.pt"))) == \
+        "<All keys matched successfully>"
+    x = np.random.default_rng(5).standard_normal((2, 4)).astype(np.float32)
+    np.testing.assert_allclose(e(ember.tensor(x)).detach().numpy(),
+                               t(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
+    ember.save(e.state_dict(), tmp_path / "model.ember")
+    again = _model(ember)
+    again.load_state_dict(ember.load(tmp_path / "model.ember"))
+    assert ember.equal(again(ember.tensor(x)), e(ember.tensor(x)))
