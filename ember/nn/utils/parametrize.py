@@ -80,7 +80,10 @@ def _register_parameter_or_buffer(module, name, value):
 
 def _set_in_place(dest, src):
     """``dest.set_(src)``: dest (the same object, so optimizers holding it still work)
-    takes src's storage, shape and dtype."""
+    takes src's storage and shape."""
+    if dest.dtype != src.dtype:
+        raise RuntimeError(f"Could not set tensor of type {src.dtype.cpp_name} to a tensor of "
+                           f"type {dest.dtype.cpp_name}")
     dest.data = src
 
 
@@ -230,6 +233,15 @@ class ParametrizationList(ModuleList):
         for parametrization in rest:
             value = parametrization(value)
         return value
+
+
+# PyTorch's text, run together where its pieces lack spaces
+_SUBCLASS_SET_FAILED = (
+    "Calling remove_parametrizations() with leave_parametrized=True for a parameter that is an "
+    "instance of a tensor subclass requires set_() to be implemented correctly for the tensor "
+    "subclass.Alternatively, one can opt into the swap_tensors pathEither set "
+    "leave_parametrized=False or provide a working implementationfor set_() in the tensor "
+    "subclass or set torch.__future__.set_swap_module_params_on_conversion(True).")
 
 
 def _copy_parametrized(self, memo):
@@ -413,7 +425,13 @@ def remove_parametrizations(module: Module, tensor_name: str,
         original = chain.original
         if leave_parametrized:
             with no_grad():
-                _set_in_place(original, getattr(module, tensor_name))
+                value = getattr(module, tensor_name)
+                try:
+                    _set_in_place(original, value)
+                except RuntimeError as e:
+                    if type(original) is Tensor:
+                        raise
+                    raise RuntimeError(_SUBCLASS_SET_FAILED) from e
     elif leave_parametrized:
         value = getattr(module, tensor_name)
         original = Parameter(value.detach()) if value.requires_grad else value

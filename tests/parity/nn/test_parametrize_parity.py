@@ -299,6 +299,15 @@ def _register_error(lib, case):
 
     if case == "missing":
         return lambda: P.register_parametrization(layer, "nope", Shrink())
+    if case == "remove_changed_dtype":
+        P.register_parametrization(layer, "weight", ToDouble(), unsafe=True)
+        return lambda: P.remove_parametrizations(layer, "weight")
+    if case == "remove_changed_dtype_buffer":
+        norm = nn.BatchNorm1d(2)
+        P.register_parametrization(norm, "running_mean", ToDouble(), unsafe=True)
+        return lambda: P.remove_parametrizations(norm, "running_mean")
+    if case == "not_a_module":
+        return lambda: P.register_parametrization(layer, "weight", lambda x: x)
     if case == "shape":
         return lambda: P.register_parametrization(layer, "weight", Shrink())
     if case == "dtype":
@@ -316,12 +325,18 @@ def _register_error(lib, case):
         return lambda: setattr(layer, "weight", lib.zeros(3, 3))
     if case == "remove_missing":
         return lambda: P.remove_parametrizations(layer, "bias")
+    if case == "assign_parameter":
+        return lambda: setattr(layer, "weight", nn.Parameter(lib.zeros(3, 3)))
+    if case == "delete":
+        return lambda: delattr(layer, "weight")
     raise AssertionError(case)
 
 
 @pytest.mark.parametrize("case", ["missing", "shape", "dtype", "not_tensor", "bad_inverse",
                                   "chained_shape", "chained_dtype", "assign",
-                                  "remove_missing"])
+                                  "remove_missing", "remove_changed_dtype",
+                                  "remove_changed_dtype_buffer", "not_a_module",
+                                  "assign_parameter", "delete"])
 def test_parametrize_errors_match(case):
     t = error_of(_register_error(torch, case))
     e = error_of(_register_error(ember, case))
