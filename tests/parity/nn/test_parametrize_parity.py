@@ -520,3 +520,44 @@ def test_torch_checkpoint_of_a_parametrized_model_loads(tmp_path):
     again = _model(ember)
     again.load_state_dict(ember.load(tmp_path / "model.ember"))
     assert ember.equal(again(ember.tensor(x)), e(ember.tensor(x)))
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 3), (2, 4, 3), (2, 2, 3, 5)])
+@pytest.mark.parametrize("orthogonal_map", ["matrix_exp", "cayley", "householder"])
+@pytest.mark.parametrize("trivialization", [True, False])
+def test_orthogonal_batches_of_matrices(shape, orthogonal_map, trivialization):
+    W = np.random.default_rng(8).standard_normal(shape)
+    weight = np.arange(W.size).reshape(shape) / 10.0
+    out = {}
+    for name, lib in LIBS.items():
+        module = lib.nn.Module()
+        module.weight = lib.nn.Parameter(lib.tensor(W))
+        lib.nn.utils.parametrizations.orthogonal(module, orthogonal_map=orthogonal_map,
+                                                 use_trivialization=trivialization)
+        if name == "ember":
+            _copy_state(out["torch"][0], module, ember)
+        (module.weight * lib.tensor(weight)).sum().backward()
+        out[name] = (module, module.weight.detach().numpy(),
+                     module.parametrizations.weight.original.grad.numpy())
+    np.testing.assert_allclose(out["ember"][1], out["torch"][1], atol=1e-12)
+    np.testing.assert_allclose(out["ember"][2], out["torch"][2], atol=1e-12)
+
+
+def test_spectral_norm_conv_training_steps():
+    torch.manual_seed(0)
+    t = torch.nn.utils.parametrizations.spectral_norm(torch.nn.Conv2d(3, 4, 3),
+                                                      n_power_iterations=2)
+    e = ember.nn.utils.parametrizations.spectral_norm(ember.nn.Conv2d(3, 4, 3),
+                                                      n_power_iterations=2)
+    _copy_state(t, e, ember)
+    x = np.random.default_rng(9).standard_normal((2, 3, 5, 5)).astype(np.float32)
+    for _ in range(3):
+        a, b = t(torch.tensor(x)), e(ember.tensor(x))
+        a.sum().backward()
+        b.sum().backward()
+    np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(e.parametrizations.weight.original.grad.numpy(),
+                               t.parametrizations.weight.original.grad.numpy(), rtol=1e-4,
+                               atol=1e-4)
+    np.testing.assert_allclose(e.parametrizations.weight[0]._u.numpy(),
+                               t.parametrizations.weight[0]._u.numpy(), rtol=1e-4, atol=1e-5)
