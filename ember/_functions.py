@@ -156,6 +156,23 @@ negative = alias(neg, "negative")
 abs = unary(E.Abs, "abs", inplace=True)
 absolute = alias(abs, "absolute")
 sign = unary(E.Sign, "sign", inplace=True)
+
+
+@op(inplace=True, out=True)
+def sgn(input: Tensor) -> Tensor:
+    """``sign`` of a real tensor; ``x / |x|`` (0 at 0) of a complex one.
+
+    >>> import ember
+    >>> ember.sgn(ember.tensor([-2., 0., 3.]))
+    tensor([-1.,  0.,  1.])
+    """
+    if not input.is_complex():
+        return E.Sign.apply(input)
+    magnitude = input.abs()
+    zero = magnitude == 0
+    return where(zero, input.new_zeros(()), input / magnitude.masked_fill(zero, 1.0))
+
+
 exp = unary(E.Exp, "exp", inplace=True)
 exp2 = unary(E.Exp2, "exp2", inplace=True)
 log = unary(E.Log, "log", inplace=True)
@@ -396,6 +413,23 @@ def norm(input: Tensor, p: float | str | None = "fro", dim: int | Sequence[int] 
     return _LN.vector_norm(input, 2.0 if p is None else p, dims, keepdim, dtype=dtype)
 
 
+@op
+def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
+    """The ``p``-norm of ``input - other`` (broadcast), as one number.
+
+    >>> import ember
+    >>> ember.dist(ember.tensor([3., 0.]), ember.tensor([0., 4.]))
+    tensor(5.)
+    """
+    if not (input.is_floating_point() or input.is_complex()):
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {input.dtype.scalar_name} instead.")
+    _LN._check_shapes_broadcast(input.shape, other.shape)
+    common = result_type(input, other)  # PyTorch's promotion (0-d operands weigh less)
+    input, other = input.to(common), other.to(common)
+    return R.Dist.apply(input, other, float(p))
+
+
 @op(out=True)
 def all(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     return R.AllAny.apply(input, dim, keepdim, True)
@@ -487,6 +521,19 @@ mm = op(L.mm, out=True)
 bmm = op(L.bmm, out=True)
 matmul = op(L.matmul, out=True)
 dot = op(L.dot, out=True)
+
+
+@op(out=True)
+def vdot(input: Tensor, other: Tensor) -> Tensor:
+    """``sum(conj(input) * other)`` of two 1-D tensors (``dot`` for real ones).
+
+    >>> import ember
+    >>> ember.vdot(ember.tensor([1., 2.]), ember.tensor([3., 4.]))
+    tensor(11.)
+    """
+    return L.dot(input.conj(), other)
+
+
 mv = op(L.mv, out=True)
 outer = op(L.outer, out=True)
 addmm = op(L.addmm, out=True)
@@ -584,7 +631,7 @@ def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
 __all__ = [
     # arithmetic and math
     "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
-    "floor_divide", "remainder", "fmod", "pow", "neg", "negative", "abs", "absolute", "sign",
+    "floor_divide", "remainder", "fmod", "pow", "neg", "negative", "abs", "absolute", "sign", "sgn",
     "exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "reciprocal", "sin",
     "cos", "tan", "tanh", "sigmoid", "relu", "erf", "floor", "ceil", "trunc", "isnan",
     "square", "round", "clamp", "clip", "clamp_min", "clamp_max", "maximum", "minimum",
@@ -596,7 +643,7 @@ __all__ = [
     "masked_fill",
     # reductions
     "sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std",
-    "logsumexp", "norm", "all", "any", "cumsum", "cumprod", "softmax", "log_softmax",
+    "logsumexp", "norm", "dist", "all", "any", "cumsum", "cumprod", "softmax", "log_softmax",
     # shape
     "view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "transpose",
     "t", "expand", "sum_to_size", "contiguous", "cat", "stack", "flip", "roll", "repeat",
@@ -605,7 +652,7 @@ __all__ = [
     "gather", "scatter", "scatter_add", "index_select", "index_add", "masked_select",
     "take_along_dim", "nonzero", "sort", "argsort", "topk",
     # linear algebra
-    "mm", "bmm", "matmul", "dot", "mv", "outer", "addmm", "einsum",
+    "mm", "bmm", "matmul", "dot", "vdot", "mv", "outer", "addmm", "einsum",
     # tensors and dtypes
     "numel", "is_tensor", "is_floating_point", "promote_types", "result_type", "can_cast",
     "detach", "broadcast_shapes", "broadcast_tensors",
@@ -1013,7 +1060,7 @@ __all__ += ["complex", "polar", "view_as_real", "view_as_complex", "real", "imag
 
 # ---- matrix functions: ember.linalg's ops under PyTorch's top-level names ---------------------
 from . import linalg as _linalg  # noqa: E402  (the package holds their definitions)
-from .linalg import _toplevel as _LT, _norms as _LN  # noqa: E402
+from .linalg import _toplevel as _LT, _norms as _LN, _matrix_functions as _LMF  # noqa: E402
 
 det = op(_linalg.det, name="det")
 inverse = op(_linalg.inv, name="inverse")
@@ -1031,7 +1078,9 @@ diag = op(_LT.diag)
 diagonal = op(_LT.diagonal)
 diag_embed = op(_LT.diag_embed)
 trace = op(_LT.trace)
+matrix_exp = op(_linalg.matrix_exp, name="matrix_exp")
+geqrf = op(_LMF.geqrf)
 
 __all__ += ["det", "inverse", "logdet", "slogdet", "cholesky", "cholesky_solve",
             "cholesky_inverse", "qr", "svd", "pinverse", "matrix_power", "cross", "diag",
-            "diagonal", "diag_embed", "trace"]
+            "diagonal", "diag_embed", "trace", "matrix_exp", "geqrf"]

@@ -21,6 +21,7 @@ import numpy
 import pytest
 
 import ember
+from ember._ops.weight_norm import WeightNormInterface
 import ember.nn.functional as F
 from ember import backend
 
@@ -609,6 +610,14 @@ NEW_CASES = {
                                           ember.view_as_real(ember.view_as_complex(
                                               ember.stack([a, b], -1).detach())),
                                           ember.cross(a[:, :3], b[:, :3], dim=1))),
+    "matrix_exp_householder": ([_floats(2, 3, 3), _floats(4, 3)],
+                               lambda a, b: (ember.linalg.matrix_exp(a * 0.5),
+                                             ember.linalg.householder_product(b, b[0, :2]),
+                                             *ember.geqrf(b.detach()), ember.vdot(b[0], b[1]),
+                                             ember.sgn(b), ember.dist(a[0], b[:3]),
+                                             ember.dist(a, b[:3], 3),
+                                             WeightNormInterface.apply(
+                                                 b, 2 * b.norm(dim=1, keepdim=True), 0))),
 }
 CASES.update(NEW_CASES)
 

@@ -15,6 +15,7 @@ is what ``autograd.grad`` inside vmap returns (see ``vmap._batched_grad``).
 from ..autograd.grad_mode import _state as _grad_state
 from .._ops import (activation_ops as A, conv as C, decompositions as D, elementwise as E,
                     embedding_ops as EM, indexing as I, linalg as L, loss_nodes as LN,
+                    matrix_exp as ME,
                     loss_ops as LO, nn_ops as NN, pooling as P, reduction as R, shape as S,
                     special as SP, trig as TR, vision_ops as V)
 from .._ops.primitive import Primitive
@@ -603,7 +604,7 @@ def _conv_weight_grad(cls, args, level, size):
     return wrap(out.reshape((size, out.shape[0] // size) + tuple(out.shape[1:])), level)
 
 
-@rule(D.Inv, D.Det, D.Slogdet, D.Cholesky, D.Qr, D.Svd, D.Eigh, D.Pinv)
+@rule(D.Inv, D.Det, D.Slogdet, D.Cholesky, D.Qr, D.Svd, D.Eigh, D.Pinv, ME.MatrixExp, ME.Geqrf)
 def _matrix_batch(cls, args, level, size):
     """Matrix functions already map over leading dims: the batch is one more."""
     if any(isinstance(a, _Tensor) for a in args[1:]):

@@ -76,6 +76,8 @@ def tree_unflatten(leaves, spec):
         items = [build(c) for c in s.children]
         if s.kind is dict:
             return dict(zip(s.context, items))
+        if hasattr(s.kind, "_fields"):  # a named tuple (ember.max(x, 0), linalg.qr, ...)
+            return s.kind(*items)
         return s.kind(items)
     return build(spec)
 

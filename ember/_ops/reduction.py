@@ -5,7 +5,7 @@ import math
 from .._tensor import Tensor, _wrap_dim
 from ..backend import dtypes, get_array_module
 from .elementwise import Maximum, Minimum
-from .primitive import Primitive
+from .primitive import Primitive, unbroadcast
 from .shape import cat
 from .. import return_types
 
@@ -403,30 +403,59 @@ def _vector_norm(xp, d, p, axis, keepdim):
 
 def _norm_backward(ctx, grad):
     x, out = ctx.saved_tensors
-    shape, p = x._data.shape, ctx.p
+    return norm_grad(x, out, grad, ctx.p, ctx.dims, ctx.keepdim), None, None, None
+
+
+def norm_grad(x, out, grad, p, dims, keepdim):
+    """The gradient of ``out = vector_norm(x, p, dims, keepdim)`` for ``grad`` (None for
+    p = 0)."""
+    shape = x._data.shape
     if p == 0:  # PyTorch 2.13: an undefined gradient (the input's .grad stays None)
-        return None, None, None, None
-    g = expand_back(grad, shape, ctx.dims, ctx.keepdim)
-    n = expand_back(out, shape, ctx.dims, ctx.keepdim)
+        return None
+    g = expand_back(grad, shape, dims, keepdim)
+    n = expand_back(out, shape, dims, keepdim)
     if p == 1:
-        return g * x.sign(), None, None, None
+        return g * x.sign()
     if p in (float("inf"), float("-inf")):
         hit = (x.abs() == n).to(g.dtype)
-        count = hit.sum(ctx.dims, keepdim=True) if shape else hit
-        return g * x.sign() * hit / count, None, None, None
+        count = hit.sum(dims, keepdim=True) if shape else hit
+        return g * x.sign() * hit / count
     # PyTorch's values, and its subgradient 0 where the norm (or, p < 1, an entry) is 0;
     # the divisions see 1 there so that no step divides by zero
     norm_zero = n == 0
     if p < 1:
         x_zero = x == 0
         scaled = x.sign() * x.abs().masked_fill(x_zero, 1.0) ** (p - 1)
-        return scaled.masked_fill(x_zero, 0.0) * g * n ** (1 - p), None, None, None
+        return scaled.masked_fill(x_zero, 0.0) * g * n ** (1 - p)
     if p == 2:
-        return x * (g / n.masked_fill(norm_zero, 1.0)).masked_fill(norm_zero, 0.0), \
-            None, None, None
+        return x * (g / n.masked_fill(norm_zero, 1.0)).masked_fill(norm_zero, 0.0)
     scaled = x.sign() * x.abs() ** (p - 1) if p < 2 else x * x.abs() ** (p - 2)
     scale = (g / n.masked_fill(norm_zero, 1.0) ** (p - 1)).masked_fill(norm_zero, 0.0)
-    return scaled * scale, None, None, None
+    return scaled * scale
+
+
+class Dist(Primitive):
+    """``vector_norm(a - b, p)`` over all dims, a and b broadcast (and of one dtype)."""
+    _backward_name = "DistBackward0"
+    saves_output = True
+
+    @staticmethod
+    def forward(ctx, a, b, p):
+        ctx.save_for_backward(a, b)
+        ctx.p = p
+        diff = a._data - b._data
+        return _vector_norm(get_array_module(diff), diff, p, None, False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, out = ctx.saved_tensors
+        diff = a - b
+        g = norm_grad(diff, out, grad, ctx.p, reduce_dims(None, diff.ndim), False)
+        if g is None:
+            return None, None, None
+        ga = unbroadcast(g, a._data.shape) if ctx.needs_input_grad[0] else None
+        gb = -unbroadcast(g, b._data.shape) if ctx.needs_input_grad[1] else None
+        return ga, gb, None
 
 
 class AllAny(Primitive):

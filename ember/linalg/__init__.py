@@ -14,9 +14,10 @@ from ._decompositions import (LinAlgError, inv, inv_ex, det, slogdet, solve, sol
                               eigvalsh, pinv, matrix_rank, lstsq)
 from ._norms import (vector_norm, matrix_norm, norm, cross, matmul, diagonal, multi_dot,
                      vecdot, matrix_power)
+from ._matrix_functions import matrix_exp, householder_product
 
 __all__ = ["LinAlgError", "inv", "inv_ex", "det", "slogdet", "solve", "solve_ex",
            "solve_triangular", "cholesky", "cholesky_ex", "qr", "svd", "svdvals", "eigh",
            "eigvalsh", "pinv", "matrix_rank", "lstsq", "vector_norm", "matrix_norm", "norm",
            "cross", "matmul", "diagonal",
-           "multi_dot", "vecdot", "matrix_power"]
+           "multi_dot", "vecdot", "matrix_power", "matrix_exp", "householder_product"]
