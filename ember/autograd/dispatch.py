@@ -1,0 +1,160 @@
+"""The seam below autograd where ``__torch_dispatch__`` sees every built-in op.
+
+PyTorch hands each ATen call to the active ``TorchDispatchMode`` (the innermost one
+first) or to the ``__torch_dispatch__`` of a Tensor subclass among its arguments.
+ember's ops are its Primitives (``ember._ops``), so those are what a mode or a
+subclass sees, each named by an ``ember.ops.aten`` overload.
+
+This module keeps the state the op path reads: ``active[0]`` is true while a mode
+is pushed or once a Tensor subclass defining ``__torch_dispatch__`` exists (every
+op pays one test of it otherwise), the mode stack, and the table from a Primitive
+class to its overload, which ``ember.ops.aten`` fills in. The dispatching itself
+is in ``ember._ops.primitive`` (it records the autograd node above the handler).
+"""
+from .._tensor import Tensor
+from ..backend import default_array_module
+from ..backend.dtypes import get_default_dtype
+from ..device import device as _device
+
+#: True while a dispatch mode is active or a dispatch subclass has been defined.
+active = [False]
+
+#: The modes pushed (``TorchDispatchMode.__enter__``), innermost last.
+modes = []
+
+_subclass_defined = [False]
+
+#: Primitive class -> ``route(args) -> (overload, args the handler sees)``, filled in by
+#: ``ember.ops.aten``; ``fallback_route[0](cls)`` makes one for a Primitive it lacks.
+routes = {}
+fallback_route = [None]
+
+#: The ops the engine runs under dispatch where it otherwise works on arrays, as
+#: PyTorch's engine runs them: the implicit ``ones_like`` gradient of ``backward()`` and
+#: the ``detach`` of a leaf's first gradient (set by ``ember._ops.primitive``).
+ones_like = [None]
+detach = [None]
+
+
+def _refresh():
+    active[0] = bool(modes) or _subclass_defined[0]
+
+
+def push_mode(mode):
+    """Make ``mode`` the innermost dispatch mode."""
+    modes.append(mode)
+    _refresh()
+
+
+def pop_mode():
+    """Remove the innermost dispatch mode and return it."""
+    if not modes:
+        raise RuntimeError("trying to pop from empty mode stack")
+    mode = modes.pop()
+    _refresh()
+    return mode
+
+
+def route_of(cls):
+    """The route of a Primitive class: its overload and the arguments a handler sees."""
+    route = routes.get(cls)
+    if route is None:
+        route = routes[cls] = fallback_route[0](cls)
+    return route
+
+
+def _disabled_torch_dispatch(cls, func, types, args=(), kwargs=None):
+    """Plain tensors take no part in dispatch: run the op as it is."""
+    return func(*args, **(kwargs or {}))
+
+
+def is_dispatch_subclass(cls):
+    """Whether ``cls`` (a Tensor subclass) defines its own ``__torch_dispatch__``."""
+    fn = getattr(cls, "__torch_dispatch__", None)
+    return fn is not None and getattr(fn, "__func__", fn) is not _disabled_torch_dispatch
+
+
+def _note_subclass(cls, **kwargs):
+    """Tensor.__init_subclass__: a class with ``__torch_dispatch__`` turns dispatch on."""
+    super(Tensor, cls).__init_subclass__(**kwargs)
+    if not is_dispatch_subclass(cls):
+        return
+    if cls.__init__ is Tensor.__init__ and cls.__new__ is not object.__new__:
+        # As in PyTorch, a subclass made by its own __new__ (a wrapper) is not passed
+        # through Tensor's legacy constructor, which would read its arguments as sizes.
+        cls.__init__ = _init_made_by_new
+    if not _subclass_defined[0]:
+        _subclass_defined[0] = True
+        _refresh()
+
+
+def _init_made_by_new(self, *args, **kwargs):
+    """__init__ of a dispatch subclass whose __new__ made the instance: nothing to do."""
+
+
+def make_wrapper_subclass(cls, size, strides=None, storage_offset=None, memory_format=None,
+                          dtype=None, layout=None, device=None, pin_memory=False,
+                          requires_grad=False, dispatch_sizes_strides_policy=None,
+                          dispatch_device=False, dispatch_layout=False,
+                          _extra_dispatch_keys=None, storage_size=None):
+    """``Tensor._make_wrapper_subclass``: an instance of ``cls`` with the given metadata
+    and no storage of its own, for subclasses whose ``__torch_dispatch__`` computes on
+    tensors they hold.
+
+    Its array is a read-only placeholder (zeros broadcast to ``size``: no memory), so
+    shape, dtype and strides read as given; what the values are is the subclass's
+    business.
+
+    >>> import ember
+    >>> class Meta(ember.Tensor):
+    ...     @staticmethod
+    ...     def __new__(cls, size):
+    ...         return ember.Tensor._make_wrapper_subclass(cls, size, dtype=ember.float64)
+    >>> m = Meta((2, 3))
+    >>> m.shape, m.dtype, m.stride()
+    (ember.Size([2, 3]), torch.float64, (3, 1))
+    """
+    unsupported = {"storage_offset": (storage_offset, None, 0),
+                   "memory_format": (memory_format, None),
+                   "pin_memory": (pin_memory, False),
+                   "dispatch_sizes_strides_policy": (dispatch_sizes_strides_policy, None),
+                   "dispatch_device": (dispatch_device, False),
+                   "dispatch_layout": (dispatch_layout, False),
+                   "_extra_dispatch_keys": (_extra_dispatch_keys, None),
+                   "storage_size": (storage_size, None)}
+    for name, (value, *defaults) in unsupported.items():
+        if not any(value is d or (d is not None and value == d) for d in defaults):
+            raise NotImplementedError(f"_make_wrapper_subclass: ember does not support "
+                                      f"{name}={value!r}")
+    if layout is not None and str(layout) not in ("strided", "torch.strided"):
+        raise NotImplementedError(f"_make_wrapper_subclass: ember supports the strided "
+                                  f"layout only, not {layout}")
+    if device is not None and _device(device).type != "cpu":
+        raise NotImplementedError(f"_make_wrapper_subclass: ember tensors live on the cpu, "
+                                  f"not {device}")
+    size = tuple(int(s) for s in size)
+    if strides is None:
+        strides, step = [], 1
+        for s in reversed(size):
+            strides.append(step)
+            step *= max(s, 1)
+        strides = tuple(reversed(strides))
+    else:
+        strides = tuple(int(s) for s in strides)
+        if len(strides) != len(size):
+            raise RuntimeError(f"_make_wrapper_subclass: {len(size)} sizes but {len(strides)} "
+                               f"strides")
+    dt = get_default_dtype() if dtype is None else dtype
+    xp = default_array_module()
+    placeholder = xp.broadcast_to(xp.zeros((), dt.np), size)
+    t = Tensor._make.__func__(cls, placeholder)
+    t._wrapper_strides = strides
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+# Tensor sits below this module: the members dispatch needs are attached here.
+Tensor.__torch_dispatch__ = classmethod(_disabled_torch_dispatch)
+Tensor.__init_subclass__ = classmethod(_note_subclass)
+Tensor._make_wrapper_subclass = staticmethod(make_wrapper_subclass)
