@@ -26,11 +26,11 @@ LAYERS = [
     ("autograd", ["ember.autograd"]),
     ("ops", ["ember._ops"]),
     ("functional API and methods", ["ember._registry", "ember._functions", "ember._tensor_methods",
-                                    "ember.linalg"]),
+                                    "ember.linalg", "ember.ops.aten"]),
     ("nn", ["ember.nn"]),
     ("libraries", ["ember.optim", "ember.utils", "ember.serialization", "ember.amp",
                    "ember.cuda", "ember.distributions", "ember.onnx", "ember._functorch",
-                   "ember.func", "ember.autograd.functional"]),
+                   "ember.func", "ember.autograd.functional", "ember.ops"]),
     ("package", ["ember"]),  # ember/__init__.py: the public namespace, made of all the above
     ("examples", ["ember.examples"]),
 ]

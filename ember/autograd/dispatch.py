@@ -77,19 +77,19 @@ def is_dispatch_subclass(cls):
 def _note_subclass(cls, **kwargs):
     """Tensor.__init_subclass__: a class with ``__torch_dispatch__`` turns dispatch on."""
     super(Tensor, cls).__init_subclass__(**kwargs)
-    if not is_dispatch_subclass(cls):
-        return
     if cls.__init__ is Tensor.__init__ and cls.__new__ is not object.__new__:
-        # As in PyTorch, a subclass made by its own __new__ (a wrapper) is not passed
-        # through Tensor's legacy constructor, which would read its arguments as sizes.
-        cls.__init__ = _init_made_by_new
-    if not _subclass_defined[0]:
+        cls.__init__ = _init_after_new
+    if not _subclass_defined[0] and is_dispatch_subclass(cls):
         _subclass_defined[0] = True
         _refresh()
 
 
-def _init_made_by_new(self, *args, **kwargs):
-    """__init__ of a dispatch subclass whose __new__ made the instance: nothing to do."""
+def _init_after_new(self, *args, **kwargs):
+    """__init__ of a subclass with its own __new__: a wrapper its __new__ made is not
+    passed through Tensor's legacy constructor (which would read the arguments as sizes),
+    as PyTorch's Tensor.__init__ does nothing."""
+    if self._wrapper_strides is None:
+        Tensor.__init__(self, *args, **kwargs)
 
 
 def make_wrapper_subclass(cls, size, strides=None, storage_offset=None, memory_format=None,
@@ -112,7 +112,7 @@ def make_wrapper_subclass(cls, size, strides=None, storage_offset=None, memory_f
     ...         return ember.Tensor._make_wrapper_subclass(cls, size, dtype=ember.float64)
     >>> m = Meta((2, 3))
     >>> m.shape, m.dtype, m.stride()
-    (ember.Size([2, 3]), torch.float64, (3, 1))
+    (ember.Size([2, 3]), ember.float64, (3, 1))
     """
     unsupported = {"storage_offset": (storage_offset, None, 0),
                    "memory_format": (memory_format, None),
