@@ -271,7 +271,6 @@ def _make_apply(cls):
 # (a wrapper subclass unwrapped its arguments) forward runs once more on the call's own
 # arguments, for what it saves.
 
-_pending = []  # [cls, args, ctx, filled] of the dispatched calls now in a handler
 _subclass_cache = {}
 
 
@@ -279,25 +278,27 @@ def _dispatch_call(cls, args):
     """Hand a call to the innermost dispatch mode, else to the dispatch subclasses among
     its arguments; NotImplemented when neither takes part (the op runs as usual)."""
     types = _dispatch_types(args)
-    if not _dispatch.modes and not types:
-        if _pending and _same_call(_pending[-1], cls, args):
-            return _run_pending(_pending[-1], cls, args)
+    modes = _dispatch.mode_stack()
+    pending = _dispatch.pending_calls()  # [cls, args, ctx, filled] of calls in a handler
+    if not modes and not types:
+        if pending and _same_call(pending[-1], cls, args):
+            return _run_pending(pending[-1], cls, args)
         return NotImplemented
     record = (cls.differentiable and _state.enabled and _any_requires_grad(args))
-    if _pending and _same_call(_pending[-1], cls, args):
-        entry, owner = _pending[-1], False  # a mode below the one passing this call on
+    if pending and _same_call(pending[-1], cls, args):
+        entry, owner = pending[-1], False  # a mode below the one passing this call on
     else:
         ctx = _new(cls._backward_cls) if record else None
         entry, owner = [cls, args, ctx, False], True
-        _pending.append(entry)
+        pending.append(entry)
     prev = _state.enabled
     _state.enabled = False  # the handler runs below autograd
     try:
-        out = _call_handlers(cls, args, types)
+        out = _call_handlers(cls, args, types, modes)
     finally:
         _state.enabled = prev
         if owner:
-            _pending.pop()
+            pending.pop()
     if owner:
         _attach(cls, args, out, entry, record)
     return out
@@ -409,10 +410,10 @@ def _add_type(found, t):
     return found
 
 
-def _call_handlers(cls, args, types):
+def _call_handlers(cls, args, types, modes):
     overload, handler_args = _dispatch.route_of(cls)(args)
     tried = []
-    if _dispatch.modes:
+    if modes:
         mode = _dispatch.pop_mode()  # the op called inside the handler runs below it
         try:
             out = mode.__torch_dispatch__(overload, types, handler_args, {})

@@ -11,18 +11,40 @@ op pays one test of it otherwise), the mode stack, and the table from a Primitiv
 class to its overload, which ``ember.ops.aten`` fills in. The dispatching itself
 is in ``ember._ops.primitive`` (it records the autograd node above the handler).
 """
+import threading
+
 from .._tensor import Tensor
 from ..backend import default_array_module
-from ..backend.dtypes import get_default_dtype
+from ..backend.dtypes import get_default_dtype, _BY_NUMPY
 from ..device import device as _device
 
-#: True while a dispatch mode is active or a dispatch subclass has been defined.
+#: True while a dispatch mode is active (in any thread) or once a dispatch subclass has
+#: been defined.
 active = [False]
 
-#: The modes pushed (``TorchDispatchMode.__enter__``), innermost last.
-modes = []
 
+class _ThreadState(threading.local):
+    """Per thread, as in PyTorch: the modes pushed (``TorchDispatchMode.__enter__``),
+    innermost last, and the dispatched calls now in a handler (``ember._ops.primitive``)."""
+
+    def __init__(self):
+        self.modes = []
+        self.pending = []
+
+
+_thread = _ThreadState()
+_pushed = [0]  # modes pushed in all threads together
 _subclass_defined = [False]
+
+
+def mode_stack():
+    """This thread's dispatch modes, innermost last (the list itself)."""
+    return _thread.modes
+
+
+def pending_calls():
+    """This thread's dispatched calls now in a handler (the list itself)."""
+    return _thread.pending
 
 #: Primitive class -> ``route(args) -> (overload, args the handler sees)``, filled in by
 #: ``ember.ops.aten``; ``fallback_route[0](cls)`` makes one for a Primitive it lacks.
@@ -37,22 +59,30 @@ detach = [None]
 
 
 def _refresh():
-    active[0] = bool(modes) or _subclass_defined[0]
+    active[0] = _pushed[0] > 0 or _subclass_defined[0]
 
 
 def push_mode(mode):
-    """Make ``mode`` the innermost dispatch mode."""
-    modes.append(mode)
-    _refresh()
+    """Make ``mode`` this thread's innermost dispatch mode."""
+    with _lock:
+        _thread.modes.append(mode)
+        _pushed[0] += 1
+        _refresh()
 
 
 def pop_mode():
-    """Remove the innermost dispatch mode and return it."""
+    """Remove this thread's innermost dispatch mode and return it."""
+    modes = _thread.modes
     if not modes:
         raise RuntimeError("trying to pop from empty mode stack")
-    mode = modes.pop()
-    _refresh()
+    with _lock:
+        mode = modes.pop()
+        _pushed[0] -= 1
+        _refresh()
     return mode
+
+
+_lock = threading.Lock()
 
 
 def route_of(cls):
@@ -79,9 +109,57 @@ def _note_subclass(cls, **kwargs):
     super(Tensor, cls).__init_subclass__(**kwargs)
     if cls.__init__ is Tensor.__init__ and cls.__new__ is not object.__new__:
         cls.__init__ = _init_after_new
-    if not _subclass_defined[0] and is_dispatch_subclass(cls):
+    if not is_dispatch_subclass(cls):
+        return
+    for name, member in _WRAPPER_MEMBERS.items():
+        if getattr(cls, name) is getattr(Tensor, name):  # the subclass's own ones stay
+            setattr(cls, name, member)
+    if not _subclass_defined[0]:
         _subclass_defined[0] = True
         _refresh()
+
+
+# A wrapper's array is a placeholder: what reads values goes through dispatch or refuses.
+
+def _wrapper_detach(self):
+    """``detach`` of a wrapper: an op its ``__torch_dispatch__`` handles (aten.detach)."""
+    if self._wrapper_strides is None:
+        return Tensor.detach(self)
+    return detach[0](self)
+
+
+def _wrapper_refuses(name, message, error=RuntimeError):
+    def member(self, *args, **kwargs):
+        if self._wrapper_strides is None:
+            return getattr(Tensor, name)(self, *args, **kwargs)
+        raise error(message.format(cls=type(self).__name__))
+    member.__name__ = name
+    member.__doc__ = f"``{name}`` refuses a wrapper subclass: its values are not its array."
+    return member
+
+
+def _wrapper_repr(self, *args, **kwargs):
+    if self._wrapper_strides is None:
+        return Tensor.__repr__(self, *args, **kwargs)
+    return (f"{type(self).__name__}(size={tuple(self._data.shape)}, "
+            f"dtype={_BY_NUMPY[self._data.dtype]})")
+
+
+_WRAPPER_MEMBERS = {
+    "detach": _wrapper_detach,
+    "__repr__": _wrapper_repr,
+    "numpy": _wrapper_refuses("numpy", ".numpy() is not supported for tensor subclasses."),
+    "tolist": _wrapper_refuses("tolist", ".tolist() is not supported for tensor subclasses, "
+                                         "got {cls}"),
+    "item": _wrapper_refuses("item", "ember: .item() of a wrapper subclass ({cls}) is not "
+                                     "dispatched; read it from the tensor it wraps",
+                             NotImplementedError),
+    "__array__": _wrapper_refuses("__array__", ".numpy() is not supported for tensor "
+                                               "subclasses."),
+    "data": property(lambda self: _wrapper_detach(self) if self._wrapper_strides is not None
+                     else Tensor.data.fget(self), Tensor.data.fset,
+                     doc="A detached alias; for a wrapper, its handler's aten.detach."),
+}
 
 
 def _init_after_new(self, *args, **kwargs):

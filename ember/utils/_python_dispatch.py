@@ -76,16 +76,16 @@ def _get_current_dispatch_mode():
     >>> _get_current_dispatch_mode() is None
     True
     """
-    return _dispatch.modes[-1] if _dispatch.modes else None
+    return _dispatch.mode_stack()[-1] if _dispatch.mode_stack() else None
 
 
 def _get_current_dispatch_mode_stack():
     """The active dispatch modes, outermost first."""
-    return list(_dispatch.modes)
+    return list(_dispatch.mode_stack())
 
 
 def _len_torch_dispatch_stack():
-    return len(_dispatch.modes)
+    return len(_dispatch.mode_stack())
 
 
 @contextlib.contextmanager
@@ -107,7 +107,7 @@ def _disable_current_modes():
     []
     """
     taken = []
-    while _dispatch.modes:
+    while _dispatch.mode_stack():
         taken.append(_dispatch.pop_mode())
     taken.reverse()
     try:

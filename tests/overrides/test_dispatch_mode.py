@@ -188,3 +188,18 @@ def test_user_function_ops_are_dispatched():
         Square.apply(x).backward()
     assert mode.ops.count("aten.mul.Tensor") == 3  # forward's one, backward's two
     np.testing.assert_allclose(x.grad.numpy(), [6.0])
+
+
+def test_modes_are_per_thread():
+    import threading
+    other = []
+
+    def work():
+        other.append(_len_torch_dispatch_stack())
+        ember.ones(2).exp()  # not seen by the main thread's mode
+    with LoggingMode() as mode:
+        thread = threading.Thread(target=work)
+        thread.start()
+        thread.join()
+        ember.ones(2).neg()
+    assert other == [0] and mode.ops == ["aten.neg.default"]

@@ -139,3 +139,38 @@ def test_subclass_and_mode_together(LoggingTensor, log):
         y = x.sqrt()
     assert mode.ops == ["aten.sqrt.default"] and log == ["aten.sqrt.default"]
     np.testing.assert_allclose(y.elem.numpy(), [1.0, 2.0])
+
+
+def test_what_reads_a_wrappers_values_dispatches_or_refuses(LoggingTensor, log):
+    x = LoggingTensor(ember.tensor([1.0, 2.0]))
+    d = x.detach()
+    assert type(d) is LoggingTensor and d.elem.tolist() == [1.0, 2.0]
+    assert type(x.data) is LoggingTensor
+    assert log == ["aten.detach.default", "aten.detach.default"]
+    assert repr(x) == "LoggingTensor(size=(2,), dtype=ember.float32)"
+    with pytest.raises(RuntimeError, match=r"^\.tolist\(\) is not supported for tensor "
+                                            r"subclasses, got LoggingTensor$"):
+        x.tolist()
+    with pytest.raises(RuntimeError, match=r"^\.numpy\(\) is not supported for tensor"):
+        x.numpy()
+    with pytest.raises(RuntimeError, match="not supported for tensor subclasses"):
+        np.asarray(x)
+    with pytest.raises(NotImplementedError, match="item"):
+        x[0].item()
+    with pytest.raises(NotImplementedError, match="in-place ops on a _make_wrapper_subclass"):
+        x.add_(1)
+
+
+def test_a_subclass_keeps_its_own_members():
+    class Own(ember.Tensor):
+        @staticmethod
+        def __new__(cls):
+            return ember.Tensor._make_wrapper_subclass(cls, (1,))
+
+        def __repr__(self):
+            return "Own!"
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            return NotImplemented
+    assert repr(Own()) == "Own!"
