@@ -93,6 +93,20 @@ def route_of(cls):
     return route
 
 
+def refuse_wrappers(fn, values):
+    """Raise for a function that reads its inputs' arrays outside an op (sort, unique,
+    pooling's indices, ...) when one of ``values`` (one level into lists and tuples) is a
+    ``_make_wrapper_subclass`` tensor: its array is a placeholder, not its values."""
+    for v in values:
+        items = v if type(v) in (list, tuple) else (v,)
+        for t in items:
+            if isinstance(t, Tensor) and t._wrapper_strides is not None:
+                raise NotImplementedError(
+                    f"ember: {getattr(fn, '__name__', fn)} computes on its inputs' arrays "
+                    f"outside the dispatched ops, so it does not take a wrapper subclass "
+                    f"({type(t).__name__})")
+
+
 def _disabled_torch_dispatch(cls, func, types, args=(), kwargs=None):
     """Plain tensors take no part in dispatch: run the op as it is."""
     return func(*args, **(kwargs or {}))

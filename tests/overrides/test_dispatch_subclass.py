@@ -174,3 +174,25 @@ def test_a_subclass_keeps_its_own_members():
         def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
             return NotImplemented
     assert repr(Own()) == "Own!"
+
+
+def test_backward_array_shortcuts_are_skipped_for_wrappers(LoggingTensor):
+    # Linear's and conv's backward compute on arrays when no graph is recorded; a
+    # wrapper's arrays are placeholders, so under dispatch their ops run instead.
+    a = np.array([[1.0, 2.0, -1.0]])
+    lin = ember.nn.Linear(3, 2)
+    lin(LoggingTensor(ember.tensor(a.tolist()))).sum().backward()
+    assert type(lin.weight.grad) is LoggingTensor
+    np.testing.assert_allclose(lin.weight.grad.elem.numpy(), np.repeat(a, 2, 0))
+    conv = ember.nn.Conv1d(1, 1, 2, bias=False)
+    conv(LoggingTensor(ember.tensor([[[1.0, 2.0, 4.0]]]))).sum().backward()
+    np.testing.assert_allclose(conv.weight.grad.elem.numpy(), [[[3.0, 6.0]]])
+
+
+def test_functions_reading_arrays_outside_ops_refuse_wrappers(LoggingTensor):
+    x = LoggingTensor(ember.tensor([3.0, 1.0, 2.0]))
+    for fn in (lambda: x.sort(), lambda: ember.unique(x), lambda: x.topk(1),
+               lambda: ember.ones(3)[x > 1]):
+        with pytest.raises(NotImplementedError, match="does not take a wrapper subclass"):
+            fn()
+    np.testing.assert_allclose(x[ember.tensor([2, 0])].elem.numpy(), [2.0, 3.0])

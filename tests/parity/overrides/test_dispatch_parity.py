@@ -102,7 +102,10 @@ WRAPPED = {
     "mm_tanh_mean": lambda lib, a, b: lib.mm(a, b).tanh().mean(),
     "exp_mul": lambda lib, a, b: (a.exp() * a).sum(),
     "broadcast": lambda lib, a, b: (a.sum(0, keepdim=True).T * b).sum(),
+    "linear": lambda lib, a, b: lib.nn.functional.linear(a, b.T, b[0]).sigmoid().sum(),
 }
+# ember's linear is one op (aten.linear), ATen's is t + addmm: values compared, not ops
+OPS_DIFFER = {"linear"}
 
 
 @pytest.mark.parametrize("noncontiguous", [False, True])
@@ -122,6 +125,8 @@ def test_wrapper_subclass_values_and_gradients(name, dtype, noncontiguous):
             continue
         assert type(e) is e_cls and e.dtype.name == str(t.dtype).split(".")[-1]
         np.testing.assert_allclose(e.elem.numpy(), t.elem.numpy(), **tol)
+    if name in OPS_DIFFER:
+        return
     # forward's ops, then backward's seed; torch also detaches the outputs it saves
     t_log = [op for op in t_log if op != "aten.detach.default"]
     n_forward = t_log.index("aten.ones_like.default")
