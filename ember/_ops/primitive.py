@@ -271,8 +271,6 @@ def _make_apply(cls):
 # (a wrapper subclass unwrapped its arguments) forward runs once more on the call's own
 # arguments, for what it saves.
 
-_subclass_cache = {}
-
 
 def _dispatch_call(cls, args):
     """Hand a call to the innermost dispatch mode, else to the dispatch subclasses among
@@ -395,10 +393,7 @@ def _dispatch_types(args):
 
 
 def _add_type(found, t):
-    is_sub = _subclass_cache.get(t)
-    if is_sub is None:
-        is_sub = _subclass_cache[t] = _dispatch.is_dispatch_subclass(t)
-    if not is_sub or (found is not None and t in found):
+    if not _dispatch.is_dispatch_subclass(t) or (found is not None and t in found):
         return found
     if found is None:
         return [t]

@@ -12,14 +12,14 @@ class to its overload, which ``ember.ops.aten`` fills in. The dispatching itself
 is in ``ember._ops.primitive`` (it records the autograd node above the handler).
 """
 import threading
+import weakref
 
 from .._tensor import Tensor
 from ..backend import default_array_module
 from ..backend.dtypes import get_default_dtype, _BY_NUMPY
 from ..device import device as _device
 
-#: True while a dispatch mode is active (in any thread) or once a dispatch subclass has
-#: been defined.
+#: True while a dispatch mode is active (in any thread) or a dispatch subclass exists.
 active = [False]
 
 
@@ -34,7 +34,9 @@ class _ThreadState(threading.local):
 
 _thread = _ThreadState()
 _pushed = [0]  # modes pushed in all threads together
-_subclass_defined = [False]
+# The dispatch subclasses alive, by weak reference: when the last one is collected, the
+# op path is back to its one test.
+_subclass_refs = set()
 
 
 def mode_stack():
@@ -59,7 +61,13 @@ detach = [None]
 
 
 def _refresh():
-    active[0] = _pushed[0] > 0 or _subclass_defined[0]
+    active[0] = _pushed[0] > 0 or bool(_subclass_refs)
+
+
+def _subclass_collected(ref):
+    with _lock:
+        _subclass_refs.discard(ref)
+        _refresh()
 
 
 def push_mode(mode):
@@ -128,8 +136,8 @@ def _note_subclass(cls, **kwargs):
     for name, member in _WRAPPER_MEMBERS.items():
         if getattr(cls, name) is getattr(Tensor, name):  # the subclass's own ones stay
             setattr(cls, name, member)
-    if not _subclass_defined[0]:
-        _subclass_defined[0] = True
+    with _lock:
+        _subclass_refs.add(weakref.ref(cls, _subclass_collected))
         _refresh()
 
 

@@ -196,3 +196,17 @@ def test_functions_reading_arrays_outside_ops_refuse_wrappers(LoggingTensor):
         with pytest.raises(NotImplementedError, match="does not take a wrapper subclass"):
             fn()
     np.testing.assert_allclose(x[ember.tensor([2, 0])].elem.numpy(), [2.0, 3.0])
+
+
+def test_dispatch_is_off_again_once_subclasses_are_collected():
+    import gc
+    from ember.autograd import dispatch
+
+    class Short(ember.Tensor):
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            return NotImplemented
+    assert dispatch.active[0]
+    del Short
+    gc.collect()
+    assert not dispatch.active[0]
