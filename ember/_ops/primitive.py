@@ -299,6 +299,8 @@ def _dispatch_call(cls, args):
             pending.pop()
     if owner:
         _attach(cls, args, out, entry, record)
+        if _fw_active:
+            _dispatch_jvp(cls, args, out, entry)
     return out
 
 
@@ -337,11 +339,25 @@ def _attach(cls, args, out, entry, record):
     ctx = entry[2]
     if not entry[3]:
         _fill_ctx(cls, ctx, args)
+        entry[3] = True
     _connect(ctx, cls, args, outs)
     if ctx._out_data is not None and type(first) is not Tensor:
         # A subclass's own array is no stand-in for it: keep the output itself.
         ctx._out_data = None
         ctx._saved_output = _KeptOutput(first)
+
+
+def _dispatch_jvp(cls, args, out, entry):
+    """Forward-mode AD of a dispatched call: the op's rule on its filled ctx."""
+    outs = out if type(out) is tuple else (out,)
+    if not all(isinstance(o, Tensor) for o in outs):
+        return
+    if entry[2] is None:
+        entry[2] = _new(cls._backward_cls)
+    if not entry[3]:
+        _fill_ctx(cls, entry[2], args)
+        entry[3] = True
+    _forward_ad.primitive_jvp(cls, entry[2], args, outs)
 
 
 def _fill_ctx(cls, ctx, args):

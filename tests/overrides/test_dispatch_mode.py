@@ -203,3 +203,15 @@ def test_modes_are_per_thread():
         thread.join()
         ember.ones(2).neg()
     assert other == [0] and mode.ops == ["aten.neg.default"]
+
+
+def test_forward_ad_under_a_mode():
+    import ember.autograd.forward_ad as fwAD
+    with fwAD.dual_level():
+        with LoggingMode() as mode:
+            primal = fwAD.make_dual(ember.tensor([1.0, 2.0]), ember.tensor([1.0, 0.5]))
+            y = primal.sin() * 3
+        tangent = fwAD.unpack_dual(y).tangent
+    np.testing.assert_allclose(tangent.numpy(), 3 * np.cos([1.0, 2.0]) * [1.0, 0.5],
+                               rtol=1e-6)
+    assert "aten.cos.default" in mode.ops  # the tangent rule's ops are seen too
