@@ -61,12 +61,14 @@ from . import optim  # noqa: E402
 from .serialization import save, load  # noqa: E402
 from . import accelerator, backends, cuda, amp  # noqa: E402  (device queries of a CPU build)
 from .amp import autocast  # noqa: E402
+from . import ops  # noqa: E402  (ember.ops.<namespace>: built-in and custom operators)
+from .ops import aten as _aten  # noqa: E402,F401  (ember.ops.aten: the ops __torch_dispatch__ sees)
 
 # Imported on first use, to keep ``import ember`` short: ``ember.distributions``,
 # ``ember.onnx`` (export), ``ember.func`` (function transforms; ``ember.vmap`` is its vmap),
-# ``ember.library`` and ``ember.ops`` (custom operators). ``import ember.func`` and
-# ``from ember import func`` work as for any submodule.
-_LAZY_SUBMODULES = frozenset({"distributions", "onnx", "func", "library", "ops"})
+# ``ember.library`` (custom operators). ``import ember.func`` and ``from ember import func``
+# work as for any submodule.
+_LAZY_SUBMODULES = frozenset({"distributions", "onnx", "func", "library"})
 _LAZY_ATTRIBUTES = {"vmap": "func"}
 
 

@@ -63,6 +63,11 @@ class Tensor:
     _leaf_hooks = None     # keeps a leaf's accumulator alive while it has hooks
     _fw_grad = None        # (level token, tangent) under forward AD (autograd/forward_ad.py)
     __array_priority__ = 1000  # so ndarray <op> Tensor defers to Tensor's reflected op
+    # ---- __torch_dispatch__ wrapper subclasses (autograd/dispatch.py) ----
+    # Strides given to ``_make_wrapper_subclass``: such a tensor's array is a placeholder
+    # without memory, so strides and contiguity are read from here instead.
+    _wrapper_strides = None
+    # ---- end __torch_dispatch__ ----
 
     @classmethod
     def _make(cls, array, requires_grad=False):
@@ -112,9 +117,10 @@ class Tensor:
         return self._data.itemsize
 
     def stride(self, dim=None):
+        strides = self._wrapper_strides
         if type(self._data) is _MetaArray:  # no memory: the strides of a contiguous layout
             strides = _contiguous_strides(self._data.shape)
-        else:
+        elif strides is None:
             strides = tuple(s // self._data.itemsize for s in self._data.strides)
         return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
 
@@ -133,6 +139,8 @@ class Tensor:
         return self._data.__array_interface__["data"][0]
 
     def is_contiguous(self, memory_format=None):
+        if self._wrapper_strides is not None:
+            return _is_row_major(self._data.shape, self._wrapper_strides)
         return self._data.flags.c_contiguous or type(self._data) is _MetaArray
 
     def is_floating_point(self):
@@ -381,6 +389,16 @@ def _check_cast(src, dst):
     if src_dt.category > dst_dt.category:
         raise RuntimeError(f"result type {src_dt.scalar_name} can't be cast to the desired "
                            f"output type {dst_dt.scalar_name}")
+
+
+def _is_row_major(shape, strides):
+    """Whether ``strides`` are row-major for ``shape`` (dims of size 1 may have any)."""
+    step = 1
+    for size, stride in zip(reversed(shape), reversed(strides)):
+        if size != 1 and stride != step:
+            return False
+        step *= size
+    return True
 
 
 def _wrap_dim(dim, ndim):

@@ -26,7 +26,7 @@ LAYERS = [
     ("autograd", ["ember.autograd"]),
     ("ops", ["ember._ops"]),
     ("functional API and methods", ["ember._registry", "ember._functions", "ember._tensor_methods",
-                                    "ember.linalg"]),
+                                    "ember.linalg", "ember.ops.aten"]),
     ("nn", ["ember.nn"]),
     ("libraries", ["ember.optim", "ember.utils", "ember.serialization", "ember.amp",
                    "ember.cuda", "ember.distributions", "ember.onnx", "ember._functorch",

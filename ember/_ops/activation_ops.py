@@ -161,7 +161,9 @@ class Relu(Primitive):
     @staticmethod
     def backward(ctx, grad):
         out, = ctx.saved_tensors
-        return grad * (out > 0)
+        # PyTorch's threshold_backward: out <= 0 ? 0 : grad (a NaN output passes the
+        # gradient, an inf gradient where out <= 0 gives 0) -- as backward_arrays does
+        return grad.masked_fill(out <= 0, 0.0)
 
     @staticmethod
     def backward_arrays(ctx, grad):

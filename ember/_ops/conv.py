@@ -27,6 +27,7 @@ import math
 from ..backend import get_array_module, kernels
 
 from ..autograd.grad_mode import _state as _grad_state
+from ..autograd.dispatch import active as _dispatch_active
 from ..backend.parallel import parallel_for
 from .primitive import Primitive
 from .._tensor import Tensor
@@ -494,7 +495,8 @@ class ConvForward(Primitive):
         x, w = ctx.saved_tensors
         geom = ctx.geom
         needs = ctx.needs_input_grad
-        if not _grad_state.enabled:  # no graph to record: all gradients in one NumPy pass
+        # no graph to record: all gradients in one NumPy pass; under dispatch its ops must be seen
+        if not _grad_state.enabled and not _dispatch_active[0]:
             need_b = ctx.has_bias and needs[3]
             gx, gw, gb = conv_backward(x._data, w._data, grad._data, geom,
                                        (needs[0], needs[1], need_b))
@@ -678,7 +680,8 @@ class PerSampleConv(Primitive):
         geom = ctx.geom
         needs = ctx.needs_input_grad
         need_b = ctx.has_bias and needs[3]
-        if not _grad_state.enabled:  # no graph to record: NumPy
+        # no graph to record: NumPy; under dispatch its ops must be seen
+        if not _grad_state.enabled and not _dispatch_active[0]:
             grads = per_sample_conv_backward(x._data, w._data, grad._data, geom,
                                              (needs[0], needs[1], need_b))
             gx, gw, gb = (None if a is None else Tensor._make(a) for a in grads)

@@ -8,6 +8,7 @@ from .._tensor import Tensor
 from ..backend import get_array_module, broadcast_shapes
 from .primitive import Primitive
 from ..autograd.grad_mode import _state as _grad_state
+from ..autograd.dispatch import active as _dispatch_active
 from ..backend.gemm import matmul as _gemm, matmul_pair as _gemm_pair
 from .._typing import Number, Sequence
 
@@ -215,7 +216,8 @@ class LinearNoBias(Primitive):
 def _linear_grads(ctx, grad, bias):
     x, w = ctx.saved_tensors
     needs = ctx.needs_input_grad
-    if not _grad_state.enabled:  # no graph to record: plain NumPy, no wrappers
+    # no graph to record: plain NumPy, no wrappers; under dispatch its ops must be seen
+    if not _grad_state.enabled and not _dispatch_active[0]:
         g = grad._data
         if needs[0] and needs[1]:
             gx, gw = _gemm_pair(g, w._data, g.T, x._data)

@@ -17,10 +17,11 @@ Class attributes an op may set: ``saves_output`` (output 0 is appended to
 ``differentiable = False`` (comparisons and other ops with no gradient).
 """
 
-from ..backend import as_array as _asarray, numpy_ndarray as _ndarray
+from ..backend import as_array as _asarray, numpy_ndarray as _ndarray, get_array_module
 
 from ..autograd import grad_mode, anomaly as _anomaly, forward_ad as _forward_ad
 from ..autograd.batching import hooks as _batching
+from ..autograd import dispatch as _dispatch
 from ..autograd.function import Function, BackwardFunction
 from ..autograd.graph import (SavedTensor, FREED_MESSAGE, _sequence, _raise_modified,
                               gradient_edge)
@@ -30,6 +31,7 @@ from ..autograd.saved_hooks import _state as _saved_hooks_state
 from .saved_hooks import pack_node as _pack_saved
 
 _state = grad_mode._state
+_dispatch_active = _dispatch.active  # true while __torch_dispatch__ may see ops
 _fw_active = _forward_ad.active  # non-empty while a forward AD level is open
 _anomaly_state = _anomaly._state
 _ONE_OUTPUT = (None,)
@@ -124,7 +126,8 @@ class PrimitiveNode(BackwardFunction):
             if grad is None:
                 return [None] * len(self.next_functions)
             cls = self._forward_cls
-            if create_graph or cls.backward_arrays is None:
+            # Under dispatch, backward runs the tensor formula: its ops are dispatched too.
+            if create_graph or cls.backward_arrays is None or _dispatch_active[0]:
                 if not isinstance(grad, Tensor):
                     grad = _make(grad)
                 grads = cls.backward(self, grad)
@@ -217,6 +220,10 @@ def _make_apply(cls):
             out = _batching[0].primitive(cls, args)
             if out is not NotImplemented:
                 return out
+        if _dispatch_active[0]:  # a dispatch mode or subclass may take the call
+            out = _dispatch_call(cls, args)
+            if out is not NotImplemented:
+                return out
         ctx = _new(node_cls)
         out = forward(ctx, *args)
         if type(out) is tuple:
@@ -254,6 +261,209 @@ def _make_apply(cls):
     apply.__qualname__ = f"{cls.__qualname__}.apply"
     apply.__doc__ = f"Apply {cls.__name__} (a built-in op) to the arguments."
     return apply
+
+
+# ---- __torch_dispatch__ (the state is in autograd/dispatch.py) ----------------------------
+# A dispatched call records its node here, above the handler, as PyTorch's autograd sits
+# above its dispatch: the handler runs with grad mode off and its result gets the node.
+# The node's ctx is filled by forward. When the handler runs the op itself on the same
+# arguments (a mode passing the call on), that run fills the pending ctx; otherwise
+# (a wrapper subclass unwrapped its arguments) forward runs once more on the call's own
+# arguments, for what it saves.
+
+
+def _dispatch_call(cls, args):
+    """Hand a call to the innermost dispatch mode, else to the dispatch subclasses among
+    its arguments; NotImplemented when neither takes part (the op runs as usual)."""
+    types = _dispatch_types(args)
+    modes = _dispatch.mode_stack()
+    pending = _dispatch.pending_calls()  # [cls, args, ctx, filled] of calls in a handler
+    if not modes and not types:
+        if pending and _same_call(pending[-1], cls, args):
+            return _run_pending(pending[-1], cls, args)
+        return NotImplemented
+    record = (cls.differentiable and _state.enabled and _any_requires_grad(args))
+    if pending and _same_call(pending[-1], cls, args):
+        entry, owner = pending[-1], False  # a mode below the one passing this call on
+    else:
+        ctx = _new(cls._backward_cls) if record else None
+        entry, owner = [cls, args, ctx, False], True
+        pending.append(entry)
+    prev = _state.enabled
+    _state.enabled = False  # the handler runs below autograd
+    try:
+        out = _call_handlers(cls, args, types, modes)
+    finally:
+        _state.enabled = prev
+        if owner:
+            pending.pop()
+    if owner:
+        _attach(cls, args, out, entry, record)
+        if _fw_active:
+            _dispatch_jvp(cls, args, out, entry)
+    return out
+
+
+def _same_call(entry, cls, args):
+    """Whether a pending call is ``cls`` on these very arguments, its ctx still empty."""
+    if entry[0] is not cls or entry[2] is None or entry[3] or len(entry[1]) != len(args):
+        return False
+    for a, b in zip(entry[1], args):
+        if a is not b:
+            return False
+    return True
+
+
+def _run_pending(entry, cls, args):
+    """Run the op (no mode or subclass left) filling the ctx of the dispatched call."""
+    entry[3] = True
+    out = cls.forward(entry[2], *args)
+    if type(out) is tuple:
+        return tuple(_make(o) for o in out)
+    t = _make(out)
+    if cls.is_view:
+        _link_view(t, cls, args)
+    return t
+
+
+def _attach(cls, args, out, entry, record):
+    """Give the handler's result the view link and the graph node of the call."""
+    outs = out if type(out) is tuple else (out,)
+    if not all(isinstance(o, Tensor) for o in outs):
+        return
+    first = outs[0]
+    if cls.is_view and first._base is None and first is not args[0]:
+        _link_view(first, cls, args)
+    if not record or first._data.dtype.kind != "f":
+        return
+    ctx = entry[2]
+    if not entry[3]:
+        _fill_ctx(cls, ctx, args)
+        entry[3] = True
+    _connect(ctx, cls, args, outs)
+    if ctx._out_data is not None and type(first) is not Tensor:
+        # A subclass's own array is no stand-in for it: keep the output itself.
+        ctx._out_data = None
+        ctx._saved_output = _KeptOutput(first)
+
+
+def _dispatch_jvp(cls, args, out, entry):
+    """Forward-mode AD of a dispatched call: the op's rule on its filled ctx."""
+    outs = out if type(out) is tuple else (out,)
+    if not all(isinstance(o, Tensor) for o in outs):
+        return
+    if entry[2] is None:
+        entry[2] = _new(cls._backward_cls)
+    if not entry[3]:
+        _fill_ctx(cls, entry[2], args)
+        entry[3] = True
+    _forward_ad.primitive_jvp(cls, entry[2], args, outs)
+
+
+def _fill_ctx(cls, ctx, args):
+    """Run forward on the call's arguments for what it saves on ctx (result dropped)."""
+    xp = None
+    for a in args:
+        if isinstance(a, Tensor):
+            xp = get_array_module(a._data)
+            break
+    errstate = getattr(xp, "errstate", None)
+    try:
+        if errstate is None:
+            cls.forward(ctx, *args)
+        else:
+            with errstate(all="ignore"):  # a wrapper's placeholder values mean nothing
+                cls.forward(ctx, *args)
+    except Exception as e:
+        raise NotImplementedError(
+            f"ember: recording the gradient of {cls.__name__} for a __torch_dispatch__ call "
+            f"runs its forward on the tensors' own arrays, which failed here ({e})") from e
+
+
+class _KeptOutput:
+    """A saved output that is a dispatch subclass instance, kept as the tensor itself."""
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    def unpack(self, node=None):
+        return self.tensor
+
+    def unpack_data(self, node=None):
+        return self.tensor._data
+
+
+def _dispatch_types(args):
+    """The dispatch subclasses among the arguments (one level into lists and tuples),
+    subclasses before their bases, else in order of appearance."""
+    found = None
+    for a in args:
+        if type(a) in (list, tuple):
+            for b in a:
+                if isinstance(b, Tensor) and type(b) is not Tensor:
+                    found = _add_type(found, type(b))
+        elif isinstance(a, Tensor) and type(a) is not Tensor:
+            found = _add_type(found, type(a))
+    return () if found is None else tuple(found)
+
+
+def _add_type(found, t):
+    if not _dispatch.is_dispatch_subclass(t) or (found is not None and t in found):
+        return found
+    if found is None:
+        return [t]
+    for i, u in enumerate(found):
+        if issubclass(t, u):
+            found.insert(i, t)
+            return found
+    found.append(t)
+    return found
+
+
+def _call_handlers(cls, args, types, modes):
+    overload, handler_args = _dispatch.route_of(cls)(args)
+    tried = []
+    if modes:
+        mode = _dispatch.pop_mode()  # the op called inside the handler runs below it
+        try:
+            out = mode.__torch_dispatch__(overload, types, handler_args, {})
+        finally:
+            _dispatch.push_mode(mode)
+        if out is not NotImplemented:
+            return out
+        tried.append(f"mode object {mode!r}")
+    for t in types:
+        out = t.__torch_dispatch__(overload, types, handler_args, {})
+        if out is not NotImplemented:
+            return out
+        tried.append(f"tensor subclass {t!r}")
+    listed = "".join(f"  - {what}\n" for what in tried)
+    raise TypeError(f"Multiple dispatch failed for 'ember.ops.aten.{overload.__name__}'; all "
+                    f"__torch_dispatch__ handlers returned NotImplemented:\n\n{listed}")
+
+
+class OnesLike(Primitive):
+    """Ones of ``x``'s shape and dtype: the engine's implicit gradient under dispatch."""
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x):
+        return get_array_module(x._data).ones(x._data.shape, x._data.dtype)
+
+
+class Detach(Primitive):
+    """``x``'s values cut from the graph: what a leaf's first gradient goes through under
+    dispatch (shares the array, as ``Tensor.detach``)."""
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x):
+        return x._data
+
+
+_dispatch.ones_like[0] = OnesLike.apply
+_dispatch.detach[0] = Detach.apply
 
 
 def _any_requires_grad(args):

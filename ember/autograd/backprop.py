@@ -3,9 +3,13 @@ run the engine (``engine.run_backward``)."""
 from .._creation import ones_like, zeros_like
 from .._tensor import Tensor
 from ..backend import get_array_module
+from . import dispatch as _dispatch
 from .engine import run_backward
 from .graph import gradient_edge, run_post_accumulate_hooks
 from .batching import hooks as _batching, vmap_function as _vmap_function
+
+
+_dispatch_active = _dispatch.active
 
 
 def _as_tuple(x):
@@ -24,6 +28,8 @@ def _ones_for(out):
     if data.dtype.kind != "f":
         raise RuntimeError("grad can be implicitly created only for real scalar outputs but "
                            f"got {out.dtype!r}")
+    if _dispatch_active[0]:  # an op a dispatch mode or subclass sees, as in PyTorch
+        return _dispatch.ones_like[0](out)
     return Tensor._make(get_array_module(data).ones(data.shape, data.dtype))
 
 

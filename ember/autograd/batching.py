@@ -9,6 +9,8 @@ of it. The dispatcher has three entry points: ``primitive(cls, args)`` (built-in
 """
 import functools
 
+from .dispatch import active as _dispatch_active, refuse_wrappers as _refuse_wrappers
+
 hooks = [None]
 
 #: ``ember._functorch.vmap`` itself, registered when it is imported: ``autograd.grad``'s
@@ -27,6 +29,8 @@ def per_sample_under_vmap(fn):
             out = hook.per_sample(wrapper, args, kwargs)
             if out is not NotImplemented:
                 return out
+        if _dispatch_active[0]:
+            _refuse_wrappers(fn, (*args, *kwargs.values()))
         return fn(*args, **kwargs)
     return wrapper
 
@@ -41,6 +45,8 @@ def fold_batch_under_vmap(fn):
             out = hook.fold(wrapper, x, args, kwargs)
             if out is not NotImplemented:
                 return out
+        if _dispatch_active[0]:
+            _refuse_wrappers(fn, (x, *args, *kwargs.values()))
         return fn(x, *args, **kwargs)
     return wrapper
 
@@ -55,5 +61,7 @@ def index_under_vmap(fn):
             out = hook.index(wrapper, x, index, value)
             if out is not NotImplemented:
                 return out
+        if _dispatch_active[0]:  # an index's values are read here; x's only in ops
+            _refuse_wrappers(fn, (index,))
         return fn(x, index, *value)
     return wrapper

@@ -27,6 +27,7 @@ import heapq
 
 from .._tensor import Tensor
 from . import anomaly, grad_mode
+from .dispatch import active as _dispatch_active
 from .graph import (AccumulateGrad, OwnedGrads, check_hook_result, check_hook_results,
                     _task_state)
 
@@ -122,7 +123,12 @@ def _schedule(root_edges, root_grads, retain_graph, create_graph, inputs):
     task.create_graph = create_graph
     task.retain_graph = retain_graph
     task.checked = anomaly._state.enabled
-    task.add = _add_grads if not create_graph else _add_recorded
+    if create_graph:
+        task.add = _add_recorded
+    elif _dispatch_active[0]:
+        task.add = _add_dispatched  # a tensor sum, which dispatch sees as an op
+    else:
+        task.add = _add_grads
     return task
 
 
@@ -274,6 +280,11 @@ def _as_tensors(grads):
 
 
 def _add_recorded(a, b):
+    return a + b
+
+
+def _add_dispatched(a, b):
+    a, b = _as_tensors((a, b))
     return a + b
 
 

@@ -25,6 +25,8 @@ from .._tensor import Tensor
 from ..backend import get_array_module
 from ..backend.dtypes import from_numpy_dtype, legacy_type_name as _dtype_legacy_name
 from . import grad_mode
+from . import dispatch as _dispatch
+from .dispatch import active as _dispatch_active, is_dispatch_subclass
 from .saved_hooks import (saved_tensors_hooks, save_on_cpu,  # noqa: F401  (public here, as torch)
                           disable_saved_tensors_hooks, current_hooks as _current_saved_hooks)
 
@@ -140,6 +142,17 @@ class AccumulateGrad(Node):
     def _accumulate(self, grad, create_graph, owned):
         var = self.variable
         current = var._grad
+        if _dispatch_active[0] and not create_graph:
+            if current is None:  # PyTorch's engine detaches a first gradient: an op
+                grad = _dispatch.detach[0](grad if isinstance(grad, Tensor) else
+                                           Tensor._make(grad))
+            if _is_dispatch_instance(grad) or _is_dispatch_instance(current):
+                # A __torch_dispatch__ subclass: its array is not its value; sum as tensors.
+                var.grad = grad if current is None else current + grad
+                return
+            if current is not None and not current._requires_grad:
+                current.add_(grad if isinstance(grad, Tensor) else Tensor._make(grad))
+                return  # in place, as an op (PyTorch's add_)
         array = getattr(grad, "_data", None)
         if current is None:
             if create_graph:
@@ -157,6 +170,10 @@ class AccumulateGrad(Node):
 
 
 _accumulate_lock = threading.Lock()
+
+
+def _is_dispatch_instance(t):
+    return t is not None and type(t) is not Tensor and is_dispatch_subclass(type(t))
 
 
 def run_post_accumulate_hooks(node):

@@ -28,6 +28,10 @@ def inplace(self, fn, *args):
     result's graph node, and when self is a view its base is re-pointed at a
     node that splices the new values into the old base (``CopySlices``).
     """
+    if self._wrapper_strides is not None:
+        raise NotImplementedError(
+            f"ember: in-place ops on a _make_wrapper_subclass tensor ({type(self).__name__}) "
+            f"are not dispatched: its values live in the subclass, not in its array")
     record = _state.enabled and (self._requires_grad or any(
         isinstance(a, Tensor) and a._requires_grad for a in args))
     if not record:
