@@ -32,6 +32,10 @@ from .._tensor import Tensor
 _module = sys.modules[__name__]
 
 
+_OVERLOAD_ORDER = ("default", "Tensor", "Tensor_Tensor", "Tensor_Scalar", "Scalar", "self",
+                   "dim", "dim_IntList", "dims", "int", "out")
+
+
 class OpOverloadPacket:
     """All the overloads of one op name (``aten.add``): ``aten.add.Tensor`` is one.
 
@@ -48,7 +52,11 @@ class OpOverloadPacket:
         self._overload_names = []
 
     def overloads(self):
-        return list(self._overload_names)
+        # a fixed order (ATen's for the names ember has), whatever order the Primitives were
+        # defined in: "default", then Tensor forms before Scalar forms, then the rest by name
+        return sorted(self._overload_names,
+                      key=lambda n: (_OVERLOAD_ORDER.index(n) if n in _OVERLOAD_ORDER
+                                     else len(_OVERLOAD_ORDER), n))
 
     def __getattr__(self, name):
         if name.startswith("__"):
