@@ -81,6 +81,7 @@ class Reducer:
         self.armed = False          # this backward reduces (a synchronised forward ran)
         self.finalizing = False     # the final callback is queued
         self.unreduced = None       # indices left without a gradient by the last pass
+        self.started_in_backward = 0  # buckets of the last pass started before it ended
         self.handles = [p.register_post_accumulate_grad_hook(self._hook_for(i))
                         for i, p in enumerate(self.params)]
 
@@ -105,6 +106,7 @@ class Reducer:
     def _reset(self):
         self.ready = [False] * len(self.params)
         self.finalizing = False
+        self.started_in_backward = 0
         for b in self.buckets:
             b.pending, b.flat, b.work = len(b.indices), None, None
 
@@ -125,6 +127,7 @@ class Reducer:
         bucket.pending -= 1
         if bucket.pending == 0:
             self._launch(bucket)
+            self.started_in_backward += 1
         self._progress()
 
     def _progress(self):

@@ -67,6 +67,16 @@ def test_a_missing_rank_times_the_collective_out():
     assert "all_reduce on rank 0 timed out after 3000 ms" in result.stderr
 
 
+def test_ddp_digits_example_trains():
+    pytest.importorskip("sklearn")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    result = subprocess.run([sys.executable, "-m", "ember.distributed.run", "-n", "2",
+                             str(ROOT / "examples" / "ddp_digits.py"), "--epochs", "1"],
+                            env=env, cwd=ROOT, capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "epoch 1: mean loss" in result.stdout and "2 ranks, 1 epochs" in result.stdout
+
+
 def test_launch_command():
     cmd = launch_command(["-n", "3", "--hostfile", "hosts", "train.py", "--lr", "0.1"], "MPX")
     assert cmd == ["MPX", "-n", "3", "-f", "hosts", sys.executable, "train.py", "--lr", "0.1"]

@@ -172,6 +172,23 @@ def case_ddp(rank, size):
         if diff > 1e-6:
             raise AssertionError(f"{name} differs from the single process by {diff}")
     assert list(model.state_dict())[0] == "module.conv.weight"
+    # every bucket's all-reduce started while backward still ran
+    assert model.reducer.started_in_backward == len(model.reducer.buckets)
+    expect_error(ValueError, "device_ids and output_device arguments only work",
+                 lambda: DDP(TinyCNN(), device_ids=[0]))
+    expect_error(RuntimeError, "DistributedDataParallel is not needed when a module doesn't "
+                 "have any parameter", lambda: DDP(nn.ReLU()))
+    expect_error(NotImplementedError, "static_graph=True", lambda: DDP(TinyCNN(),
+                                                                       static_graph=True))
+
+
+def expect_error(kind, text, fn):
+    try:
+        fn()
+    except kind as e:
+        assert text in str(e), e
+    else:
+        raise AssertionError(f"no {kind.__name__}: {text}")
 
 
 def case_no_sync(rank, size):
