@@ -48,15 +48,16 @@ class _Bucket:
 
 
 def _buckets(params, cap_bytes, first_cap_bytes):
-    """Indices of ``params`` in buckets: reverse order, one dtype per bucket, the first
-    bucket capped at ``first_cap_bytes`` (so the first reduction starts early)."""
+    """Indices of ``params`` in buckets: reverse order, one dtype per bucket, at most
+    ``cap_bytes`` each (a parameter larger than that alone), the first bucket at most
+    ``first_cap_bytes`` (so the first reduction starts early)."""
     buckets, open_by_dtype = [], {}
     for i in reversed(range(len(params))):
         data = params[i]._data
-        cap = first_cap_bytes if not buckets else cap_bytes
         current = open_by_dtype.get(data.dtype)
-        if current is None or current[1] + data.nbytes > cap and current[0].indices:
-            current = [_Bucket([], data.dtype), 0]
+        if current is None or current[1] + data.nbytes > current[2]:
+            cap = min(first_cap_bytes, cap_bytes) if not buckets else cap_bytes
+            current = [_Bucket([], data.dtype), 0, cap]
             open_by_dtype[data.dtype] = current
             buckets.append(current[0])
         current[0].indices.append(i)

@@ -53,3 +53,15 @@ def test_queue_callback_runs_after_the_graph():
     with pytest.raises(RuntimeError, match="Final callbacks can only be installed during "
                                            "backward pass."):
         queue_callback(print)
+
+
+def test_buckets_reverse_order_capped_one_dtype_each():
+    from ember.distributed.reducer import _buckets
+    params = [ember.zeros(300_000), ember.zeros(10), ember.zeros(10, dtype=ember.float64),
+              ember.zeros(200_000), ember.zeros(5)]
+    buckets = _buckets(params, cap_bytes=1_000_000, first_cap_bytes=100)
+    assert [(b.indices, b.dtype.name) for b in buckets] == [
+        ([4], "float32"),              # the first bucket: at most 100 bytes
+        ([3, 1], "float32"),           # 800,040 bytes; adding index 0 would pass the cap
+        ([2], "float64"),
+        ([0], "float32")]
