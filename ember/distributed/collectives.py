@@ -9,7 +9,8 @@ the MPI job, naming the operation and the rank, instead of hanging.
 
 Reductions run in the tensor's dtype, except float16 and bfloat16 (summed in float32,
 then rounded once) and bool (SUM/MAX are a logical or, PRODUCT/MIN a logical and, as in
-PyTorch). ``ReduceOp.AVG`` is the sum divided by the group size, floating point only.
+PyTorch). ``ReduceOp.AVG`` is the sum divided by the group size in place, so an integer
+tensor raises PyTorch's casting error.
 """
 import enum
 
@@ -172,13 +173,14 @@ def _reduction(t, op, pg):
     op = _operation(op)
     MPI = _mpi()
     dtype = t._data.dtype
-    if op is RedOpType.AVG and dtype.kind not in "fc":
-        raise ValueError(f"ReduceOp.AVG is supported for floating-point tensors only, got a "
-                         f"tensor of {t.dtype}")
+    if op is RedOpType.AVG and dtype.kind not in "fc":  # the sum divided in place, as torch
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{t.dtype.scalar_name}")
     if dtype.kind == "b":
         mpi_op = getattr(MPI, _BOOL_OPS[op])
     elif op in (RedOpType.BAND, RedOpType.BOR, RedOpType.BXOR) and dtype.kind not in "iu":
-        raise ValueError(f"ReduceOp.{op.name} needs an integer or bool tensor, got {t.dtype}")
+        raise RuntimeError(f"ReduceOp.{op.name} needs an integer or bool tensor, got "
+                           f"{t.dtype}")
     else:
         mpi_op = getattr(MPI, _MPI_OPS[op])
     buf = _host(t)
@@ -238,29 +240,33 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
 
 
 def _root(pg, rank, group_rank, what):
+    """The group rank named by a global ``rank`` or a ``group_rank`` (exactly one)."""
     if group_rank is not None:
         if rank is not None:
-            raise ValueError(f"Can not specify both group_{what} and {what}")
+            raise ValueError("Can't specify both group_rank and global_rank")
         if group_rank < 0 or group_rank >= pg.size():
-            raise ValueError(f"Group rank {group_rank} is not part of the group")
+            raise ValueError(f"Group rank {group_rank} is not part of group {pg!r}")
         return group_rank
     if rank is None:
-        rank = 0
-    return pg.group_rank(rank, what)
+        raise ValueError("Must specify global_rank or group_rank")
+    if rank not in pg.ranks:
+        raise ValueError(f"Global rank {rank} is not part of group {pg!r}")
+    return pg.ranks.index(rank)
 
 
 def _same_as(t, ref, name):
     if t._data.dtype != ref._data.dtype:
-        raise ValueError(f"{name}: tensors must all have the dtype {ref.dtype}, got {t.dtype}")
+        raise RuntimeError(f"{name}: tensors must all have the dtype {ref.dtype}, got "
+                           f"{t.dtype}")
     if t._data.shape != ref._data.shape:
-        raise ValueError(f"{name}: tensors must all have the shape {tuple(ref.shape)}, got "
-                         f"{tuple(t.shape)}")
+        raise RuntimeError(f"{name}: tensors must all have the shape {tuple(ref.shape)}, got "
+                           f"{tuple(t.shape)}")
 
 
 def _check_list_length(tensors, pg, name):
     if len(tensors) != pg.size():
-        raise ValueError(f"{name} must hold one tensor per rank of the group: expected "
-                         f"{pg.size()}, got {len(tensors)}")
+        raise RuntimeError(f"{name} must hold one tensor per rank of the group: expected "
+                           f"{pg.size()}, got {len(tensors)}")
 
 
 def _stacked(tensors, ref):
@@ -302,10 +308,10 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     if not _member(pg):
         return None
     if output_tensor._data.dtype != input_tensor._data.dtype:
-        raise ValueError("output tensor must have the same type as input tensor")
+        raise RuntimeError("output tensor must have the same type as input tensor")
     if output_tensor._data.size != pg.size() * input_tensor._data.size:
-        raise ValueError("output tensor size must be equal to world_size times input tensor "
-                         "size")
+        raise RuntimeError("output tensor size must be equal to world_size times input tensor "
+                           "size")
     send, recv = _host(input_tensor), _host(output_tensor)
     request = pg.comm.Iallgather(_as_bytes(send), _as_bytes(recv))
     return _issue(pg, [request], lambda _: _write(output_tensor, recv),
@@ -336,9 +342,10 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     if not _member(pg):
         return None
     if output._data.dtype != input._data.dtype:
-        raise ValueError("input tensor must be the same type as the output tensor.")
+        raise RuntimeError("input tensor must be the same type as the output tensor.")
     if input._data.size != pg.size() * output._data.size:
-        raise ValueError("input tensor must be the same size as output size times world size")
+        raise RuntimeError("input tensor must be the same size as output size times world "
+                           "size")
     return _reduce_scatter(output, _host(input), op, pg, async_op, "reduce_scatter_tensor")
 
 
@@ -373,6 +380,8 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     pg = default_group(group)
     if not _member(pg):
         return None
+    if dst is None and group_dst is None:
+        dst = 0  # gather and scatter default to rank 0, as PyTorch's
     root = _root(pg, dst, group_dst, "dst")
     send = _host(tensor)
     if pg.rank() == root:
@@ -399,6 +408,8 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     pg = default_group(group)
     if not _member(pg):
         return None
+    if src is None and group_src is None:
+        src = 0
     root = _root(pg, src, group_src, "src")
     recv = _host(tensor)
     if pg.rank() == root:
@@ -422,9 +433,9 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
 def _peer(pg, rank, group_rank, what):
     peer = _root(pg, rank, group_rank, what)
     if peer == pg.rank():
-        name = "destination" if what == "dst" else "source"
-        raise ValueError(f"Invalid {name} rank: should not be the same as rank of the "
-                         "current process.")
+        kind = "destination" if what == "dst" else "source"
+        raise ValueError(f"Invalid {kind} rank: {kind} rank should not be the same as the rank "
+                         "of the current process.")
     return peer
 
 

@@ -64,13 +64,6 @@ class ProcessGroup:
     def name(self):
         return "mpi"
 
-    def group_rank(self, global_rank, what):
-        """The group rank of ``global_rank``, checked (``what``: "src", "dst")."""
-        if global_rank not in self.ranks:
-            raise ValueError(f"Group {self!r} does not contain the global rank "
-                             f"{global_rank} given as {what}")
-        return self.ranks.index(global_rank)
-
     def __repr__(self):
         return f"<ember.distributed.ProcessGroup mpi ranks={self.ranks}>"
 
