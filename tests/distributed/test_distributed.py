@@ -46,6 +46,10 @@ def test_ddp_training_equals_one_process_on_the_full_batch(ranks):
     assert_all_ok(run_job(ranks, "ddp"), ranks, "ddp")
 
 
+def test_broadcast_buffers():
+    assert_all_ok(run_job(2, "buffers"), 2, "buffers")
+
+
 def test_no_sync_accumulates_locally():
     assert_all_ok(run_job(2, "no_sync"), 2, "no_sync")
 

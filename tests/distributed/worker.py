@@ -112,6 +112,14 @@ def case_collectives(rank, size):
             box = ember.zeros(shape, dtype=t.dtype)
             assert dist.recv(box) == 0
             check("send/recv", box.numpy(), everyone[0])
+    # float16 and bfloat16 reduce in float32, rounded once
+    for dtype in (ember.float16, ember.bfloat16):
+        everyone = [rank_values(r, (5,), np.float32) for r in range(size)]
+        t = ember.tensor(everyone[rank]).to(dtype)
+        dist.all_reduce(t)
+        want = ember.tensor(sum(ember.tensor(e).to(dtype).to(ember.float32).numpy()
+                                for e in everyone)).to(dtype)
+        assert t.dtype == dtype and bool((t == want).all()), (t, want)
     # bool reduces as logical or / and
     flags = ember.tensor([rank == 0, True, False])
     dist.all_reduce(flags)
@@ -181,6 +189,24 @@ def case_ddp(rank, size):
                  "have any parameter", lambda: DDP(nn.ReLU()))
     expect_error(NotImplementedError, "static_graph=True", lambda: DDP(TinyCNN(),
                                                                        static_graph=True))
+
+
+def case_buffers(rank, size):
+    """broadcast_buffers: rank 0's buffers reach every rank before each forward."""
+    bn = nn.BatchNorm1d(3)
+    model = DDP(nn.Sequential(nn.Linear(2, 3), bn))
+    bn.running_mean.fill_(float(rank))  # let the ranks drift apart
+    model.eval()
+    with ember.no_grad():
+        model(ember.ones(4, 2))
+    check("running_mean", bn.running_mean.numpy(), np.zeros(3, np.float32))
+    plain = DDP(nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3)), broadcast_buffers=False)
+    plain.module[1].running_mean.fill_(float(rank))
+    plain.eval()
+    with ember.no_grad():
+        plain(ember.ones(4, 2))
+    check("running_mean kept", plain.module[1].running_mean.numpy(),
+          np.full(3, float(rank), np.float32))
 
 
 def expect_error(kind, text, fn):
