@@ -2,9 +2,10 @@
 
 Parameters are put in buckets in reverse order (the order backward usually produces
 their gradients), a bucket holding one dtype and at most ``bucket_cap_bytes``. Each
-parameter's post-accumulate-grad hook marks it ready; when the last parameter of a bucket
-is ready, its gradients are copied into one flat array and a non-blocking MPI all-reduce
-(``Iallreduce``) starts while backward goes on. The first hook of a pass queues a final
+parameter's post-accumulate-grad hook marks it ready; once a bucket and all the buckets
+before it are ready (MPI matches collectives by their order, which must be the same on
+every rank), its gradients are copied into one flat array and a non-blocking MPI
+all-reduce (``Iallreduce``) starts while backward goes on. The first hook of a pass queues a final
 callback on the autograd engine, which runs once backward is done: it waits for every
 bucket and writes the averaged gradients back into ``.grad``.
 
@@ -83,6 +84,7 @@ class Reducer:
         self.finalizing = False     # the final callback is queued
         self.unreduced = None       # indices left without a gradient by the last pass
         self.started_in_backward = 0  # buckets of the last pass started before it ended
+        self.next_bucket = 0        # buckets start in order: MPI matches collectives by order
         self.handles = [p.register_post_accumulate_grad_hook(self._hook_for(i))
                         for i, p in enumerate(self.params)]
 
@@ -108,6 +110,7 @@ class Reducer:
         self.ready = [False] * len(self.params)
         self.finalizing = False
         self.started_in_backward = 0
+        self.next_bucket = 0
         for b in self.buckets:
             b.pending, b.flat, b.work = len(b.indices), None, None
 
@@ -124,10 +127,10 @@ class Reducer:
             self.finalizing = True
             queue_callback(self._finalize)
         self.ready[index] = True
-        bucket = self.bucket_of[index]
-        bucket.pending -= 1
-        if bucket.pending == 0:
-            self._launch(bucket)
+        self.bucket_of[index].pending -= 1
+        while self.next_bucket < len(self.buckets) and \
+                self.buckets[self.next_bucket].pending == 0:
+            self._launch_next()
             self.started_in_backward += 1
         self._progress()
 
@@ -137,7 +140,9 @@ class Reducer:
             if b.work is not None:
                 b.work.is_completed()
 
-    def _launch(self, bucket):
+    def _launch_next(self):
+        bucket = self.buckets[self.next_bucket]
+        self.next_bucket += 1
         parts = []
         for i in bucket.indices:
             grad = self.params[i]._grad
@@ -155,10 +160,11 @@ class Reducer:
         self.armed = False
         used = None
         if self.find_unused:
+            # the rest of the buckets first, then the usage check: the same order of
+            # collectives on every rank, whichever buckets filled during its backward
+            while self.next_bucket < len(self.buckets):
+                self._launch_next()
             used = self._globally_used()
-            for b in self.buckets:
-                if b.work is None:
-                    self._launch(b)
         for b in self.buckets:
             if b.work is not None:
                 b.work.wait()

@@ -247,6 +247,16 @@ class TwoHeads(nn.Module):
         return self.a(x) + (self.b(x) if use_b else 0)
 
 
+class Chain(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1, self.l2, self.l3 = nn.Linear(2, 2), nn.Linear(2, 2), nn.Linear(2, 2)
+
+    def forward(self, x, skip):
+        h = self.l1(x)
+        return self.l3(h if skip else self.l2(h))
+
+
 def case_unused(rank, size):
     """find_unused_parameters: a head only rank 0 uses counts as zero elsewhere, a head
     no rank uses keeps grad None; without the flag the next forward raises."""
@@ -259,6 +269,26 @@ def case_unused(rank, size):
     check("used on rank 0 only", model.module.b.weight.grad.numpy(),
           np.full((1, 2), 1.0 / size, np.float32))
     assert model.module.never.weight.grad is None
+    # one bucket per parameter, rank 1 skipping a middle layer: the ranks fill different
+    # buckets during backward, yet their all-reduces must pair up
+    ember.manual_seed(0)
+    chain = Chain()
+    state = {k: v.clone() for k, v in chain.state_dict().items()}
+    model = DDP(chain, find_unused_parameters=True, bucket_cap_mb=1e-5)
+    assert len(model.reducer.buckets) == 6
+    for step in range(2):
+        chain.zero_grad()
+        model(ember.ones(1, 2) * (rank + 1), skip=rank == 1).sum().backward()
+    want = {n: np.zeros(p.shape, np.float32) for n, p in chain.named_parameters()}
+    for r in range(size):
+        ref = Chain()
+        ref.load_state_dict(state)
+        ref(ember.ones(1, 2) * (r + 1), skip=r == 1).sum().backward()
+        for n, p in ref.named_parameters():
+            if p.grad is not None:
+                want[n] += p.grad.numpy() / size
+    for n, p in chain.named_parameters():
+        check(f"chain {n}", p.grad.numpy(), want[n], rtol=1e-5)
     strict = DDP(TwoHeads())
     strict(x, use_b=True).sum().backward()
     try:
