@@ -330,13 +330,24 @@ def _install_abort_hook(comm, rank):
     _previous_hook = sys.excepthook
 
     def abort_job(exc_type, exc, tb):
-        traceback.print_exception(exc_type, exc, tb)
+        traceback.print_exception(exc_type, exc, _user_frames(tb))
         sys.stderr.write(f"ember.distributed: rank {rank} raised {exc_type.__name__}: {exc}; "
                          "aborting the job\n")
         sys.stderr.flush()
         comm.Abort(1)
 
     sys.excepthook = abort_job
+
+
+_LAUNCHER_FILES = ("<frozen runpy>", os.path.join(os.path.dirname(__file__), "_launched.py"))
+
+
+def _user_frames(tb):
+    """The traceback without the launcher's frames (runpy, _launched) in front."""
+    start = tb
+    while tb is not None and tb.tb_frame.f_code.co_filename in _LAUNCHER_FILES:
+        tb = tb.tb_next
+    return tb if tb is not None else start
 
 
 def _remove_abort_hook():

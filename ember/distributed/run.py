@@ -1,7 +1,9 @@
 """``python -m ember.distributed.run -n 4 script.py args...``: start a job of 4 ranks.
 
 It replaces itself with the MPI launcher (``mpiexec -n 4 python script.py args...``): the
-one the mpich wheel installed, else the first ``mpiexec`` on PATH. ``--hostfile FILE``
+one the mpich wheel installed, else the first ``mpiexec`` on PATH. Each rank gets
+torchrun's variables RANK, WORLD_SIZE, LOCAL_RANK and LOCAL_WORLD_SIZE before the script
+runs. ``--hostfile FILE``
 spreads the ranks over the machines FILE lists (run the same command on one of them).
 """
 import argparse
@@ -60,7 +62,9 @@ def launch_command(argv, mpiexec):
     cmd = [mpiexec, "-n", str(args.nprocs)]
     if args.hostfile is not None:
         cmd += ["-f", args.hostfile]
-    cmd += [sys.executable] + (["-m"] if args.module else []) + [args.script]
+    # each rank starts in _launched, which sets torchrun's RANK, LOCAL_RANK, ... variables
+    cmd += [sys.executable, "-m", "ember.distributed._launched"]
+    cmd += (["-m"] if args.module else []) + [args.script]
     return cmd + args.script_args
 
 

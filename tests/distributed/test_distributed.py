@@ -83,6 +83,23 @@ def test_ddp_digits_example_trains():
 
 def test_launch_command():
     cmd = launch_command(["-n", "3", "--hostfile", "hosts", "train.py", "--lr", "0.1"], "MPX")
-    assert cmd == ["MPX", "-n", "3", "-f", "hosts", sys.executable, "train.py", "--lr", "0.1"]
-    assert launch_command(["-m", "pkg.train"], "MPX") == ["MPX", "-n", "1", sys.executable,
-                                                          "-m", "pkg.train"]
+    shim = [sys.executable, "-m", "ember.distributed._launched"]
+    assert cmd == ["MPX", "-n", "3", "-f", "hosts"] + shim + ["train.py", "--lr", "0.1"]
+    assert launch_command(["-m", "pkg.train"], "MPX") == ["MPX", "-n", "1"] + shim + [
+        "-m", "pkg.train"]
+
+
+def test_ranks_get_torchruns_variables(tmp_path):
+    script = tmp_path / "show_env.py"
+    script.write_text("import os, sys\n"
+                      "print(sys.argv[1:], __name__, *(os.environ[k] for k in ('RANK', "
+                      "'WORLD_SIZE', 'LOCAL_RANK', 'LOCAL_WORLD_SIZE')))\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"):
+        env.pop(name, None)
+    result = subprocess.run([sys.executable, "-m", "ember.distributed.run", "-n", "2",
+                             str(script), "--x", "1"], env=env, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert sorted(result.stdout.splitlines()) == ["['--x', '1'] __main__ 0 2 0 2",
+                                                  "['--x', '1'] __main__ 1 2 1 2"]
