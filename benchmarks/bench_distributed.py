@@ -14,6 +14,10 @@
 
 Each measurement runs under ``mpiexec`` (the launcher's) in its own job; the parent
 prints the table.
+
+Result (2026-11-27, 2 shared vCPUs, load average 5.7, one run): all_reduce ember/mpi4py
+bandwidth ratio 1.02 (1 MB), 0.74 (10 MB), 0.98 (100 MB); DDP step 52.4 ms on 1 rank,
+37.5 ms on 2 ranks (1.40x).
 """
 import argparse
 import json
