@@ -59,6 +59,7 @@ from .nn.functional._distance import cdist  # noqa: E402  (torch.cdist, composed
 from . import utils  # noqa: E402
 from . import optim  # noqa: E402
 from . import distributions  # noqa: E402
+from . import distributed  # noqa: E402  (MPI: mpi4py is imported on init_process_group)
 from .serialization import save, load  # noqa: E402
 from . import onnx  # noqa: E402  (export; the onnx package itself is imported on use)
 from . import accelerator, backends, cuda, amp  # noqa: E402  (device queries of a CPU build)
