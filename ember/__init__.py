@@ -58,6 +58,7 @@ from . import nn  # noqa: E402  (after the core: nn builds on it)
 from .nn.functional._distance import cdist  # noqa: E402  (torch.cdist, composed in nn)
 from . import utils  # noqa: E402
 from . import optim  # noqa: E402
+from . import distributed  # noqa: E402  (MPI: mpi4py is imported on init_process_group)
 from .serialization import save, load  # noqa: E402
 from . import accelerator, backends, cuda, amp  # noqa: E402  (device queries of a CPU build)
 from .amp import autocast  # noqa: E402

@@ -27,6 +27,9 @@ LAYERS = [
     ("ops", ["ember._ops"]),
     ("functional API and methods", ["ember._registry", "ember._functions", "ember._tensor_methods",
                                     "ember.linalg", "ember.ops.aten"]),
+    # collectives on tensors and DDP's gradient reducer (hooks on the autograd engine),
+    # beneath nn.parallel.DistributedDataParallel
+    ("distributed", ["ember.distributed"]),
     ("nn", ["ember.nn"]),
     ("libraries", ["ember.optim", "ember.utils", "ember.serialization", "ember.amp",
                    "ember.cuda", "ember.distributions", "ember.onnx", "ember._functorch",

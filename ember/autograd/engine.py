@@ -90,7 +90,7 @@ class _GraphTask:
     """One backward pass: the gradients in flight, how many edges each node still
     waits for, the ready queue, and what ``autograd.grad`` captures."""
     __slots__ = ("buffers", "deps", "ready", "captures", "needed", "create_graph",
-                 "retain_graph", "checked", "add", "roots", "__weakref__")
+                 "retain_graph", "checked", "add", "roots", "callbacks", "__weakref__")
 
     def will_execute(self, node):
         """Whether this pass runs ``node`` (or, with ``inputs``, captures at it)."""
@@ -129,7 +129,27 @@ def _schedule(root_edges, root_grads, retain_graph, create_graph, inputs):
         task.add = _add_dispatched  # a tensor sum, which dispatch sees as an op
     else:
         task.add = _add_grads
+    task.callbacks = []
     return task
+
+
+def queue_callback(callback):
+    """Run ``callback()`` once the backward pass running in this thread has finished
+    its graph (PyTorch's ``Variable._execution_engine.queue_callback``): what
+    DistributedDataParallel uses to wait for its gradient reductions.
+
+    >>> import ember
+    >>> from ember.autograd.engine import queue_callback
+    >>> w = ember.ones(2, requires_grad=True)
+    >>> seen = []
+    >>> h = w.register_hook(lambda g: queue_callback(lambda: seen.append(w.grad)))
+    >>> (w * 3).sum().backward(); seen
+    [tensor([3., 3.])]
+    """
+    tasks = _task_state.tasks
+    if not tasks:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    tasks[-1].callbacks.append(callback)
 
 
 def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False, inputs=None):
@@ -163,6 +183,9 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
             outputs, grads = _run_node(task, node, grads)
             held = _deliver(task, node, outputs, grads)
             outputs = grads = None  # hold no gradient past its node
+        callbacks = task.callbacks
+        while callbacks:  # a callback may queue another
+            callbacks.pop(0)()
     finally:
         state.enabled = prev_enabled
         _task_state.tasks = outer_tasks

@@ -4,10 +4,12 @@ from .dataset import (Dataset, IterableDataset, TensorDataset, StackDataset, Con
 from .sampler import (Sampler, SequentialSampler, RandomSampler, SubsetRandomSampler,
                       WeightedRandomSampler, BatchSampler)
 from .dataloader import DataLoader
+from .distributed import DistributedSampler
 from ._collate import default_collate, default_convert
 from ._worker import get_worker_info, WorkerInfo
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
            "ChainDataset", "Subset", "random_split", "Sampler", "SequentialSampler",
            "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler",
-           "DataLoader", "default_collate", "default_convert", "get_worker_info", "WorkerInfo"]
+           "DataLoader", "DistributedSampler", "default_collate", "default_convert",
+           "get_worker_info", "WorkerInfo"]
