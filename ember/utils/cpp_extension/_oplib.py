@@ -1,0 +1,83 @@
+"""Loading shared libraries whose ``TORCH_LIBRARY`` blocks register operators.
+
+A block of ``<ember/library.h>`` is a static object: it runs while the dynamic loader opens the
+library, inside ``dlopen``, where a C++ exception cannot reach Python. So a block that fails
+(a bad schema, a namespace defined twice) calls :func:`registration_failed`, and whoever is
+loading the library (``load_library``, ``cpp_extension.load``) raises the failures as one
+RuntimeError once ``dlopen`` has returned. A library loaded some other way (a plain ``import``
+of a module built ahead of time) gets a RuntimeWarning per failure instead.
+"""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import threading
+import warnings
+
+#: the real paths of the libraries load_library has loaded (``torch.ops.loaded_libraries``)
+loaded_libraries: set[str] = set()
+
+_collecting = threading.local()  # .failures: a list while this thread loads a library
+
+
+def registration_failed(where: str, what: str) -> None:
+    """Called from C++ when a ``TORCH_LIBRARY`` block failed while its library was loading.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     registration_failed("TORCH_LIBRARY(demo) at demo.cpp:3", "RuntimeError: bad schema")
+    >>> str(caught[0].message)
+    'TORCH_LIBRARY(demo) at demo.cpp:3 failed: RuntimeError: bad schema'
+    """
+    failures = getattr(_collecting, "failures", None)
+    if failures is not None:
+        failures.append(f"{where}: {what}")
+    else:
+        warnings.warn(f"{where} failed: {what}", RuntimeWarning, stacklevel=2)
+
+
+@contextlib.contextmanager
+def raising_registration_failures(path: str):
+    """Collect the failures of the blocks run inside the ``with``; raise them after it.
+
+    >>> with raising_registration_failures("libdemo.so"):
+    ...     registration_failed("TORCH_LIBRARY(demo) at demo.cpp:3", "RuntimeError: bad schema")
+    Traceback (most recent call last):
+    ...
+    RuntimeError: registering the operators of libdemo.so failed:
+      TORCH_LIBRARY(demo) at demo.cpp:3: RuntimeError: bad schema
+    """
+    outer = getattr(_collecting, "failures", None)
+    failures = _collecting.failures = []
+    try:
+        yield
+    finally:
+        _collecting.failures = outer
+    if failures:
+        raise RuntimeError(f"registering the operators of {path} failed:\n  "
+                           + "\n  ".join(failures))
+
+
+def load_library(path) -> None:
+    """Load a shared library into the process, running its operator registrations.
+
+    As ``torch.ops.load_library``: the library's ``TORCH_LIBRARY`` / ``TORCH_LIBRARY_IMPL``
+    blocks register their operators with ``ember.library`` (then callable as
+    ``ember.ops.<namespace>.<name>``) and its real path is added to ``loaded_libraries``.
+    Raises OSError when the library cannot be loaded and RuntimeError when one of its blocks
+    failed (the library stays loaded; the blocks that succeeded stay registered).
+
+    >>> load_library("/nonexistent/libops.so")
+    Traceback (most recent call last):
+    ...
+    OSError: Could not load this library: /nonexistent/libops.so
+    """
+    path = os.path.realpath(os.path.expanduser(os.fspath(path)))
+    with raising_registration_failures(path):
+        try:
+            ctypes.CDLL(path)
+        except OSError as e:
+            raise OSError(f"Could not load this library: {path}") from e
+        loaded_libraries.add(path)
