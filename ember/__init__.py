@@ -66,3 +66,4 @@ from .amp import autocast  # noqa: E402
 from . import func  # noqa: E402  (function transforms: grad, vjp, jacrev, ...)
 from .autograd import functional as _autograd_functional  # noqa: E402,F401  (autograd.functional)
 from .func import vmap  # noqa: E402  (ember.vmap; ember.func holds the transforms)
+from . import library, ops  # noqa: E402  (custom operators: ember.library, ember.ops.<ns>)

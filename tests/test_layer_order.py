@@ -30,7 +30,8 @@ LAYERS = [
     ("nn", ["ember.nn"]),
     ("libraries", ["ember.optim", "ember.utils", "ember.serialization", "ember.amp",
                    "ember.cuda", "ember.distributions", "ember.onnx", "ember._functorch",
-                   "ember.func", "ember.autograd.functional"]),
+                   "ember.func", "ember.autograd.functional", "ember.library",
+                   "ember.ops"]),
     ("package", ["ember"]),  # ember/__init__.py: the public namespace, made of all the above
     ("examples", ["ember.examples"]),
 ]

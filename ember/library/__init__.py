@@ -1,0 +1,19 @@
+"""``ember.library``: operators written in Python, as ``torch.library``.
+
+``Library`` defines operators from schema strings and registers kernels per dispatch key;
+``register_autograd``, ``register_fake``, ``register_kernel`` and ``register_vmap`` attach
+a gradient formula, a fake (shape-only) implementation, device kernels and a vmap rule.
+The operators are reached as ``ember.ops.<namespace>.<name>``.
+
+>>> import ember
+>>> lib = ember.library.Library("libdoc", "DEF")
+>>> lib.define("add_one(Tensor x) -> Tensor")
+'add_one'
+>>> lib.impl("add_one", lambda x: x + 1, "CPU")
+>>> ember.ops.libdoc.add_one(ember.zeros(2))
+tensor([1., 1.])
+"""
+from ._library import Library, define, impl  # noqa: F401
+from ._dispatch import fallthrough_kernel, OpOverload, OpOverloadPacket  # noqa: F401
+from ._registration import (register_autograd, register_fake, register_kernel,  # noqa: F401
+                            register_vmap)

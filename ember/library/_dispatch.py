@@ -1,0 +1,477 @@
+"""The operator registry behind ``ember.library`` and ``ember.ops``.
+
+Each defined operator overload (``"ns::name.overload"``) has one ``OperatorEntry``: its
+schema, its kernels by dispatch key, its fake (meta) implementation, its autograd formula
+and its vmap rule. ``OpOverload`` is the callable; calling it picks what runs, in the order
+PyTorch's dispatcher would for ember's one backend:
+
+1. under vmap with batched arguments: the vmap rule (or a loop over the samples),
+2. with an autograd formula (``register_autograd``; every ``custom_op`` has one, which
+   raises in backward until one is registered): an autograd ``Function`` whose forward
+   runs the kernel below,
+3. an ``Autograd``/``AutogradCPU`` kernel registered with ``Library.impl``,
+4. the backend kernel: ``CPU``, then ``CompositeExplicitAutograd``, then
+   ``CompositeImplicitAutograd``. A Python kernel runs with grad mode as the caller has
+   it, so a kernel made of ember ops records its own graph.
+
+>>> import ember
+>>> from ember.library import Library
+>>> lib = Library("dispatchdoc", "DEF")
+>>> _ = lib.define("twice(Tensor x) -> Tensor")
+>>> lib.impl("twice", lambda x: x * 2, "CPU")
+>>> ember.ops.dispatchdoc.twice(ember.tensor([1., 2.]))
+tensor([2., 4.])
+"""
+import threading
+import warnings
+
+from .._tensor import Tensor
+from .._functions import stack
+from ..autograd.function import Function
+from . import _schema
+
+BACKEND_KEYS = ("CPU", "CompositeExplicitAutograd", "CompositeImplicitAutograd")
+AUTOGRAD_KEYS = ("Autograd", "AutogradCPU")
+# Dispatch keys Library.impl accepts (PyTorch's names; the ones ember never reaches are
+# stored and listed, never run).
+KNOWN_KEYS = frozenset(BACKEND_KEYS + AUTOGRAD_KEYS + (
+    "Meta", "CUDA", "XPU", "MPS", "AutogradCUDA", "AutogradXPU", "AutogradMPS", "AutogradOther",
+    "FuncTorchBatched", "Functionalize", "ADInplaceOrView", "BackendSelect", "Python",
+    "PythonDispatcher", "PreDispatch", "Conjugate", "Negative", "ZeroTensor", "Sparse",
+    "SparseCPU", "QuantizedCPU", "Autocast", "AutocastCPU", "AutocastCUDA",
+    "CompositeExplicitAutogradNonFunctional", "Undefined"))
+
+_entries = {}           # "ns::name.overload" (overload "" -> "default") -> OperatorEntry
+_namespaces = {}        # ns -> {name: OpOverloadPacket}
+_lock = threading.RLock()
+_below_autograd = threading.local()  # entries whose Autograd kernel is running
+
+
+def _key(qualname, overload):
+    return f"{qualname}.{overload or 'default'}"
+
+
+class OperatorEntry:
+    """Everything registered for one operator overload."""
+
+    def __init__(self, qualname, overload):
+        self.qualname, self.overload = qualname, overload or ""
+        self.ns, self.name = qualname.split("::", 1)
+        self.schema = None
+        self.kernels = {}          # dispatch key -> Python callable
+        self.fake = None           # register_fake
+        self.backward = None       # register_autograd
+        self.setup_context = None
+        self.vmap = None           # register_vmap
+        self.custom_op = None      # the CustomOpDef, for ops made by custom_op
+        self.define_site = None
+        self._function = None      # the autograd Function made for it (rebuilt on change)
+        self._fallback_warned = False
+
+    @property
+    def full_name(self):
+        return f"{self.ns}.{self.name}.{self.overload or 'default'}"
+
+    def has_autograd_function(self):
+        return self.custom_op is not None or self.backward is not None or \
+            self.vmap is not None
+
+    def backend_kernel(self):
+        for key in BACKEND_KEYS:
+            kernel = self.kernels.get(key)
+            if kernel is not None:
+                return kernel
+        return None
+
+    def not_implemented(self):
+        registered = sorted(self.kernels) + (["Meta"] if self.fake is not None else [])
+        return NotImplementedError(
+            f"Could not run '{self.qualname}' with arguments from the 'CPU' backend. This "
+            "could be because the operator doesn't exist for this backend, or was omitted "
+            "during the selective/custom build process (if using custom build). "
+            f"'{self.qualname}' is only available for these backends: [{', '.join(registered)}].")
+
+
+def entry(qualname, overload="", create=False):
+    """The entry of ``ns::name`` (overload ``""`` is the default one)."""
+    with _lock:
+        found = _entries.get(_key(qualname, overload))
+        if found is None and create:
+            found = _entries[_key(qualname, overload)] = OperatorEntry(qualname, overload)
+        return found
+
+
+def define(schema, site=None):
+    """Record a parsed schema (``schema.name`` qualified); the duplicate error is PyTorch's."""
+    with _lock:
+        e = entry(schema.name, schema.overload_name, create=True)
+        if e.schema is not None:
+            raise RuntimeError(
+                f"Tried to register an operator ({schema}) with the same name and overload name "
+                "multiple times. Each overload's schema should only be registered with a single "
+                "call to def(). Duplicate registration: registered at "
+                f"{site}. Original registration: registered at {e.define_site}")
+        e.schema, e.define_site = schema, site
+        e._function = None
+        ns, name = schema.name.split("::", 1)
+        packets = _namespaces.setdefault(ns, {})
+        packet = packets.get(name)
+        if packet is None:
+            packet = packets[name] = OpOverloadPacket(ns, name)
+        packet._add(e)
+        return e
+
+
+def undefine(e):
+    """Remove a definition (Library._destroy)."""
+    with _lock:
+        e.schema = None
+        _entries.pop(_key(e.qualname, e.overload), None)
+        packets = _namespaces.get(e.ns, {})
+        packet = packets.get(e.name)
+        if packet is not None:
+            packet._remove(e)
+            if not packet._overloads:
+                del packets[e.name]
+
+
+def lookup_packet(ns, name):
+    with _lock:
+        return _namespaces.get(ns, {}).get(name)
+
+
+def namespace_names(ns):
+    with _lock:
+        return sorted(_namespaces.get(ns, {}))
+
+
+def has_namespace(ns):
+    with _lock:
+        return bool(_namespaces.get(ns))
+
+
+def find_entry(op):
+    """The entry of ``op``: "ns::name[.overload]", an OpOverload, a packet (its default
+    overload) or a CustomOpDef. Raises as PyTorch does for an unknown name."""
+    if isinstance(op, OpOverload):
+        return op._entry
+    if isinstance(op, OpOverloadPacket):
+        return op.default._entry
+    inner = getattr(op, "_opoverload", None)
+    if isinstance(inner, OpOverload):
+        return inner._entry
+    if not isinstance(op, str):
+        raise ValueError(f"Expected op to be a string, OpOverload or CustomOpDef, got {op!r}")
+    if "::" not in op:
+        raise ValueError(f"Expected there to be a namespace in {op}, i.e. The "
+                         "operator name should look something like ns::foo")
+    qualname, _, overload = op.partition(".")
+    found = entry(qualname, overload)
+    if found is None or found.schema is None:
+        ns, name = qualname.split("::", 1)
+        raise AttributeError(f"'_OpNamespace' '{ns}' object has no attribute '{name}'")
+    return found
+
+
+# ---- calling ------------------------------------------------------------------------------
+def _tensor_args(values):
+    for v in values:
+        if isinstance(v, Tensor):
+            yield v
+        elif isinstance(v, (list, tuple)):
+            for item in v:
+                if isinstance(item, Tensor):
+                    yield item
+
+
+def run_backend(e, values):
+    """The backend kernel of ``e`` on bound values (what runs below autograd)."""
+    kernel = e.backend_kernel()
+    if kernel is None:
+        raise e.not_implemented()
+    args, kwargs = _schema.kernel_arguments(e.schema, values)
+    if kernel is fallthrough_kernel:
+        raise e.not_implemented()
+    result = kernel(*args, **kwargs)
+    _bump_mutated(e, values)
+    return result
+
+
+def _bump_mutated(e, values):
+    """Inputs the schema marks as written get a new version, as an in-place op gives them
+    (a NumPy kernel writing through ``.numpy()`` cannot bump it itself)."""
+    for arg, value in zip(e.schema.arguments, values):
+        if arg.is_write:
+            for t in ([value] if isinstance(value, Tensor) else value or ()):
+                if isinstance(t, Tensor):
+                    t._vc[0] += 1
+
+
+def call(e, args, kwargs):
+    values = _schema.bind(e.schema, args, kwargs)
+    if e.has_autograd_function():
+        function = e._function or _make_function(e)
+        out = function.apply(*values)
+        return list(out) if _returns_list(e) and isinstance(out, tuple) else out
+    autograd_kernel = e.kernels.get("AutogradCPU") or e.kernels.get("Autograd")
+    if autograd_kernel is not None and autograd_kernel is not fallthrough_kernel:
+        running = getattr(_below_autograd, "entries", None)
+        if running is None:
+            running = _below_autograd.entries = set()
+        if e not in running:
+            running.add(e)
+            try:
+                a, kw = _schema.kernel_arguments(e.schema, values)
+                return autograd_kernel(*a, **kw)
+            finally:
+                running.discard(e)
+    return run_backend(e, values)
+
+
+def _returns_list(e):
+    return len(e.schema.returns) == 1 and e.schema.returns[0].type.startswith("Tensor[")
+
+
+def _check_no_alias(e, values, out):
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    inputs = list(_tensor_args(values))
+    seen = []
+    for o in outs:
+        if not isinstance(o, Tensor):
+            continue
+        if any(o is t or _shares_memory(o, t) for t in inputs + seen):
+            fn = e.custom_op._init_fn if e.custom_op is not None else None
+            module = getattr(fn, "__module__", "?")
+            raise RuntimeError(
+                f"{e.name} (with implementation in <module '{module}'>): The output of this "
+                "custom operator (1) must not also be an input to this custom operator and "
+                "(2) may not alias any inputs to this custom operator or other returns. The "
+                "most common way to trigger this error is if we have y = custom_op(x) and y "
+                "and x are the same Tensor. Please instead return a clone of the offending "
+                "output tensor(s) (e.g. return x.clone()) or refactor the custom operator to "
+                "not return y.")
+        seen.append(o)
+
+
+def _shares_memory(a, b):
+    da, db = a._data, b._data
+    base_a = da if getattr(da, "base", None) is None else da.base
+    base_b = db if getattr(db, "base", None) is None else db.base
+    if base_a is not base_b:
+        return False
+    return da.size > 0 and db.size > 0
+
+
+class _NoAutogradFormula(Function):
+    """Base of the Functions made per operator (their names are PyTorch's node names)."""
+
+
+def _make_function(e):
+    """The autograd Function an operator runs through: forward calls the backend kernel,
+    setup_context/backward are the registered ones, vmap is the registered rule (or a
+    loop over samples)."""
+    schema = e.schema
+
+    def forward(*values):
+        out = run_backend(e, list(values))
+        if e.custom_op is not None:
+            _check_no_alias(e, values, out)
+        if isinstance(out, list):
+            out = tuple(out)
+        return out
+
+    def setup_context(ctx, inputs, output):
+        if e.setup_context is not None:
+            user_inputs = tuple(inputs)
+            e.setup_context(ctx, user_inputs, list(output) if _returns_list(e) else output)
+
+    def backward(ctx, *grads):
+        if e.backward is None:
+            raise RuntimeError(f"Trying to backward through {e.full_name} but no autograd "
+                               "formula was registered. Please use register_autograd to add one.")
+        result = e.backward(ctx, *grads)
+        if not isinstance(result, tuple):
+            result = (result,) if not isinstance(result, list) or len(schema.arguments) == 1 \
+                else tuple(result)
+        return result
+
+    def vmap(info, in_dims, *values):
+        if e.vmap is None:
+            return _loop_over_samples(e, info, in_dims, values)
+        positional = [a for a in schema.arguments if not a.kwarg_only]
+        n = len(positional)
+        kwargs = {a.name: v for a, v in zip(schema.arguments[n:], values[n:])}
+        out, out_dims = e.vmap(info, tuple(in_dims[:n]), *values[:n], **kwargs)
+        if isinstance(out, list):
+            out = tuple(out)
+            if isinstance(out_dims, list):
+                out_dims = tuple(out_dims)
+        return out, out_dims
+
+    name = f"GeneratedBackwardFor_{e.ns}_{e.name}_{e.overload or 'default'}"
+    cls = type(name, (_NoAutogradFormula,), {
+        "forward": staticmethod(forward), "setup_context": staticmethod(setup_context),
+        "backward": staticmethod(backward), "vmap": staticmethod(vmap),
+        "__module__": __name__})
+    e._function = cls
+    return cls
+
+
+def _loop_over_samples(e, info, in_dims, values):
+    """No vmap rule: run the operator sample by sample and stack (PyTorch's fallback)."""
+    if not e._fallback_warned:
+        e._fallback_warned = True
+        warnings.warn(
+            "There is a performance drop because we have not yet implemented the batching "
+            f"rule for {e.qualname}. Please file us an issue on GitHub so that we can "
+            "prioritize its implementation.", UserWarning, stacklevel=4)
+    packet_call = OpOverload(e)
+    results = []
+    for i in range(info.batch_size):
+        sample = [v.select(d, i) if d is not None else v for v, d in zip(values, in_dims)]
+        results.append(packet_call(*sample))
+    if isinstance(results[0], (tuple, list)):
+        out = tuple(stack([r[k] for r in results]) for k in range(len(results[0])))
+        return out, (0,) * len(out)
+    return stack(results), 0
+
+
+class _FallthroughKernel:
+    """``ember.library.fallthrough_kernel``: registered for a key, the key is skipped."""
+
+    def __repr__(self):
+        return "fallthrough_kernel"
+
+    def __call__(self, *args, **kwargs):
+        raise NotImplementedError("fallthrough_kernel is a marker, not a kernel")
+
+
+fallthrough_kernel = _FallthroughKernel()
+
+
+# ---- the objects ember.ops hands out -------------------------------------------------------
+class OpOverload:
+    """One overload of an operator (``ember.ops.ns.name.default``): call it like a
+    function; ``_schema`` is its parsed schema."""
+
+    def __init__(self, e):
+        self._entry = e
+
+    @property
+    def _schema(self):
+        return self._entry.schema
+
+    @property
+    def _overloadname(self):
+        return self._entry.overload or "default"
+
+    @property
+    def __name__(self):
+        return f"{self._entry.name}.{self._overloadname}"
+
+    @property
+    def overloadpacket(self):
+        return lookup_packet(self._entry.ns, self._entry.name)
+
+    @property
+    def namespace(self):
+        return self._entry.ns
+
+    def name(self):
+        e = self._entry
+        return e.qualname + (f".{e.overload}" if e.overload else "")
+
+    def __call__(self, *args, **kwargs):
+        return call(self._entry, args, kwargs)
+
+    def __repr__(self):
+        return f"<OpOverload(op='{self._entry.ns}.{self._entry.name}', " \
+               f"overload='{self._overloadname}')>"
+
+    def __str__(self):
+        return self._entry.full_name
+
+    def __eq__(self, other):
+        return isinstance(other, OpOverload) and other._entry is self._entry
+
+    def __hash__(self):
+        return hash(id(self._entry))
+
+
+class OpOverloadPacket:
+    """All overloads of ``ns::name`` (``ember.ops.ns.name``): calling it calls the
+    overload whose schema takes the arguments; ``.default``, ``.<overload>`` name one."""
+
+    def __init__(self, ns, name):
+        self._ns, self._name = ns, name
+        self._qualified_op_name = f"{ns}::{name}"
+        self._overloads = {}
+
+    def _add(self, e):
+        self._overloads[e.overload or "default"] = OpOverload(e)
+
+    def _remove(self, e):
+        self._overloads.pop(e.overload or "default", None)
+
+    @property
+    def __name__(self):
+        return self._name
+
+    def overloads(self):
+        return list(self._overloads)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            return self.__dict__["_overloads"][name]
+        except KeyError:
+            raise AttributeError(
+                f"The underlying op of '{self._ns}.{self._name}' has no overload name "
+                f"'{name}'") from None
+
+    def __call__(self, *args, **kwargs):
+        overloads = list(self._overloads.values())
+        if len(overloads) == 1:
+            return overloads[0](*args, **kwargs)
+        errors = []
+        for overload in overloads:
+            try:
+                _schema.bind(overload._schema, args, kwargs)
+            except RuntimeError as err:
+                errors.append(str(err))
+                continue
+            return overload(*args, **kwargs)
+        raise RuntimeError("Overloaded torch operator invoked from Python failed to match "
+                           "any schema:\n" + "\n\n".join(errors))
+
+    def __repr__(self):
+        return f"<OpOverloadPacket(op='{self._ns}.{self._name}')>"
+
+    def __str__(self):
+        return f"{self._ns}.{self._name}"
+
+
+class OpNamespace:
+    """``ember.ops.<ns>``: the operators defined in namespace ``ns``."""
+
+    def __init__(self, ns):
+        self.name = ns
+
+    def __getattr__(self, op_name):
+        if op_name.startswith("__"):
+            raise AttributeError(op_name)
+        packet = lookup_packet(self.name, op_name)
+        if packet is None:
+            raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute "
+                                 f"'{op_name}'")
+        return packet
+
+    def __dir__(self):
+        return namespace_names(self.name)
+
+    def __iter__(self):
+        return iter(namespace_names(self.name))
+
+    def __repr__(self):
+        return f"<module 'ember.ops.{self.name}' from 'ember.ops'>"
