@@ -15,7 +15,7 @@
 // The Python Library objects are kept for the life of the process, as the registrations are.
 //
 // A static constructor cannot raise into Python, so a failed registration (a bad schema, an
-// op defined twice) is handed to ember (ember.utils.cpp_extension._oplib), which raises it
+// op defined twice) is handed to ember (ember.utils._oplib), which raises it
 // from load_library / load once the library is loaded, or warns when something else loaded
 // it. Nothing here throws out of a static constructor or aborts the interpreter.
 #pragma once
@@ -33,12 +33,15 @@ class Library {
  public:
   enum Kind { DEF, IMPL, FRAGMENT };
 
-  /// Opens ember.library.Library(ns, kind[, dispatch_key]); the GIL must be held.
-  Library(Kind kind, const std::string& ns, const char* dispatch_key)
-      : ns_(ns), dispatch_key_(dispatch_key ? dispatch_key : "") {
+  /// Opens ember.library.Library(ns, kind[, dispatch_key]) for the block at file:line; the GIL
+  /// must be held.
+  Library(Kind kind, const std::string& ns, const char* dispatch_key, const char* file = "",
+          int line = 0)
+      : ns_(ns), dispatch_key_(dispatch_key ? dispatch_key : ""), file_(file), line_(line) {
     static const char* kinds[] = {"DEF", "IMPL", "FRAGMENT"};
     py::object cls = py::module_::import("ember.library").attr("Library");
-    py::object lib = kind == IMPL ? cls(ns, kinds[kind], dispatch_key_) : cls(ns, kinds[kind]);
+    py::object lib = kind == IMPL ? call(cls, ns, kinds[kind], dispatch_key_)
+                                  : call(cls, ns, kinds[kind]);
     // never released: the registrations live as long as the process (and a static destructor
     // must not touch Python after the interpreter is gone)
     lib_ = lib.release().ptr();
@@ -48,14 +51,14 @@ class Library {
 
   /// Declares an operator: ``m.def("mymul(Tensor a, Tensor b) -> Tensor")``.
   Library& def(const char* schema) & {
-    handle().attr("define")(schema);
+    call(handle().attr("define"), schema);
     return *this;
   }
   /// Declares an operator and gives its implementation for every device (PyTorch's
   /// CompositeImplicitAutograd kernel): ``m.def("twice(Tensor x) -> Tensor", &twice)``.
   template <typename Func>
   Library& def(const char* schema, Func&& fn) & {
-    handle().attr("define")(schema);
+    call(handle().attr("define"), schema);
     std::string s(schema);
     register_kernel(s.substr(0, s.find('(')), std::forward<Func>(fn),
                     "CompositeImplicitAutograd");
@@ -78,11 +81,23 @@ class Library {
   void register_kernel(const std::string& name, Func&& fn, const std::string& key) {
     std::string shown = name.substr(name.rfind(':') == std::string::npos ? 0 : name.rfind(':') + 1);
     py::cpp_function kernel(std::forward<Func>(fn), py::name(shown.c_str()));
-    handle().attr("impl")(name, kernel, key);
+    call(handle().attr("impl"), name, kernel, key);
+  }
+
+  // Calls fn(args...) from a Python frame that reads as the block's file:line, so that
+  // ember.library's messages ("registered at ...", "Error occurred while processing
+  // TORCH_LIBRARY_IMPL block at ...") name the C++ source, as PyTorch's do.
+  template <typename... Args>
+  py::object call(py::handle fn, Args&&... args) const {
+    if (line_ <= 0) return py::reinterpret_borrow<py::object>(fn)(std::forward<Args>(args)...);
+    return py::module_::import("ember.utils._oplib")
+        .attr("call_from")(file_, line_, fn, std::forward<Args>(args)...);
   }
 
   std::string ns_;
   std::string dispatch_key_;
+  std::string file_;
+  int line_;
   PyObject* lib_ = nullptr;
 };
 
@@ -92,7 +107,7 @@ namespace detail {
 // when even that is impossible. Call with the GIL held and no Python error set.
 inline void report_registration_failure(const std::string& where, const std::string& what) {
   try {
-    py::module_::import("ember.utils.cpp_extension._oplib")
+    py::module_::import("ember.utils._oplib")
         .attr("registration_failed")(where, what);
   } catch (const std::exception& e) {
     PyErr_Clear();
@@ -120,7 +135,7 @@ class LibraryInit {
     {
       std::string failure;
       try {
-        Library lib(kind, ns, dispatch_key);
+        Library lib(kind, ns, dispatch_key, file, line);
         body(lib);
       } catch (py::error_already_set& e) {
         failure = py::str(e.value()).cast<std::string>();

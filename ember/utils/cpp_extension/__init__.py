@@ -47,7 +47,7 @@ from ._compiler import (EMBER_INCLUDE, ExtensionBuildError, build_shared_library
                         compiler_fingerprint, default_include_dirs, find_compiler,
                         python_include_dirs)
 from ._names import check_extension_name
-from ._oplib import load_library, raising_registration_failures
+from .._oplib import load_library, raising_registration_failures
 from ._setuptools import BuildExtension, CppExtension, include_paths
 
 __all__ = ["load", "load_inline", "CppExtension", "BuildExtension", "include_paths",

@@ -38,6 +38,20 @@ def registration_failed(where: str, what: str) -> None:
         warnings.warn(f"{where} failed: {what}", RuntimeWarning, stacklevel=2)
 
 
+def call_from(file: str, line: int, fn, *args):
+    """``fn(*args)``, called from a frame whose code reads as ``file:line``.
+
+    ``<ember/library.h>`` calls ember.library through this, so that the sites ember.library
+    records and names in its errors are the C++ blocks' lines.
+
+    >>> import inspect
+    >>> call_from("ops.cpp", 12, lambda: inspect.stack()[1][1:3])
+    ('ops.cpp', 12)
+    """
+    code = compile("\n" * (line - 1) + "fn(*args)", file, "eval")
+    return eval(code, {"fn": fn, "args": args})
+
+
 @contextlib.contextmanager
 def raising_registration_failures(path: str):
     """Collect the failures of the blocks run inside the ``with``; raise them after it.
@@ -56,8 +70,10 @@ def raising_registration_failures(path: str):
     finally:
         _collecting.failures = outer
     if failures:
-        raise RuntimeError(f"registering the operators of {path} failed:\n  "
-                           + "\n  ".join(failures))
+        # one failure per line at two spaces; a multi-line one (a schema error's caret)
+        # continues at four
+        raise RuntimeError(f"registering the operators of {path} failed:" + "".join(
+            "\n  " + f.rstrip("\n").replace("\n", "\n    ") for f in failures))
 
 
 def load_library(path) -> None:
