@@ -17,3 +17,5 @@ from ._library import Library, define, impl  # noqa: F401
 from ._dispatch import fallthrough_kernel, OpOverload, OpOverloadPacket  # noqa: F401
 from ._registration import (register_autograd, register_fake, register_kernel,  # noqa: F401
                             register_vmap)
+from ._custom_ops import custom_op, infer_schema, get_ctx, CustomOpDef  # noqa: F401
+from ._opcheck import opcheck, OpCheckError  # noqa: F401

@@ -27,6 +27,7 @@ import warnings
 
 from .._tensor import Tensor
 from .._functions import stack
+from ..autograd import grad_mode
 from ..autograd.function import Function
 from . import _schema
 
@@ -45,6 +46,9 @@ _entries = {}           # "ns::name.overload" (overload "" -> "default") -> Oper
 _namespaces = {}        # ns -> {name: OpOverloadPacket}
 _lock = threading.RLock()
 _below_autograd = threading.local()  # entries whose Autograd kernel is running
+# PyTorch's autograd fallback mode for ops with no autograd kernel: "warn" (outputs get a
+# node that warns in backward) or "nothing" (what opcheck's registration test runs with)
+autograd_fallback_mode = ["warn"]
 
 
 def _key(qualname, overload):
@@ -75,6 +79,13 @@ class OperatorEntry:
     def has_autograd_function(self):
         return self.custom_op is not None or self.backward is not None or \
             self.vmap is not None
+
+    def differentiable_schema(self):
+        """Whether autograd can see the op: it mutates nothing and returns only Tensors."""
+        schema = self.schema
+        return not schema.is_mutable() and bool(schema.returns) and \
+            all(r.type in ("Tensor", "Tensor[]") for r in schema.returns) and \
+            not (len(schema.returns) > 1 and any(r.type == "Tensor[]" for r in schema.returns))
 
     def backend_kernel(self):
         for key in BACKEND_KEYS:
@@ -209,12 +220,13 @@ def _bump_mutated(e, values):
 
 def call(e, args, kwargs):
     values = _schema.bind(e.schema, args, kwargs)
-    if e.has_autograd_function():
-        function = e._function or _make_function(e)
-        out = function.apply(*values)
-        return list(out) if _returns_list(e) and isinstance(out, tuple) else out
+    if e.has_autograd_function() and e.differentiable_schema():
+        return _apply_function(e, values)
     autograd_kernel = e.kernels.get("AutogradCPU") or e.kernels.get("Autograd")
-    if autograd_kernel is not None and autograd_kernel is not fallthrough_kernel:
+    if autograd_kernel is fallthrough_kernel:  # declared not differentiable
+        with grad_mode.no_grad():
+            return run_backend(e, values)
+    if autograd_kernel is not None:
         running = getattr(_below_autograd, "entries", None)
         if running is None:
             running = _below_autograd.entries = set()
@@ -225,7 +237,52 @@ def call(e, args, kwargs):
                 return autograd_kernel(*a, **kw)
             finally:
                 running.discard(e)
-    return run_backend(e, values)
+    if e.custom_op is not None:  # mutating or non-Tensor results: no autograd, as PyTorch
+        with grad_mode.no_grad():
+            return run_backend(e, values)
+    out = run_backend(e, values)
+    if autograd_fallback_mode[0] == "warn" and grad_mode.is_grad_enabled() and \
+            "CompositeImplicitAutograd" not in e.kernels and \
+            any(t.requires_grad for t in _tensor_args(values)):
+        out = _warn_in_backward(e, values, out)
+    return out
+
+
+class _AutogradNotImplemented(Function):
+    """The node PyTorch's autograd fallback gives the outputs of an operator with no
+    autograd kernel: backward warns and passes no gradient on."""
+
+    @staticmethod
+    def forward(ctx, e, outputs, *inputs):
+        ctx.entry = e
+        return tuple(o.detach() for o in outputs)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        warnings.warn(
+            f"{ctx.entry.qualname}: an autograd kernel was not registered to the Autograd "
+            "key(s) but we are trying to backprop through it. This may lead to silently "
+            "incorrect behavior. This behavior is deprecated and will be removed in a future "
+            "version of PyTorch. If your operator is differentiable, please ensure you have "
+            "registered an autograd kernel to the correct Autograd key (e.g. "
+            "DispatchKey::Autograd, DispatchKey::CompositeImplicitAutograd). If your operator "
+            "is not differentiable, or to squash this warning and use the previous behavior, "
+            "please register torch::CppFunction::makeFallthrough() to DispatchKey::Autograd.",
+            UserWarning, stacklevel=2)
+        return (None, None) + (None,) * len(ctx.needs_input_grad[2:])
+
+
+def _warn_in_backward(e, values, out):
+    """Outputs a kernel made without recording a graph get the warning node."""
+    outs = out if isinstance(out, tuple) else (out,)
+    if not all(isinstance(o, Tensor) for o in outs) or \
+            any(o.requires_grad or not o.is_floating_point() for o in outs):
+        return out
+    inputs = [t for t in _tensor_args(values) if t.requires_grad]
+    wrapped = _AutogradNotImplemented.apply(e, outs, *inputs)
+    if not isinstance(wrapped, tuple):
+        wrapped = (wrapped,)
+    return wrapped if isinstance(out, tuple) else wrapped[0]
 
 
 def _returns_list(e):
@@ -266,42 +323,118 @@ class _NoAutogradFormula(Function):
     """Base of the Functions made per operator (their names are PyTorch's node names)."""
 
 
-def _make_function(e):
-    """The autograd Function an operator runs through: forward calls the backend kernel,
-    setup_context/backward are the registered ones, vmap is the registered rule (or a
-    loop over samples)."""
-    schema = e.schema
+class _Packed:
+    """What the per-operator Function gets after the flat tensors: how to rebuild the
+    positional arguments (Tensor lists are passed element by element, so each element
+    gets its gradient) and the keyword-only arguments."""
 
-    def forward(*values):
-        out = run_backend(e, list(values))
+    def __init__(self, layout, keyword_only):
+        self.layout, self.keyword_only = layout, keyword_only
+
+    def rebuild(self, flat):
+        args, i = [], 0
+        for count in self.layout:
+            if count is None:
+                args.append(flat[i])
+                i += 1
+            else:
+                args.append(list(flat[i:i + count]))
+                i += count
+        return args
+
+    def flatten(self, per_argument, fill=None):
+        """Per-argument values (a list for a Tensor list) back to one per flat slot."""
+        flat = []
+        for count, value in zip(self.layout, per_argument):
+            if count is None:
+                flat.append(value)
+            elif value is None:
+                flat.extend([fill] * count)
+            else:
+                flat.extend(value)
+        return flat
+
+
+def _pack(e, values):
+    """(flat positional values, _Packed) for the Function of ``e``."""
+    layout, flat, keyword_only = [], [], {}
+    for arg, value in zip(e.schema.arguments, values):
+        if arg.kwarg_only:
+            keyword_only[arg.name] = value
+        elif arg.is_tensor_list and isinstance(value, (list, tuple)):
+            layout.append(len(value))
+            flat.extend(value)
+        else:
+            layout.append(None)
+            flat.append(value)
+    return flat, _Packed(layout, keyword_only)
+
+
+def _apply_function(e, values):
+    function = e._function or _make_function(e)
+    flat, packed = _pack(e, values)
+    out = function.apply(*flat, packed)
+    return list(out) if _returns_list(e) and isinstance(out, tuple) else out
+
+
+def _make_function(e):
+    """The autograd Function an operator runs through (as PyTorch generates one per
+    custom op): forward calls the backend kernel, setup_context and backward are the
+    registered ones (backward gives one gradient per positional input; keyword-only
+    inputs get none), vmap is the registered rule or a loop over samples."""
+    schema = e.schema
+    has_keyword_only = any(a.kwarg_only for a in schema.arguments)
+
+    def forward(*flat):
+        packed = flat[-1]
+        args = packed.rebuild(flat[:-1])
+        out = run_backend(e, _unpack_values(e, args, packed.keyword_only))
         if e.custom_op is not None:
-            _check_no_alias(e, values, out)
-        if isinstance(out, list):
-            out = tuple(out)
-        return out
+            _check_no_alias(e, flat[:-1], out)
+        return tuple(out) if isinstance(out, list) else out
 
     def setup_context(ctx, inputs, output):
-        if e.setup_context is not None:
-            user_inputs = tuple(inputs)
-            e.setup_context(ctx, user_inputs, list(output) if _returns_list(e) else output)
+        ctx._op_packed = packed = inputs[-1]
+        if e.setup_context is None:
+            return
+        args = tuple(packed.rebuild(inputs[:-1]))
+        output = list(output) if _returns_list(e) else output
+        if has_keyword_only:
+            e.setup_context(ctx=ctx, inputs=args, keyword_only_inputs=dict(packed.keyword_only),
+                            output=output)
+        else:
+            e.setup_context(ctx=ctx, inputs=args, output=output)
 
     def backward(ctx, *grads):
         if e.backward is None:
             raise RuntimeError(f"Trying to backward through {e.full_name} but no autograd "
                                "formula was registered. Please use register_autograd to add one.")
-        result = e.backward(ctx, *grads)
+        packed = ctx._op_packed
+        needs = ctx.needs_input_grad
+        ctx.needs_input_grad = tuple(packed.rebuild(list(needs[:-1])))
+        try:
+            if _returns_list(e):
+                grads = (list(grads),)
+            result = e.backward(ctx, *grads)
+        finally:
+            ctx.needs_input_grad = needs
         if not isinstance(result, tuple):
-            result = (result,) if not isinstance(result, list) or len(schema.arguments) == 1 \
-                else tuple(result)
-        return result
+            result = (result,)
+        if len(result) != len(packed.layout):  # counted as the node counts its inputs
+            raise RuntimeError(
+                f"function {type(ctx).__name__} returned an incorrect number of gradients "
+                f"(expected {len(packed.layout) + 1}, got {len(result) + 1})")
+        return tuple(packed.flatten(result)) + (None,)
 
-    def vmap(info, in_dims, *values):
+    def vmap(info, in_dims, *flat):
+        packed = flat[-1]
         if e.vmap is None:
-            return _loop_over_samples(e, info, in_dims, values)
-        positional = [a for a in schema.arguments if not a.kwarg_only]
-        n = len(positional)
-        kwargs = {a.name: v for a, v in zip(schema.arguments[n:], values[n:])}
-        out, out_dims = e.vmap(info, tuple(in_dims[:n]), *values[:n], **kwargs)
+            args = packed.rebuild(flat[:-1])
+            dims = packed.rebuild(list(in_dims[:-1]))
+            return _loop_over_samples(e, info, args, dims, packed.keyword_only)
+        args = packed.rebuild(flat[:-1])
+        dims = tuple(_list_dims(d) for d in packed.rebuild(list(in_dims[:-1])))
+        out, out_dims = e.vmap(info, dims, *args, **packed.keyword_only)
         if isinstance(out, list):
             out = tuple(out)
             if isinstance(out_dims, list):
@@ -317,7 +450,25 @@ def _make_function(e):
     return cls
 
 
-def _loop_over_samples(e, info, in_dims, values):
+def _list_dims(dims):
+    """A Tensor list's in_dims: one dim for the list when all elements agree."""
+    if isinstance(dims, list):
+        return dims[0] if dims and all(d == dims[0] for d in dims) else dims
+    return dims
+
+
+def _unpack_values(e, args, keyword_only):
+    values, i = [], 0
+    for arg in e.schema.arguments:
+        if arg.kwarg_only:
+            values.append(keyword_only[arg.name])
+        else:
+            values.append(args[i])
+            i += 1
+    return values
+
+
+def _loop_over_samples(e, info, args, in_dims, keyword_only):
     """No vmap rule: run the operator sample by sample and stack (PyTorch's fallback)."""
     if not e._fallback_warned:
         e._fallback_warned = True
@@ -325,11 +476,14 @@ def _loop_over_samples(e, info, in_dims, values):
             "There is a performance drop because we have not yet implemented the batching "
             f"rule for {e.qualname}. Please file us an issue on GitHub so that we can "
             "prioritize its implementation.", UserWarning, stacklevel=4)
-    packet_call = OpOverload(e)
-    results = []
-    for i in range(info.batch_size):
-        sample = [v.select(d, i) if d is not None else v for v, d in zip(values, in_dims)]
-        results.append(packet_call(*sample))
+    overload = OpOverload(e)
+
+    def sample(value, dim, i):
+        if isinstance(value, list):
+            return [sample(v, d, i) for v, d in zip(value, dim)]
+        return value if dim is None else value.select(dim, i)
+    results = [overload(*[sample(a, d, i) for a, d in zip(args, in_dims)], **keyword_only)
+               for i in range(info.batch_size)]
     if isinstance(results[0], (tuple, list)):
         out = tuple(stack([r[k] for r in results]) for k in range(len(results[0])))
         return out, (0,) * len(out)

@@ -180,6 +180,8 @@ class _Parser:
             if self.next_is("."):
                 self.pos += 1
                 overload = self.expect("ident").text
+        if not self.next_is("(") and not self.next_is("eof"):
+            self.expect("eof")  # a bare operator name ends here (PyTorch's message)
         arguments = self.arguments()
         self.expect("arrow")
         returns = self.returns()
@@ -188,19 +190,30 @@ class _Parser:
         _check_defaults_order(schema)
         return schema
 
+    def sequence(self, open_, close, element):
+        """``open elem, elem, ... close`` (PyTorch's parseList): after an element comes a
+        comma or the closing token."""
+        self.expect(open_)
+        items = []
+        if not self.next_is(close):
+            while True:
+                items.append(element())
+                if not self.next_is(","):
+                    break
+                self.pos += 1
+        self.expect(close)
+        return items
+
     def arguments(self):
-        self.expect("(")
-        out, kwarg_only = [], False
-        while not self.next_is(")"):
-            if out or kwarg_only:
-                self.expect(",")
+        kwarg_only = [False]
+
+        def element():
             if self.next_is("*"):
                 self.pos += 1
-                kwarg_only = True
-                continue
-            out.append(self.argument(kwarg_only))
-        self.pos += 1
-        return out
+                kwarg_only[0] = True
+                return None
+            return self.argument(kwarg_only[0])
+        return [a for a in self.sequence("(", ")", element) if a is not None]
 
     def argument(self, kwarg_only, is_return=False):
         type_text, alias = self.type()
@@ -302,26 +315,12 @@ class _Parser:
                 raise self.error(f"expected [ but found '{self.cur.shown()}'")
             value = self.scalar_default(base[:base.index("[")])
             return value  # int[2] k=1 broadcasts one value to every element
-        self.expect("[")
-        items = []
         element = base[:base.index("[")]
-        while not self.next_is("]"):
-            if items:
-                self.expect(",")
-            items.append(self.scalar_default(element))
-        self.pos += 1
-        return items
+        return self.sequence("[", "]", lambda: self.scalar_default(element))
 
     def returns(self):
         if self.next_is("("):
-            self.pos += 1
-            out = []
-            while not self.next_is(")"):
-                if out:
-                    self.expect(",")
-                out.append(self.argument(False, is_return=True))
-            self.pos += 1
-            return out
+            return self.sequence("(", ")", lambda: self.argument(False, is_return=True))
         return [self.argument(False, is_return=True)]
 
 
@@ -331,6 +330,8 @@ def _default_text(value, token, parser):
         return '"' + value + '"'
     if isinstance(value, bool) or value is None:
         return str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(str(v) for v in value) + "]"
     end = parser.tokens[parser.pos].start
     return "".join(parser.text[token.start:end].split())
 
