@@ -15,6 +15,11 @@
 // loops that touch raw memory, never around ember ops.
 #pragma once
 
+#ifdef Py_LIMITED_API
+// (PyTorch's <torch/library.h> needs no Python; ember's tensors are Python objects)
+#error "ember's C++ API calls Python through pybind11, which needs the full Python C API: build without -DPy_LIMITED_API (and without py_limited_api=True)"
+#endif
+
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
