@@ -16,6 +16,13 @@ tensor([1., 1.])
 from ._library import Library, define, impl  # noqa: F401
 from ._dispatch import fallthrough_kernel, OpOverload, OpOverloadPacket  # noqa: F401
 from ._registration import (register_autograd, register_fake, register_kernel,  # noqa: F401
-                            register_vmap)
+                            register_vmap, impl_abstract, register_autocast, get_kernel,
+                            register_torch_dispatch, triton_op, wrap_triton)
 from ._custom_ops import custom_op, infer_schema, get_ctx, CustomOpDef  # noqa: F401
 from ._opcheck import opcheck, OpCheckError  # noqa: F401
+from ._library import _scoped_library  # noqa: F401
+
+__all__ = ["Library", "impl", "define", "fallthrough_kernel", "impl_abstract",
+           "register_autocast", "register_fake", "register_torch_dispatch", "register_vmap",
+           "get_ctx", "get_kernel", "custom_op", "triton_op", "wrap_triton", "infer_schema",
+           "register_autograd", "register_kernel", "opcheck", "CustomOpDef", "OpCheckError"]

@@ -92,7 +92,7 @@ def infer_schema(prototype_function, /, *, mutates_args, op_name=None) -> str:
     >>> from ember import Tensor
     >>> def f(x: Tensor, n: int = 2, *, out: Tensor) -> None: ...
     >>> ember.library.infer_schema(f, mutates_args={"out"})
-    '(Tensor x, SymInt n=2, *, Tensor(a0!) out) -> ()'
+    '(Tensor x, SymInt n=2, *, Tensor(a2!) out) -> ()'
     """
     sig = inspect.signature(prototype_function)
     hints = _resolve_hints(prototype_function)
@@ -101,8 +101,8 @@ def infer_schema(prototype_function, /, *, mutates_args, op_name=None) -> str:
         raise ValueError(f"infer_schema(func): {what} Got func with signature {sig})")
 
     mutated = _mutated_names(mutates_args, sig, error_fn)
-    params, seen_kwarg_only, counter = [], False, 0
-    for name, param in sig.parameters.items():
+    params, seen_kwarg_only = [], False
+    for index, (name, param) in enumerate(sig.parameters.items()):
         if param.kind not in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
             error_fn("We do not support positional-only args, varargs, or varkwargs.")
         if param.annotation is inspect.Parameter.empty:
@@ -119,9 +119,8 @@ def infer_schema(prototype_function, /, *, mutates_args, op_name=None) -> str:
             if not schema_type.startswith("Tensor"):
                 error_fn(f"Parameter {name} is in mutable_args but only Tensors or collections "
                          "of Tensors can be mutated")
-            schema_type = schema_type.replace("Tensor", f"Tensor(a{counter}!)", 1)
-        if schema_type.startswith("Tensor"):
-            counter += 1
+            # the alias set is named after the parameter's position
+            schema_type = schema_type.replace("Tensor", f"Tensor(a{index}!)", 1)
         text = f"{schema_type} {name}"
         if param.default is not inspect.Parameter.empty:
             text += "=" + _default_text(name, param.default, error_fn)

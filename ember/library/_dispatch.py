@@ -28,6 +28,7 @@ import warnings
 from .._tensor import Tensor
 from .._functions import stack
 from ..autograd import grad_mode
+from ..autograd.batching import hooks as _batching
 from ..autograd.function import Function
 from . import _schema
 
@@ -67,6 +68,7 @@ class OperatorEntry:
         self.backward = None       # register_autograd
         self.setup_context = None
         self.vmap = None           # register_vmap
+        self.autocast = None       # register_autocast: (device type, dtype), never applied
         self.custom_op = None      # the CustomOpDef, for ops made by custom_op
         self.define_site = None
         self._function = None      # the autograd Function made for it (rebuilt on change)
@@ -77,8 +79,13 @@ class OperatorEntry:
         return f"{self.ns}.{self.name}.{self.overload or 'default'}"
 
     def has_autograd_function(self):
-        return self.custom_op is not None or self.backward is not None or \
-            self.vmap is not None
+        """Whether calls go through the op's autograd Function: custom ops always (their
+        backward raises until a formula is registered), defined ops once they have a
+        formula, and, while a vmap runs, ops whose kernel is not a composite of ember ops
+        (the Function's vmap rule is theirs, or a loop over samples)."""
+        if self.custom_op is not None or self.backward is not None:
+            return True
+        return _batching[0] is not None and "CompositeImplicitAutograd" not in self.kernels
 
     def differentiable_schema(self):
         """Whether autograd can see the op: it mutates nothing and returns only Tensors."""

@@ -10,6 +10,7 @@
 >>> ember.ops.librarydoc.muladd(ember.tensor([2.]), ember.tensor([3.]), 1.0)
 tensor([7.])
 """
+import contextlib
 import inspect
 import os
 import threading
@@ -117,12 +118,13 @@ class Library:
         if "::" in name:
             given = name.split("::", 1)[0]
             if given != self.ns:
+                block = "TORCH_LIBRARY_FRAGMENT" if self.kind == "FRAGMENT" else "TORCH_LIBRARY"
                 raise RuntimeError(
                     f"Explicitly provided namespace ({given}) in schema string does not match "
-                    f"namespace of enclosing TORCH_LIBRARY block ({self.ns}).  Move this "
+                    f"namespace of enclosing {block} block ({self.ns}).  Move this "
                     "definition to the (unique) TORCH_LIBRARY block corresponding to this "
                     "namespace (and consider deleting the namespace from your schema string.)"
-                    f"  (Error occurred while processing TORCH_LIBRARY block at {self._site})")
+                    f"  (Error occurred while processing {block} block at {self._site})")
             name = name.split("::", 1)[1]
         parsed.name = f"{self.ns}::{name}"
         e = _dispatch.define(parsed, caller_site())
@@ -297,3 +299,20 @@ def _legacy_impl(lib, name, dispatch_key):
         lib.impl(name, fn, dispatch_key or "")
         return fn
     return register
+
+
+@contextlib.contextmanager
+def _scoped_library(ns, kind, dispatch_key=""):
+    """A Library destroyed when the block ends (PyTorch's test helper).
+
+    >>> import ember
+    >>> with ember.library._scoped_library("scopeddoc", "FRAGMENT") as lib:
+    ...     _ = lib.define("f(Tensor x) -> Tensor")
+    >>> hasattr(ember.ops.scopeddoc, "f")
+    False
+    """
+    lib = Library(ns, kind, dispatch_key)
+    try:
+        yield lib
+    finally:
+        lib._destroy()

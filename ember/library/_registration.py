@@ -18,6 +18,8 @@ the functional forms that attach behaviour to an operator defined by ``custom_op
 >>> ember.ops.registrationdoc.cube(x).backward(); x.grad
 tensor([12.])
 """
+import warnings
+
 from . import _dispatch
 from ._library import _fragment, device_key
 
@@ -108,3 +110,62 @@ def register_vmap(op, func=None, /, *, lib=None):
     if func is None:
         return register
     return register(func)
+
+
+def impl_abstract(qualname, func=None, *, lib=None, _stacklevel=1):
+    """The old name of ``register_fake`` (warns as PyTorch does)."""
+    warnings.warn("`torch.library.impl_abstract` was renamed to `torch.library.register_fake`. "
+                  "Please use that instead; we will remove `torch.library.impl_abstract` in a "
+                  "future version of PyTorch.", FutureWarning, stacklevel=2)
+    return register_fake(qualname, func, lib=lib)
+
+
+def register_autocast(op, device_type, cast_inputs, /, *, lib=None):
+    """Record the dtype ``op``'s inputs are cast to under autocast. ember runs every op in
+    its inputs' dtype (``autocast`` cannot be enabled), so the rule is kept, never run."""
+    e = _dispatch.find_entry(op)
+    if device_type not in ("cpu", "cuda"):
+        raise ValueError(f"Unknown device type: {device_type}")
+    _target_library(e, lib)._register_attribute(e, "autocast", (device_type, cast_inputs))
+
+
+class KernelFunction:
+    """A registered kernel as ``get_kernel`` hands it out: ``call_boxed(keyset, *args)``."""
+
+    def __init__(self, kernel, site):
+        self._kernel, self._site = kernel, site
+
+    def call_boxed(self, keyset, *args, **kwargs):
+        return self._kernel(*args, **kwargs)
+
+    def __repr__(self):
+        return f"SafeKernelFunction(debug='registered at {self._site}')"
+
+
+def get_kernel(op, dispatch_key):
+    """The kernel registered for ``op`` at ``dispatch_key`` ("CPU", ...).
+
+    >>> import ember
+    >>> ember.library.define("kerneldoc::inc", "(Tensor x) -> Tensor")
+    >>> ember.library.impl("kerneldoc::inc", "cpu", lambda x: x + 1)
+    >>> ember.library.get_kernel("kerneldoc::inc", "CPU").call_boxed(None, ember.zeros(1))
+    tensor([1.])
+    """
+    e = _dispatch.find_entry(op)
+    kernel = e.kernels.get(str(dispatch_key))
+    if kernel is None:
+        raise RuntimeError(f"no kernel for {dispatch_key} for {e.qualname}")
+    return KernelFunction(kernel, e.define_site)
+
+
+def register_torch_dispatch(op, torch_dispatch_class, func=None, /, *, lib=None):
+    raise NotImplementedError("register_torch_dispatch: ember has no __torch_dispatch__ "
+                              "subclasses or modes")
+
+
+def triton_op(name, fn=None, /, *, mutates_args, schema=None):
+    raise NotImplementedError("triton_op: ember has no Triton (no GPU backend)")
+
+
+def wrap_triton(triton_kernel, /):
+    raise NotImplementedError("wrap_triton: ember has no Triton (no GPU backend)")

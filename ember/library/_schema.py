@@ -399,6 +399,10 @@ def bind(schema, args, kwargs):
     for a missing, unknown or mistyped argument."""
     qual = schema.name
     positional = [a for a in schema.arguments if not a.kwarg_only]
+    if len(args) > len(positional) and len(positional) == len(schema.arguments):
+        raise RuntimeError(
+            f"{qual}() expected at most {len(positional)} argument(s) but received {len(args)} "
+            f"argument(s). Declaration: {schema}")
     if len(args) > len(positional):
         raise RuntimeError(
             f"{qual}() takes {len(positional)} positional argument(s) but {len(args)} was/were "

@@ -256,3 +256,10 @@ def test_custom_op_argument_errors(ns):
         custom_op(f"{ns}::f", lambda x: x)
     with pytest.raises(ValueError, match="not enough values to unpack"):
         custom_op("nonamespace", lambda x: x, mutates_args=(), schema="(Tensor x) -> Tensor")
+
+
+def test_alias_sets_are_named_by_position():
+    def f(x: Tensor, n: int = 2, *, out: Tensor) -> None:
+        ...
+    assert infer_schema(f, mutates_args={"out"}) == \
+        "(Tensor x, SymInt n=2, *, Tensor(a2!) out) -> ()"

@@ -134,3 +134,55 @@ def test_ops_namespace_resolution(ns):
     assert repr(getattr(ember.ops, ns)) == f"<module 'ember.ops.{ns}' from 'ember.ops'>"
     with pytest.raises(AttributeError):
         ember.ops.__wrapped__
+
+
+def test_autograd_kernel_calls_below_itself(ns, make_lib):
+    """A kernel at the Autograd key that calls the op again reaches the backend kernel."""
+    lib = make_lib(ns, "DEF")
+    lib.define("numpy_exp(Tensor x) -> Tensor")
+    lib.impl("numpy_exp", lambda x: ember.from_numpy(np.exp(x.numpy())), "CPU")
+
+    class NumpyExp(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            out = getattr(ember.ops, ns).numpy_exp(x)
+            ctx.save_for_backward(out)
+            return out
+
+        @staticmethod
+        def backward(ctx, grad):
+            out, = ctx.saved_tensors
+            return grad * out
+
+    lib.impl("numpy_exp", NumpyExp.apply, "Autograd")
+    check_grad(lambda x: getattr(ember.ops, ns).numpy_exp(x), np.array([0.5, -1.]))
+
+
+def test_vmap_of_numpy_kernel_runs_per_sample(ns, make_lib):
+    lib = make_lib(ns, "DEF")
+    lib.define("numpy_square(Tensor x) -> Tensor")
+    lib.impl("numpy_square", lambda x: ember.from_numpy(x.numpy() ** 2), "CPU")
+    x = np.arange(6.).reshape(3, 2)
+    with pytest.warns(UserWarning, match="batching rule"):
+        out = ember.func.vmap(getattr(ember.ops, ns).numpy_square)(ember.tensor(x))
+    np.testing.assert_allclose(out.numpy(), x ** 2)
+
+
+def test_extras(ns, make_lib):
+    lib = make_lib(ns, "DEF")
+    lib.define("f(Tensor x) -> Tensor")
+    lib.impl("f", lambda x: x + 1, "CPU")
+    kernel = ember.library.get_kernel(f"{ns}::f", "CPU")
+    np.testing.assert_allclose(kernel.call_boxed(None, ember.zeros(1)).numpy(), [1.])
+    with pytest.raises(RuntimeError, match=f"no kernel for CUDA for {ns}::f"):
+        ember.library.get_kernel(f"{ns}::f", "CUDA")
+    with pytest.warns(FutureWarning, match="`torch.library.impl_abstract` was renamed"):
+        ember.library.impl_abstract(f"{ns}::f", lambda x: ember.empty_like(x))
+    assert ember.library.opcheck(getattr(ember.ops, ns).f, (ember.ones(1),),
+                                 test_utils="test_faketensor") == {"test_faketensor": "SUCCESS"}
+    with ember.library._scoped_library(ns, "FRAGMENT") as scoped:
+        scoped.define("g(Tensor x) -> Tensor")
+        assert getattr(ember.ops, ns).g.overloads() == ["default"]
+    assert not hasattr(getattr(ember.ops, ns), "g")
+    with pytest.raises(NotImplementedError, match="Triton"):
+        ember.library.triton_op(f"{ns}::t", lambda x: x, mutates_args=())
