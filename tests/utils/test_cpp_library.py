@@ -347,3 +347,25 @@ def test_load_library_errors():
         ember.ops.load_library("/nonexistent/lib.so")
     with pytest.raises(OSError, match=r"^Could not load this library: "):
         ember.ops.load_library(sys.executable + ".missing")
+
+
+def test_extension_cpp_example_package():
+    # examples/extensions/muladd: extension-cpp's csrc/muladd.cpp and ops.py (import ember as
+    # torch), the package loading its library with load(..., is_python_module=False)
+    from tests.utils.extension_cpp_example import import_example
+    example = import_example()
+    assert os.path.basename(example.library_path) == "extension_cpp.so"
+    gen = np.random.default_rng(15)
+    a, b = (gen.standard_normal(20).astype(np.float32) for _ in range(2))
+    at, bt = ember.tensor(a, requires_grad=True), ember.tensor(b)
+    out = example.ops.mymuladd(at, bt, 3.14)
+    np.testing.assert_allclose(out.detach().numpy(), a * b + np.float32(3.14), rtol=1e-6)
+    g = gen.standard_normal(20).astype(np.float32)
+    (grad_a,) = ember.autograd.grad(out, [at], ember.tensor(g))
+    np.testing.assert_allclose(grad_a.numpy(), g * b, rtol=1e-6)
+    out = ember.empty(20)
+    assert example.ops.myadd_out(ember.tensor(a), ember.tensor(b), out) is None
+    np.testing.assert_allclose(out.numpy(), a + b, rtol=1e-6)
+    result = ember.library.opcheck(ember.ops.extension_cpp.mymuladd.default,
+                                   (ember.tensor(a, requires_grad=True), ember.tensor(b), -123))
+    assert set(result.values()) == {"SUCCESS"}, result
