@@ -8,7 +8,9 @@ float64 finite differences.
 """
 import os
 import shutil
+import subprocess
 import sys
+import textwrap
 import warnings
 
 import numpy as np
@@ -369,3 +371,51 @@ def test_extension_cpp_example_package():
     result = ember.library.opcheck(ember.ops.extension_cpp.mymuladd.default,
                                    (ember.tensor(a, requires_grad=True), ember.tensor(b), -123))
     assert set(result.values()) == {"SUCCESS"}, result
+
+
+AOT_SETUP = """
+from setuptools import setup
+from ember.utils.cpp_extension import BuildExtension, CppExtension
+setup(name="extension_cpp", packages=["extension_cpp"],
+      ext_modules=[CppExtension("extension_cpp._C", ["extension_cpp/csrc/muladd.cpp"])],
+      cmdclass={"build_ext": BuildExtension})
+"""
+
+
+def test_ahead_of_time_build_of_the_example(tmp_path):
+    # setup.py + BuildExtension, and the package imports its library as the module _C: the
+    # source's own PyInit__C (no PyMODINIT_FUNC) is exported despite -fvisibility=hidden
+    from tests.utils.extension_cpp_example import EXAMPLE, REPO
+    pkg = tmp_path / "extension_cpp"
+    shutil.copytree(EXAMPLE, pkg, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    (pkg / "__init__.py").write_text("from . import _C, ops  # noqa: F401\n")
+    (tmp_path / "setup.py").write_text(AOT_SETUP)
+    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               CFLAGS="-O0 -g0")
+    r = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
+                       cwd=tmp_path, capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    check = textwrap.dedent("""
+        import ember, extension_cpp
+        a = ember.tensor([1.0, 2.0], requires_grad=True)
+        out = extension_cpp.ops.mymuladd(a, ember.tensor([3.0, 4.0]), 0.5)
+        out.sum().backward()
+        print(out.tolist(), a.grad.tolist())
+    """)
+    r = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, capture_output=True,
+                       text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["[3.5, 8.5] [3.0, 4.0]"]
+
+
+
+def test_limited_api_build_is_refused_with_a_reason(cache_dir):
+    # extension-cpp's setup.py passes -DPy_LIMITED_API for PyTorch's Python-free headers;
+    # ember's call Python through pybind11, so the build says so first
+    from ember.utils.cpp_extension import ExtensionBuildError
+    with pytest.raises(ExtensionBuildError) as info:
+        load_inline("ember_cpp_limited", "int f() { return 1; }",
+                    extra_cflags=FAST + ["-DPy_LIMITED_API=0x03090000"], is_python_module=False)
+    first_error = next(line for line in str(info.value).splitlines() if "error:" in line)
+    assert "#error" in first_error and "needs the full Python C API: build without " \
+        "-DPy_LIMITED_API (and without py_limited_api=True)" in first_error

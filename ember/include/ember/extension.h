@@ -37,6 +37,15 @@
 #include <utility>
 #include <vector>
 
+// The module's init function is exported even under -fvisibility=hidden (which ember's builds
+// use): a source that writes its own (extension-cpp's empty `PyInit__C`, without
+// PyMODINIT_FUNC) still imports. A declaration only; PYBIND11_MODULE defines it the same way.
+#ifdef EMBER_EXTENSION_NAME
+#define EMBER_MODULE_INIT_CAT_(a, b) a##b
+#define EMBER_MODULE_INIT_(name) EMBER_MODULE_INIT_CAT_(PyInit_, name)
+extern "C" __attribute__((visibility("default"))) PyObject* EMBER_MODULE_INIT_(EMBER_EXTENSION_NAME)(void);
+#endif
+
 namespace ember {
 namespace py = pybind11;
 
