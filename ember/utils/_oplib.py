@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import os
 import threading
 import warnings
+
+from ..library import _dispatch
 
 #: the real paths of the libraries load_library has loaded (``torch.ops.loaded_libraries``)
 loaded_libraries: set[str] = set()
@@ -50,6 +53,52 @@ def call_from(file: str, line: int, fn, *args):
     """
     code = compile("\n" * (line - 1) + "fn(*args)", file, "eval")
     return eval(code, {"fn": fn, "args": args})
+
+
+def cpp_kernel(ns: str, op_name: str, kernel):
+    """The Python kernel ember.library runs for the C++ function ``kernel`` of ``op_name``.
+
+    ember.library calls a kernel as PyTorch calls a Python one: trailing arguments that hold
+    their defaults left out, keyword-only ones as keywords. A C++ function takes every
+    argument of the schema, in order (PyTorch's dispatcher hands it the full stack), so this
+    fills in the defaults and passes everything positionally. ``op_name`` is ``"name"``,
+    ``"name.overload"`` or ``"ns::name"``; its schema is looked up when the kernel first runs
+    (an IMPL block may load before the TORCH_LIBRARY block that defines it).
+
+    >>> import ember
+    >>> lib = ember.library.Library("oplibdoc", "DEF")
+    >>> lib.define("shift(Tensor x, float k=1., *, bool neg=False) -> Tensor")
+    'shift'
+    >>> full = cpp_kernel("oplibdoc", "shift", lambda x, k, neg: (k, neg))
+    >>> full(ember.ones(1)), full(ember.ones(1), 2.0, neg=True)
+    ((1.0, False), (2.0, True))
+    """
+    qualname, _, overload = op_name.partition(".")
+    if "::" not in qualname:
+        qualname = f"{ns}::{qualname}"
+    found = []
+
+    @functools.wraps(kernel)
+    def call(*args, **kwargs):
+        if not found:
+            entry = _dispatch.entry(qualname, overload)
+            if entry is None or entry.schema is None:
+                raise RuntimeError(f"{qualname}: the C++ kernel runs, but no schema defines "
+                                   "the operator")
+            found.append(entry)
+        arguments = found[0].schema.arguments
+        if len(args) == len(arguments):
+            return kernel(*args)
+        values = list(args)
+        for arg in arguments[len(args):]:
+            if arg.name in kwargs:
+                values.append(kwargs[arg.name])
+            elif arg.has_default:
+                values.append(arg.default_value)
+            else:
+                raise TypeError(f"{qualname}() is missing value for argument '{arg.name}'")
+        return kernel(*values)
+    return call
 
 
 @contextlib.contextmanager

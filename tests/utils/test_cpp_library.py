@@ -109,7 +109,7 @@ EMBER_LIBRARY(ember_cpp_ops, m) {
   m.def("muladd(Tensor a, Tensor b, float c) -> Tensor");
   m.def("mul(Tensor a, Tensor b) -> Tensor");
   m.def("add_out(Tensor a, Tensor b, Tensor(a!) out) -> ()");
-  m.def("shift(Tensor x, int k, bool negate) -> Tensor");
+  m.def("shift(Tensor x, int k=1, *, bool negate=False) -> Tensor");
   m.def("check_value(int which, int v) -> ()");
   // a kernel made of ember ops, for every device: differentiable as it is
   m.def("twice_sum(Tensor x, Tensor y) -> Tensor",
@@ -152,10 +152,10 @@ def ops(cache_dir):
         return ember.empty_like(a)
 
     def shift_backward(ctx, grad):
-        return -grad if ctx.negate else grad, None, None
+        return -grad if ctx.negate else grad, None
 
-    def shift_setup(ctx, inputs, output):
-        ctx.negate = inputs[2]
+    def shift_setup(ctx, inputs, keyword_only_inputs, output):
+        ctx.negate = keyword_only_inputs["negate"]
 
     ember.library.register_autograd(f"{NS}::shift", shift_backward, setup_context=shift_setup)
     return ops
@@ -174,7 +174,7 @@ def test_load_returns_the_loaded_library_path(ops):
     assert load(NS, ops.sources, extra_cflags=FAST, is_python_module=False) == path
     ember.ops.load_library(path)
     x = ember.ones(2)
-    np.testing.assert_array_equal(ops.shift(x, 1, False).numpy(), [2.0, 2.0])
+    np.testing.assert_array_equal(ops.shift(x).numpy(), [2.0, 2.0])
 
 
 def test_kernels_compute_what_the_cpp_says(ops):
@@ -186,8 +186,12 @@ def test_kernels_compute_what_the_cpp_says(ops):
     np.testing.assert_allclose(got.numpy(), a * b + 2, rtol=1e-6)
     np.testing.assert_allclose(ops.mul(ember.tensor(a), ember.tensor(b)).numpy(), a * b)
     x = _rand(5, dtype=np.float64, seed=3)
-    np.testing.assert_array_equal(ops.shift(ember.tensor(x), 3, True).numpy(), -x + 3)
-    np.testing.assert_array_equal(ops.shift(ember.tensor(x), -1, False).numpy(), x - 1)
+    np.testing.assert_array_equal(ops.shift(ember.tensor(x), 3, negate=True).numpy(), -x + 3)
+    np.testing.assert_array_equal(ops.shift(ember.tensor(x), -1, negate=False).numpy(), x - 1)
+    # the C++ function gets every argument: the defaults filled in
+    np.testing.assert_array_equal(ops.shift(ember.tensor(x)).numpy(), x + 1)
+    np.testing.assert_array_equal(ops.shift(ember.tensor(x), negate=True).numpy(), -x + 1)
+    np.testing.assert_array_equal(ops.shift.default(x=ember.tensor(x), k=2).numpy(), x + 2)
 
 
 def test_non_contiguous_inputs_are_copied_by_the_kernel(ops):
@@ -241,8 +245,8 @@ def test_autograd_registered_in_python(ops):
     ops.muladd(at2, ember.tensor(b), 0.0).sum().backward()
     np.testing.assert_allclose(at2.grad.numpy(), b, rtol=1e-6)
     # float64 finite differences through the C++ kernel
-    check_grad(lambda x: ops.shift(x, 2, True), _rand(3, 2, dtype=np.float64, seed=11))
-    check_grad(lambda x: ops.shift(x, 0, False), _rand(4, dtype=np.float64, seed=12))
+    check_grad(lambda x: ops.shift(x, 2, negate=True), _rand(3, 2, dtype=np.float64, seed=11))
+    check_grad(lambda x: ops.shift(x, 0), _rand(4, dtype=np.float64, seed=12))
 
 
 def test_cpp_composite_kernel_is_differentiable_without_registration(ops):

@@ -11,7 +11,9 @@
 // EMBER_LIBRARY_FRAGMENT is Library(ns, "FRAGMENT"), EMBER_LIBRARY_IMPL(ns, CPU, m) is
 // Library(ns, "IMPL", "CPU"); m.def(schema) calls .define(schema) and m.impl(name, fn) calls
 // .impl(name, fn) with fn wrapped as a Python callable (pybind11 converts the arguments the
-// schema describes: Tensor, float -> double, int -> int64_t, bool, Tensor(a!) -> Tensor&).
+// schema describes: Tensor, float -> double, int -> int64_t, bool, Tensor(a!) -> Tensor&,
+// Tensor? -> std::optional<Tensor>), which gets every argument of the schema in order, the
+// defaults filled in, as PyTorch's dispatcher calls a C++ kernel.
 // The Python Library objects are kept for the life of the process, as the registrations are.
 //
 // A static constructor cannot raise into Python, so a failed registration (a bad schema, an
@@ -81,7 +83,10 @@ class Library {
   void register_kernel(const std::string& name, Func&& fn, const std::string& key) {
     std::string shown = name.substr(name.rfind(':') == std::string::npos ? 0 : name.rfind(':') + 1);
     py::cpp_function kernel(std::forward<Func>(fn), py::name(shown.c_str()));
-    call(handle().attr("impl"), name, kernel, key);
+    // takes the arguments as ember.library passes them, calls the C++ function with all
+    py::object full =
+        py::module_::import("ember.utils._oplib").attr("cpp_kernel")(ns_, name, kernel);
+    call(handle().attr("impl"), name, full, key);
   }
 
   // Calls fn(args...) from a Python frame that reads as the block's file:line, so that
