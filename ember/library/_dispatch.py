@@ -27,6 +27,7 @@ import warnings
 
 from .._tensor import Tensor
 from .._functions import stack
+from .._functorch.batched import BatchedTensor
 from ..autograd import grad_mode
 from ..autograd.batching import hooks as _batching
 from ..autograd.function import Function
@@ -71,6 +72,7 @@ class OperatorEntry:
         self.autocast = None       # register_autocast: (device type, dtype), never applied
         self.custom_op = None      # the CustomOpDef, for ops made by custom_op
         self.define_site = None
+        self.tags = ()
         self._function = None      # the autograd Function made for it (rebuilt on change)
         self._fallback_warned = False
 
@@ -86,6 +88,10 @@ class OperatorEntry:
         if self.custom_op is not None or self.backward is not None:
             return True
         return _batching[0] is not None and "CompositeImplicitAutograd" not in self.kernels
+
+    def fake_impl(self):
+        """The fake implementation: register_fake's, else a kernel at the Meta key."""
+        return self.fake if self.fake is not None else self.kernels.get("Meta")
 
     def differentiable_schema(self):
         """Whether autograd can see the op: it mutates nothing and returns only Tensors."""
@@ -244,6 +250,11 @@ def call(e, args, kwargs):
                 return autograd_kernel(*a, **kw)
             finally:
                 running.discard(e)
+    if _batching[0] is not None and "CompositeImplicitAutograd" not in e.kernels and \
+            any(isinstance(t, BatchedTensor) for t in _tensor_args(values)):
+        # a kernel would see one sample's array; the per-sample loop can't write inputs back
+        raise RuntimeError(f"Batching rule not implemented for {e.qualname}; the fallback path "
+                           "doesn't work on out= or view ops.")
     if e.custom_op is not None:  # mutating or non-Tensor results: no autograd, as PyTorch
         with grad_mode.no_grad():
             return run_backend(e, values)
@@ -448,11 +459,16 @@ def _make_function(e):
                 out_dims = tuple(out_dims)
         return out, out_dims
 
+    def jvp(ctx, *tangents):
+        raise NotImplementedError(
+            f"{e.qualname}: custom operators have no forward-mode AD formula in ember "
+            "(register_autograd gives reverse mode only)")
+
     name = f"GeneratedBackwardFor_{e.ns}_{e.name}_{e.overload or 'default'}"
     cls = type(name, (_NoAutogradFormula,), {
         "forward": staticmethod(forward), "setup_context": staticmethod(setup_context),
         "backward": staticmethod(backward), "vmap": staticmethod(vmap),
-        "__module__": __name__})
+        "jvp": staticmethod(jvp), "__module__": __name__})
     e._function = cls
     return cls
 
@@ -537,6 +553,10 @@ class OpOverload:
     @property
     def namespace(self):
         return self._entry.ns
+
+    @property
+    def tags(self):
+        return list(self._entry.tags)
 
     def name(self):
         e = self._entry

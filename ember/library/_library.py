@@ -128,6 +128,7 @@ class Library:
             name = name.split("::", 1)[1]
         parsed.name = f"{self.ns}::{name}"
         e = _dispatch.define(parsed, caller_site())
+        e.tags = (tags,) if not isinstance(tags, (tuple, list)) else tuple(tags)
         self._op_defs.append(e)
         return name
 

@@ -15,6 +15,7 @@
 import numpy as np
 
 from .._tensor import Tensor
+from ..backend import to_host
 from ..autograd import grad_mode
 from ..autograd.backprop import backward as _run_backward
 from . import _dispatch
@@ -120,7 +121,7 @@ def _tensors(value):
 
 
 def _host(t):
-    return np.array(t.detach().numpy(), copy=True)
+    return np.array(to_host(t.detach()._data), copy=True)
 
 
 def _outputs(out):
@@ -183,7 +184,7 @@ def _check_fake_exists(op):
     """Raise as FakeTensor does when ``op`` has no fake implementation; True when there
     is one to compare (False: none needed)."""
     e = op._entry
-    if e.fake is None:
+    if e.fake_impl() is None:
         if "CompositeImplicitAutograd" in e.kernels or not e.schema.returns:
             return False  # it decomposes into ops that have their own / it returns nothing
         if e.custom_op is not None:
@@ -205,7 +206,7 @@ def _test_faketensor(op, args, kwargs):
         values = bind(e.schema, _clone(args), _clone(kwargs))
         fake_args, fake_kwargs = kernel_arguments(e.schema, values)
         with fake_ctx(op.name()) as ctx:
-            fake = e.fake(*fake_args, **fake_kwargs)
+            fake = e.fake_impl()(*fake_args, **fake_kwargs)
     several = isinstance(real, (tuple, list))
     reals, fakes = _outputs(real), _outputs(fake)
     prefix = (f"When comparing the output of {op} on FakeTensor and concrete Tensors, found "

@@ -1,4 +1,6 @@
 """opcheck: each test's success and its failures with PyTorch's messages."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -114,3 +116,18 @@ def test_arguments_checked(ns):
         opcheck(lambda x: x, (ember.ones(1),))
     assert opcheck(f, (ember.ones(1),), test_utils=("test_schema", "test_aot_dispatch_static")) \
         == {"test_schema": "SUCCESS", "test_aot_dispatch_static": "SUCCESS"}
+
+
+def test_meta_kernel_serves_as_fake(ns, make_lib):
+    lib = make_lib(ns, "DEF")
+    lib.define("double(Tensor x) -> Tensor", tags=("pt2_compliant_tag",))
+    lib.impl("double", lambda x: ember.from_numpy(x.numpy() * 2), "CPU")
+    lib.impl("double", lambda x: x.new_empty(x.shape), "Meta")
+    op = getattr(ember.ops, ns).double.default
+    assert op.tags == ["pt2_compliant_tag"]
+    assert opcheck(op, (ember.ones(2),)) == ALL_SUCCESS
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # overriding a kernel warns (once per process)
+        lib.impl("double", lambda x: x.new_empty(3), "Meta")
+    assert "Shapes ember.Size([2]) and ember.Size([3]) are not equal!" in \
+        _failure(op, (ember.ones(2),))

@@ -98,3 +98,26 @@ def test_library_op_without_autograd_warns_in_backward(ns, make_lib):
                in str(w.message) for w in caught)
     lib.impl("numpy_tanh", ember.library.fallthrough_kernel, "Autograd")
     assert not getattr(ember.ops, ns).numpy_tanh(x).requires_grad
+
+
+def test_mutating_op_under_vmap_raises(ns):
+    @custom_op(f"{ns}::add_one_", mutates_args=["x"])
+    def add_one_(x: Tensor) -> None:
+        x.numpy()[...] += 1
+
+    with pytest.raises(RuntimeError, match=f"Batching rule not implemented for {ns}::add_one_; "
+                                           "the fallback path doesn't work on out= or view ops."):
+        ember.func.vmap(add_one_)(ember.ones(2, 3))
+
+
+def test_forward_ad_is_refused_clearly(ns):
+    import ember.autograd.forward_ad as fwAD
+
+    @custom_op(f"{ns}::numpy_neg", mutates_args=())
+    def numpy_neg(x: Tensor) -> Tensor:
+        return ember.from_numpy(-x.numpy())
+
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(ember.ones(2), ember.ones(2))
+        with pytest.raises(NotImplementedError, match="no forward-mode AD formula"):
+            numpy_neg(dual)
