@@ -84,6 +84,11 @@ at::Tensor shift_cpu(const at::Tensor& x, int64_t k, bool negate) {
   return out;
 }
 
+// an optional tensor: None arrives as an empty optional
+at::Tensor scale_add_cpu(const at::Tensor& x, const c10::optional<at::Tensor>& y, double s) {
+  return y.has_value() ? x * s + *y : x * s;
+}
+
 void check_value(int64_t which, int64_t v) {
   if (which == 0) TORCH_CHECK_VALUE(v > 0, "v must be positive, got ", v);
   if (which == 1) TORCH_CHECK_TYPE(v > 0);
@@ -97,6 +102,7 @@ TORCH_LIBRARY_IMPL(ember_cpp_ops, CPU, m) {
   m.impl("add_out", &add_out_cpu);
   m.impl("shift", TORCH_FN(shift_cpu));
   m.impl("check_value", &check_value);
+  m.impl("scale_add", &scale_add_cpu);
 }
 
 }  // namespace cppops
@@ -111,6 +117,7 @@ EMBER_LIBRARY(ember_cpp_ops, m) {
   m.def("add_out(Tensor a, Tensor b, Tensor(a!) out) -> ()");
   m.def("shift(Tensor x, int k=1, *, bool negate=False) -> Tensor");
   m.def("check_value(int which, int v) -> ()");
+  m.def("scale_add(Tensor x, Tensor? y=None, float s=1.) -> Tensor");
   // a kernel made of ember ops, for every device: differentiable as it is
   m.def("twice_sum(Tensor x, Tensor y) -> Tensor",
         [](const ember::Tensor& x, const ember::Tensor& y) { return (x * 2 + y).sum(); });
@@ -192,6 +199,11 @@ def test_kernels_compute_what_the_cpp_says(ops):
     np.testing.assert_array_equal(ops.shift(ember.tensor(x)).numpy(), x + 1)
     np.testing.assert_array_equal(ops.shift(ember.tensor(x), negate=True).numpy(), -x + 1)
     np.testing.assert_array_equal(ops.shift.default(x=ember.tensor(x), k=2).numpy(), x + 2)
+    y = _rand(5, dtype=np.float64, seed=16)
+    np.testing.assert_array_equal(ops.scale_add(ember.tensor(x)).numpy(), x)
+    np.testing.assert_array_equal(ops.scale_add(ember.tensor(x), s=3.0).numpy(), x * 3)
+    np.testing.assert_array_equal(ops.scale_add(ember.tensor(x), ember.tensor(y), 2.0).numpy(),
+                                  x * 2 + y)
 
 
 def test_non_contiguous_inputs_are_copied_by_the_kernel(ops):
