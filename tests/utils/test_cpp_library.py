@@ -101,7 +101,7 @@ TORCH_LIBRARY_IMPL(ember_cpp_ops, CPU, m) {
   m.impl("mul", &mul_cpu);
   m.impl("add_out", &add_out_cpu);
   m.impl("shift", TORCH_FN(shift_cpu));
-  m.impl("check_value", &check_value);
+  m.impl("ember_cpp_ops::check_value", &check_value);  // qualified: the same operator
   m.impl("scale_add", &scale_add_cpu);
 }
 
@@ -121,6 +121,11 @@ EMBER_LIBRARY(ember_cpp_ops, m) {
   // a kernel made of ember ops, for every device: differentiable as it is
   m.def("twice_sum(Tensor x, Tensor y) -> Tensor",
         [](const ember::Tensor& x, const ember::Tensor& y) { return (x * 2 + y).sum(); });
+  // an overload, with its kernel
+  m.def(" twice_sum.scaled (Tensor x, Tensor y, float s) -> Tensor",
+        [](const ember::Tensor& x, const ember::Tensor& y, double s) {
+          return (x * 2 + y).sum() * s;
+        });
 }
 """
 
@@ -266,6 +271,9 @@ def test_cpp_composite_kernel_is_differentiable_without_registration(ops):
     out = ops.twice_sum(ember.tensor(x), ember.tensor(y))
     np.testing.assert_allclose(out.item(), (2 * x + y).sum())
     check_grad(ops.twice_sum, x, y)
+    out = ops.twice_sum.scaled(ember.tensor(x), ember.tensor(y), 3.0)
+    np.testing.assert_allclose(out.item(), 3 * (2 * x + y).sum())
+    check_grad(lambda a, b: ops.twice_sum.scaled(a, b, -0.5), x, y)
 
 
 FAILING = r"""

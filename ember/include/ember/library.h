@@ -61,9 +61,12 @@ class Library {
   template <typename Func>
   Library& def(const char* schema, Func&& fn) & {
     call(handle().attr("define"), schema);
+    // the name as written, with its overload ("name.out"), perhaps "ns::"
     std::string s(schema);
-    register_kernel(s.substr(0, s.find('(')), std::forward<Func>(fn),
-                    "CompositeImplicitAutograd");
+    size_t begin = s.find_first_not_of(" \t\n"), end = s.find('(');
+    std::string name = s.substr(begin, end == std::string::npos ? end : end - begin);
+    name = name.substr(0, name.find_last_not_of(" \t\n") + 1);
+    register_kernel(name, std::forward<Func>(fn), "CompositeImplicitAutograd");
     return *this;
   }
   /// Gives the implementation of ``name`` (``"mymul"``, ``"mymul.out"`` or ``"ns::mymul"``)
