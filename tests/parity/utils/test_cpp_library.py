@@ -160,12 +160,21 @@ def _samples(lib, requires_grad):
             [make(20), make(20, grad=False), -123], [make(2, 3, grad=False), make(2, 3), -0.3]]
 
 
+def _out_samples(lib, requires_grad):
+    """extension-cpp's test inputs of myadd_out (a, b, out)."""
+    gen = np.random.default_rng(10)
+    return [[lib.tensor(gen.standard_normal(n).astype(np.float32), requires_grad=requires_grad)
+             for _ in range(3)] for n in (3, 20)]
+
+
 @pytest.mark.parametrize("requires_grad", [False, True])
-def test_opcheck_reports_the_same(built, requires_grad):
+@pytest.mark.parametrize("name", ["mymuladd", "myadd_out"])
+def test_opcheck_reports_the_same(built, name, requires_grad):
+    samples = _samples if name == "mymuladd" else _out_samples
     results = {}
     for lib in (torch, ember):
-        op = lib.ops.extension_cpp.mymuladd.default
+        op = getattr(lib.ops.extension_cpp, name).default
         results[lib] = [lib.library.opcheck(op, tuple(args))
-                        for args in _samples(lib, requires_grad)]
+                        for args in samples(lib, requires_grad)]
     assert results[ember] == results[torch]
     assert all(set(r.values()) == {"SUCCESS"} for r in results[ember])
