@@ -41,6 +41,8 @@ zeros, ones, empty, full, arange, range, linspace, eye, rand, randn, randint, ra
 from math import inf, nan, pi, e  # noqa: E402,F401  (ember.inf, ember.pi, ...)
 from . import _tensor_methods
 from . import return_types
+from ._checks import (_check, _check_with, _check_value, _check_type,  # noqa: F401
+                      _check_index, _check_not_implemented)  # (torch._check & co.)
 from . import linalg  # noqa: F401  (ember.linalg)
 
 FloatTensor = _tensor_methods.LEGACY_TYPES["FloatTensor"]

@@ -22,7 +22,7 @@ LAYERS = [
     ("backend", ["ember.backend", "ember.device", "ember._typing", "ember.accelerator",
                  "ember.backends"]),
     ("tensor", ["ember._tensor", "ember._tensor_repr", "ember.random", "ember._creation",
-                "ember.return_types"]),
+                "ember.return_types", "ember._checks"]),
     ("autograd", ["ember.autograd"]),
     ("ops", ["ember._ops"]),
     ("functional API and methods", ["ember._registry", "ember._functions", "ember._tensor_methods",

@@ -13,6 +13,8 @@ is callable and holds its overloads (``.default``).
 import importlib
 
 from ..library._dispatch import OpNamespace
+# shared libraries whose TORCH_LIBRARY blocks register operators (torch.ops.load_library)
+from ..utils._oplib import load_library, loaded_libraries  # noqa: F401
 
 _namespaces = {}
 

@@ -15,6 +15,11 @@
 // loops that touch raw memory, never around ember ops.
 #pragma once
 
+#ifdef Py_LIMITED_API
+// (PyTorch's <torch/library.h> needs no Python; ember's tensors are Python objects)
+#error "ember's C++ API calls Python through pybind11, which needs the full Python C API: build without -DPy_LIMITED_API (and without py_limited_api=True)"
+#endif
+
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -32,6 +37,15 @@
 #include <utility>
 #include <vector>
 
+// The module's init function is exported even under -fvisibility=hidden (which ember's builds
+// use): a source that writes its own (extension-cpp's empty `PyInit__C`, without
+// PyMODINIT_FUNC) still imports. A declaration only; PYBIND11_MODULE defines it the same way.
+#ifdef EMBER_EXTENSION_NAME
+#define EMBER_MODULE_INIT_CAT_(a, b) a##b
+#define EMBER_MODULE_INIT_(name) EMBER_MODULE_INIT_CAT_(PyInit_, name)
+extern "C" __attribute__((visibility("default"))) PyObject* EMBER_MODULE_INIT_(EMBER_EXTENSION_NAME)(void);
+#endif
+
 namespace ember {
 namespace py = pybind11;
 
@@ -41,6 +55,13 @@ namespace py = pybind11;
 class Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+/// Reaches Python as NotImplementedError (TORCH_CHECK_NOT_IMPLEMENTED).
+class NotImplementedError : public py::builtin_exception {
+ public:
+  using py::builtin_exception::builtin_exception;
+  void set_error() const override { PyErr_SetString(PyExc_NotImplementedError, what()); }
 };
 
 // ---- shapes ------------------------------------------------------------------------------------
@@ -146,6 +167,40 @@ class TensorOptions {
 
 inline TensorOptions dtype(ScalarType t) { return TensorOptions(t); }
 inline TensorOptions requires_grad(bool r = true) { return TensorOptions().requires_grad(r); }
+
+// ---- devices -----------------------------------------------------------------------------------
+
+/// Device kinds (values follow PyTorch's c10::DeviceType).
+enum class DeviceType : int8_t { CPU = 0, CUDA = 1, Meta = 14 };
+constexpr DeviceType kCPU = DeviceType::CPU;
+constexpr DeviceType kCUDA = DeviceType::CUDA;
+constexpr DeviceType kMeta = DeviceType::Meta;
+
+/// Where a tensor lives: ``t.device().type() == ember::kCPU``, ``t.device().is_cpu()``.
+class Device {
+ public:
+  Device(DeviceType type, int8_t index = -1) : type_(type), index_(index) {}  // NOLINT
+  DeviceType type() const { return type_; }
+  int8_t index() const { return index_; }
+  bool has_index() const { return index_ >= 0; }
+  bool is_cpu() const { return type_ == kCPU; }
+  bool is_cuda() const { return type_ == kCUDA; }
+  bool is_meta() const { return type_ == kMeta; }
+  bool operator==(const Device& o) const { return type_ == o.type_ && index_ == o.index_; }
+  bool operator!=(const Device& o) const { return !(*this == o); }
+  /// "cpu", "cuda:0", ...
+  std::string str() const {
+    std::string s = type_ == kCPU ? "cpu" : type_ == kCUDA ? "cuda" : "meta";
+    return has_index() ? s + ":" + std::to_string(index_) : s;
+  }
+
+ private:
+  DeviceType type_;
+  int8_t index_;
+};
+
+inline std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
+inline std::ostream& operator<<(std::ostream& os, DeviceType t) { return os << Device(t).str(); }
 
 // ---- scalars -----------------------------------------------------------------------------------
 
@@ -412,8 +467,21 @@ class Tensor {
   }
   bool is_floating_point() const { return isFloatingType(scalar_type()); }
   bool requires_grad() const { return obj_.attr("requires_grad").cast<bool>(); }
-  bool is_cpu() const { return true; }
-  bool is_cuda() const { return false; }
+  /// The tensor's device, read from the Python tensor's ``device``.
+  Device device() const {
+    check_defined("device");
+    py::object d = obj_.attr("device");
+    std::string type = py::str(d.attr("type"));
+    py::object index = d.attr("index");
+    int8_t i = index.is_none() ? -1 : static_cast<int8_t>(index.cast<int>());
+    if (type == "cpu") return Device(kCPU, i);
+    if (type == "cuda") return Device(kCUDA, i);
+    if (type == "meta") return Device(kMeta, i);
+    throw Error("device(): ember's C++ API has no device type '" + type + "'");
+  }
+  bool is_cpu() const { return device().is_cpu(); }
+  bool is_cuda() const { return device().is_cuda(); }
+  bool is_meta() const { return device().is_meta(); }
   TensorOptions options() const { return TensorOptions(scalar_type()); }
   Tensor grad() const { return Tensor(obj_.attr("grad")); }
 

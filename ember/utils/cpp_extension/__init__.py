@@ -23,6 +23,9 @@ anything is compiled.
 
 C++ sources include ``<ember/extension.h>`` (``ember::Tensor`` and friends) or
 ``<torch/extension.h>`` (PyTorch's names for the same things); load_inline includes both.
+Operators registered with ``TORCH_LIBRARY`` (``<torch/library.h>``, ``<ember/library.h>``) are
+loaded with ``is_python_module=False``: the library is built as a plain shared object, loaded
+with ``ember.ops.load_library`` and its path returned, as PyTorch does.
 """
 from __future__ import annotations
 
@@ -44,6 +47,7 @@ from ._compiler import (EMBER_INCLUDE, ExtensionBuildError, build_shared_library
                         compiler_fingerprint, default_include_dirs, find_compiler,
                         python_include_dirs)
 from ._names import check_extension_name
+from .._oplib import load_library, raising_registration_failures
 from ._setuptools import BuildExtension, CppExtension, include_paths
 
 __all__ = ["load", "load_inline", "CppExtension", "BuildExtension", "include_paths",
@@ -51,6 +55,8 @@ __all__ = ["load", "load_inline", "CppExtension", "BuildExtension", "include_pat
            "is_ninja_available"]
 
 _INLINE_PRELUDE = "#include <ember/extension.h>\n#include <torch/extension.h>\n\n"
+
+_LIBRARY_SUFFIX = ".so"
 
 _loaded: dict[str, types.ModuleType] = {}
 _loaded_lock = threading.Lock()
@@ -90,12 +96,17 @@ def load(name: str, sources: Union[_Path, Sequence[_Path]],
          extra_cflags: Optional[Sequence[str]] = None,
          extra_ldflags: Optional[Sequence[str]] = None,
          extra_include_paths: Optional[Sequence[_Path]] = None,
-         build_directory: Optional[_Path] = None, verbose: bool = False) -> types.ModuleType:
+         build_directory: Optional[_Path] = None, verbose: bool = False,
+         is_python_module: bool = True) -> Union[types.ModuleType, str]:
     """Compile C++ source files into a Python module named ``name`` and import it.
 
     ``sources`` is a path or a list of paths; the sources define their own bindings with
     ``PYBIND11_MODULE(EMBER_EXTENSION_NAME, m)`` (``TORCH_EXTENSION_NAME`` is the same name).
     Returns the module; raises ExtensionBuildError when compilation fails.
+
+    With ``is_python_module=False`` the sources need no bindings: they register operators with
+    ``TORCH_LIBRARY`` blocks, the library (``<name>.so``) is loaded with
+    ``ember.ops.load_library`` and its path is returned; a block that fails raises RuntimeError.
 
     With ``scale.cpp`` holding::
 
@@ -121,7 +132,7 @@ def load(name: str, sources: Union[_Path, Sequence[_Path]],
         except OSError as e:
             raise FileNotFoundError(f"extension {name!r}: cannot read source {path}: {e.strerror}")
     return _load(name, files, None, extra_cflags, extra_ldflags, extra_include_paths,
-                 build_directory, verbose)
+                 build_directory, verbose, is_python_module)
 
 
 def load_inline(name: str, cpp_sources: Union[str, Sequence[str]],
@@ -130,12 +141,15 @@ def load_inline(name: str, cpp_sources: Union[str, Sequence[str]],
                 extra_ldflags: Optional[Sequence[str]] = None,
                 extra_include_paths: Optional[Sequence[_Path]] = None,
                 build_directory: Optional[_Path] = None,
-                verbose: bool = False) -> types.ModuleType:
+                verbose: bool = False,
+                is_python_module: bool = True) -> Union[types.ModuleType, str]:
     """Compile C++ source given as a string (or a list of strings) into a module and import it.
 
     ``<ember/extension.h>`` and ``<torch/extension.h>`` are included first. ``functions`` (a
     name, a list of names, or a dict name -> docstring) generates the bindings; without it the
-    source writes its own ``PYBIND11_MODULE(EMBER_EXTENSION_NAME, m)``.
+    source writes its own ``PYBIND11_MODULE(EMBER_EXTENSION_NAME, m)``. With
+    ``is_python_module=False`` the source registers operators with ``TORCH_LIBRARY`` instead
+    and the loaded library's path is returned (see ``load``).
 
     >>> import ember
     >>> source = "ember::Tensor relu_sq(ember::Tensor x) { return x.relu() * x.relu(); }"
@@ -151,7 +165,7 @@ def load_inline(name: str, cpp_sources: Union[str, Sequence[str]],
         normalize_functions(functions)  # validate before compiling
         text += module_block(functions)
     return _load(name, None, text, extra_cflags, extra_ldflags, extra_include_paths,
-                 build_directory, verbose)
+                 build_directory, verbose, is_python_module)
 
 
 def _say(verbose, msg):
@@ -160,8 +174,9 @@ def _say(verbose, msg):
 
 
 def _load(name, files, inline_text, extra_cflags, extra_ldflags, extra_include_paths,
-          build_directory, verbose):
-    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+          build_directory, verbose, is_python_module=True):
+    # a plain library is <name>.so, as PyTorch names it; a module gets Python's suffix
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") if is_python_module else _LIBRARY_SUFFIX
     check_extension_name(name, suffix)  # before anything is compiled or written under it
     filename = name + suffix
     extra_cflags = [str(f) for f in (extra_cflags or [])]
@@ -177,13 +192,14 @@ def _load(name, files, inline_text, extra_cflags, extra_ldflags, extra_include_p
 
     root = os.path.abspath(build_directory) if build_directory else os.path.join(
         extensions_root(), name)
-    key = _source_key(name, files, inline_text, extra_cflags, extra_ldflags, user_incs, cxx)
+    key = _source_key(name, files, inline_text, extra_cflags, extra_ldflags, user_incs, cxx,
+                      is_python_module)
     key_dir = os.path.join(root, key)
 
     library = _cached_library(key_dir, filename)
     if library is not None:
         _say(verbose, f"loading '{name}' from the cache: {library}")
-        return _import_or_discard(name, library)
+        return _load_or_discard(name, library, is_python_module)
 
     os.makedirs(root, exist_ok=True)
     with BuildLock(os.path.join(root, key + ".lock")):
@@ -196,10 +212,11 @@ def _load(name, files, inline_text, extra_cflags, extra_ldflags, extra_include_p
             library = _build(name, root, key, files, inline_text, cxx, filename,
                              include_dirs=include_dirs, extra_cflags=extra_cflags,
                              extra_ldflags=extra_ldflags, verbose=verbose)
-    return _import_or_discard(name, library)
+    return _load_or_discard(name, library, is_python_module)
 
 
-def _source_key(name, files, inline_text, extra_cflags, extra_ldflags, user_incs, cxx):
+def _source_key(name, files, inline_text, extra_cflags, extra_ldflags, user_incs, cxx,
+                is_python_module=True):
     """The part of the cache key known before compiling: sources, flags, toolchain, versions.
 
     The headers the sources include are keyed separately, from what the compiler read.
@@ -218,6 +235,8 @@ def _source_key(name, files, inline_text, extra_cflags, extra_ldflags, user_incs
               ("ember", getattr(ember, "__version__", "")),
               ("ember-headers", tree_digest(EMBER_INCLUDE)),
               ("pybind11", pybind11.__version__), ("format", "2")]
+    if not is_python_module:  # (only then, so that the modules' keys stay what they were)
+        parts.append(("kind", "library"))
     return cache_key(parts)[:32]
 
 
@@ -269,11 +288,16 @@ def _build(name, root, key, files, inline_text, cxx, filename, *, include_dirs, 
     return library
 
 
-def _import_or_discard(name, path):
-    """Import the library; if it cannot be imported, remove it from the cache first, so that the
-    next load builds it again instead of failing on the same file."""
+def _load_or_discard(name, path, is_python_module):
+    """Import the module (or load the plain library and return its path); if it cannot be
+    loaded, remove it from the cache first, so that the next load builds it again instead of
+    failing on the same file. Failed TORCH_LIBRARY blocks raise RuntimeError either way."""
     try:
-        return _import(name, path)
+        if not is_python_module:
+            load_library(path)
+            return path
+        with raising_registration_failures(path):
+            return _import(name, path)
     except (ImportError, OSError):
         with contextlib.suppress(OSError):
             os.remove(path)

@@ -1,0 +1,3 @@
+// <torch/library.h> for ember: the same as <torch/extension.h>.
+#pragma once
+#include <torch/extension.h>
