@@ -128,27 +128,49 @@ def _to_batch(a, level, size):
 
 # ---- the loop fallback -----------------------------------------------------------------
 def _sample(a, level, b):
+    """Sample ``b`` of ``a`` at ``level``; ``b = None`` (an empty batch): a stand-in sample
+    of zeros, run only to learn the shapes of the results."""
     if _batched(a, level):
-        return a._value[b]
+        return a._value[b] if b is not None else a._value.new_zeros(tuple(a.shape))
     if type(a) in (tuple, list):
         return type(a)(_sample(x, level, b) for x in a)
     return a
 
 
+def _samples(size):
+    """The sample indices a loop runs: an empty batch runs the stand-in sample once."""
+    return range(size) if size else (None,)
+
+
+def _runner(cls):
+    """How to run op ``cls`` in full: ``jvp_rerun`` where the op's callers do more than
+    ``apply`` (the linalg ops that keep their outputs, and shapes, for backward)."""
+    return getattr(cls, "jvp_rerun", None) or cls.apply
+
+
 def _fallback(cls, args, level, size):
     warn_once(_warned, cls.__name__)
-    outs = [cls.apply(*[_sample(a, level, b) for a in args]) for b in range(size)]
+    run = _runner(cls)
+    outs = [run(*[_sample(a, level, b) for a in args]) for b in _samples(size)]
     if type(outs[0]) is tuple:
-        return tuple(wrap(S.stack([o[k] for o in outs]), level) for k in range(len(outs[0])))
-    return wrap(S.stack(outs), level)
+        return tuple(wrap(_stacked([o[k] for o in outs], size), level)
+                     for k in range(len(outs[0])))
+    return wrap(_stacked(outs, size), level)
 
 
-def _stack_rows(rows, level):
+def _stacked(rows, size):
+    """The rows stacked on a new dim 0; none of them for an empty batch (its stand-in
+    row gives the shape)."""
+    out = S.stack(rows)
+    return out if size else out.narrow(0, 0, 0)
+
+
+def _stack_rows(rows, level, size):
     first = rows[0]
     if isinstance(first, _Tensor):
-        return wrap(S.stack(rows), level)
+        return wrap(_stacked(rows, size), level)
     if isinstance(first, tuple):
-        parts = [_stack_rows([r[k] for r in rows], level) for k in range(len(first))]
+        parts = [_stack_rows([r[k] for r in rows], level, size) for k in range(len(first))]
         return type(first)(*parts) if type(first) is not tuple else tuple(parts)
     raise RuntimeError(_DATA_DEPENDENT)
 
@@ -160,10 +182,11 @@ def per_sample(fn, args, kwargs):
         return NotImplemented
     warn_once(_warned, fn.__name__)
     args = _lifted(args, top)
+    size = _level_info(top).size
     rows = [fn(*[_sample(a, top, b) for a in args],
                **{k: _sample(v, top, b) for k, v in kwargs.items()})
-            for b in range(_level_info(top).size)]
-    return _stack_rows(rows, top)
+            for b in _samples(size)]
+    return _stack_rows(rows, top, size)
 
 
 def fold(fn, x, args, kwargs):
@@ -202,8 +225,8 @@ def index(fn, x, index, value):
         return None
     warn_once(_warned, "index")
     x = _lifted((x,), top)[0]
-    return _stack_rows([fn(_sample(x, top, b), _sample(index, top, b)) for b in range(size)],
-                       top)
+    return _stack_rows([fn(_sample(x, top, b), _sample(index, top, b))
+                        for b in _samples(size)], top, size)
 
 
 _INPLACE_UNBATCHED = (
@@ -277,7 +300,7 @@ def _index_put(cls, args, level, size):
 
 # ---- dims: reductions, softmax, scans ----------------------------------------------------
 def _shift(dim, n):
-    if dim is None:
+    if dim is None or (isinstance(dim, (tuple, list)) and not dim):  # () too: all dims
         return tuple(range(1, n + 1))
     if isinstance(dim, (tuple, list)):
         return tuple(d % n + 1 for d in dim)
@@ -288,8 +311,10 @@ def _dim_rule(pos):
     def dims(cls, args, level, size):
         x = args[0]
         n = x.dim()
-        if n == 0 or not _batched(x, level) or any(_batched(a, level) for a in args[1:]):
+        if not _batched(x, level) or any(_batched(a, level) for a in args[1:]):
             return NotImplemented
+        if n == 0:
+            return _of_scalar_samples(cls, args, level, size, pos)
         new = list(args)
         new[0] = x._value
         dim = args[pos] if len(args) > pos else None
@@ -306,6 +331,23 @@ def _dim_rule(pos):
     return dims
 
 
+def _of_scalar_samples(cls, args, level, size, pos):
+    """A reduction or scan of 0-dim samples: each sample's element on a dim of its own
+    (physical ``(B, 1)``), reduced or scanned there, and that dim dropped again."""
+    if cls not in _SCALAR_SAMPLES:
+        return NotImplemented
+    new = list(args) + [None] * (pos + 1 - len(args))
+    new[0] = args[0]._value.unsqueeze(1)
+    new[pos] = 1 if new[pos] is None and cls in _INT_DIM_ONLY else _shift(new[pos], 1)
+    out = cls.apply(*new)
+    if type(out) is tuple:
+        return tuple(wrap(o.reshape(size), level) for o in out)
+    return wrap(out.reshape(size), level)
+
+
+_SCALAR_SAMPLES = {R.Sum, R.SumAll, R.Mean, R.MeanAll, R.Prod, R.Amax, R.ExtremeDim,
+                   R.ArgExtreme, R.LogSumExp, R.AllAny, R.Cumsum, R.Cumprod, NN.Softmax,
+                   NN.LogSoftmax, R.Norm}
 _FLATTENED = {R.Prod, R.ArgExtreme}
 _INT_DIM_ONLY = {R.Prod, R.ArgExtreme, R.ExtremeDim, R.Cumsum, R.Cumprod, NN.Softmax,
                  NN.LogSoftmax}
@@ -608,7 +650,17 @@ def _matrix_batch(cls, args, level, size):
     """Matrix functions already map over leading dims: the batch is one more."""
     if any(isinstance(a, _Tensor) for a in args[1:]):
         return NotImplemented
-    return _rewrap(cls.apply(args[0]._value, *args[1:]), level)
+    return _rewrap(_runner(cls)(args[0]._value, *args[1:]), level)
+
+
+@rule(D.Solve, D.CholeskySolve)
+def _solve(cls, args, level, size):
+    """Solves broadcast their batch dims: the batched operands get theirs padded to a
+    common rank, the vmapped dim in front."""
+    first, second = args[0], args[1]
+    rank = max(first.dim(), second.dim())
+    return wrap(_runner(cls)(_padded(first, level, size, rank),
+                             _padded(second, level, size, rank), *args[2:]), level)
 
 
 @rule(D.Diagonal, D.DiagEmbed)

@@ -12,6 +12,8 @@ import threading
 import warnings
 
 from .._tensor import Tensor
+from ..autograd.batching import INPLACE_BERNOULLI
+from ..backend import get_array_module
 
 ERROR_MSG = ("vmap: called random operation while in randomness error mode. Please either "
              "use the 'same' or 'different' randomness flags on vmap or perform the "
@@ -23,6 +25,10 @@ _ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't suppo
          "calling .item() on a Tensor, please try to rewrite what you're doing with other "
          "operations. If error is occurring somewhere inside PyTorch internals, please file a "
          "bug report.")
+
+
+_SAME_WITH_BATCHED = ("Vmap does not currently support same randomness with a batched tensor "
+                      "input. Please file an issue with functorch")
 
 
 class Level:
@@ -74,10 +80,18 @@ def wrap(value, level):
     t = object.__new__(BatchedTensor)
     t._value = value
     t._level = level
-    t._data = value._data[0, ...]
+    t._data = first_sample(value._data)
     t._vc = value._vc
     t._base = None
     return t
+
+
+def first_sample(data):
+    """The per-sample array a BatchedTensor shows: sample 0 of its physical array (a
+    view), or zeros of the per-sample shape when the batch is empty."""
+    if data.shape[0]:
+        return data[0, ...]
+    return get_array_module(data).zeros(data.shape[1:], dtype=data.dtype)
 
 
 def batch_size(t):
@@ -160,7 +174,7 @@ class BatchedTensor(Tensor):
         if phys.dtype is not self._value.dtype:
             phys = phys.to(self._value.dtype)
         self._value._inplace(_take_second, phys)
-        self._data = self._value._data[0, ...]
+        self._data = first_sample(self._value._data)
         return self
 
     # ---- new tensors: batched like self, as PyTorch's new_* on a BatchedTensor -----------
@@ -197,7 +211,7 @@ class BatchedTensor(Tensor):
         else:
             one = getattr(self._value[0].detach().clone(), name)(*args, **kwargs)
             self._value._inplace(_take_second, one.expand(self._value.shape))
-        self._data = self._value._data[0, ...]
+        self._data = first_sample(self._value._data)
         return self
 
     def uniform_(self, *args, **kwargs):
@@ -206,8 +220,16 @@ class BatchedTensor(Tensor):
     def normal_(self, *args, **kwargs):
         return self._random_fill("normal_", *args, **kwargs)
 
-    def bernoulli_(self, *args, **kwargs):
-        return self._random_fill("bernoulli_", *args, **kwargs)
+    def bernoulli_(self, p=0.5, *, generator=None):
+        if isinstance(p, Tensor) and p._vmap_level is not None:
+            # a batched p: its physical tensor, as this array holds sample 0 only
+            lv = level_of(self._level)
+            if p._vmap_level > self._level:
+                raise RuntimeError(INPLACE_BERNOULLI)
+            if lv is not None and lv.randomness == "same":
+                raise RuntimeError(_SAME_WITH_BATCHED)
+            p = _as_physical(p, self._level, batch_size(self), self.shape)
+        return self._random_fill("bernoulli_", p, generator=generator)
 
     def random_(self, *args, **kwargs):
         return self._random_fill("random_", *args, **kwargs)

@@ -76,6 +76,8 @@ def tree_unflatten(leaves, spec):
         items = [build(c) for c in s.children]
         if s.kind is dict:
             return dict(zip(s.context, items))
+        if s.kind not in (tuple, list):  # a named result (max's values and indices)
+            return s.kind(*items)
         return s.kind(items)
     return build(spec)
 

@@ -10,6 +10,7 @@ from .._typing import Number
 from .._ops import decompositions as D
 from .._ops.decompositions import (check_float, check_matrix, check_square,
                                    check_square_float, apply_saving_outputs)
+from ..autograd.batching import per_sample_under_vmap
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend import get_array_module, float16, promote_types
 
@@ -365,6 +366,7 @@ def _check_float_or_double(A):
 _LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
+@per_sample_under_vmap  # the solution is computed on the arrays, outside a Primitive
 def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
           driver: str | None = None) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """The least-squares solution of ``A X = B``: ``(solution, residuals, rank,
