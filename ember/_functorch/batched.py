@@ -12,6 +12,7 @@ import threading
 import warnings
 
 from .._tensor import Tensor
+from ..autograd import forward_ad
 from ..autograd.batching import INPLACE_BERNOULLI
 from ..backend import get_array_module
 
@@ -130,6 +131,24 @@ class BatchedTensor(Tensor):
     def _grad_fn(self, value):
         self._value._grad_fn = value
 
+    # ---- forward AD: the tangent is the physical tensor's (ops run there), batched alike --
+    @property
+    def _fw_grad(self):
+        tangent = forward_ad.tangent_of(self._value) if forward_ad._open else None
+        if tangent is None:
+            return None
+        with forward_ad.suspended():
+            return forward_ad._open[0], hide(tangent, self._level)
+
+    def _set_tangent(self, tangent):
+        """``forward_ad.set_tangent`` of a BatchedTensor: the tangent goes to the physical
+        tensor, its batch dim of this level in front (an unbatched one expanded); a
+        tangent also batched at a later vmap (jacfwd's columns) stays batched there."""
+        if tangent is not None:
+            with forward_ad.suspended():
+                tangent = expose(tangent, self._level, batch_size(self), self.shape)
+        forward_ad.set_tangent(self._value, tangent)
+
     def requires_grad_(self, requires_grad=True):
         self._value.requires_grad_(requires_grad)
         return self
@@ -233,6 +252,27 @@ class BatchedTensor(Tensor):
 
     def random_(self, *args, **kwargs):
         return self._random_fill("random_", *args, **kwargs)
+
+
+def expose(t, level, size, shape):
+    """``t`` (per-sample ``shape``) with the batch dim of vmap ``level`` made a logical dim
+    in front (expanded where ``t`` is not batched there), still batched at the vmaps after
+    ``level``: what a physical tensor of ``level`` pairs with."""
+    if type(t) is BatchedTensor and t._level > level:
+        return wrap(expose(t._value, level, size, (t._value.shape[0],) + tuple(shape))
+                    .movedim(0, 1), t._level)
+    if type(t) is BatchedTensor and t._level == level:
+        value = t._value
+        return value if tuple(t.shape) == tuple(shape) else value.expand((size,) + tuple(shape))
+    return t.expand((size,) + tuple(shape))
+
+
+def hide(t, level):
+    """The inverse of ``expose``: ``t``'s logical dim 0 becomes the batch dim of ``level``,
+    below the vmaps after it that ``t`` is batched at."""
+    if type(t) is BatchedTensor and t._level > level:
+        return wrap(hide(t._value.movedim(1, 0), level), t._level)
+    return wrap(t, level)
 
 
 def _take_second(_, new):

@@ -197,6 +197,9 @@ def tangent_of(t):
 
 def set_tangent(t, tangent):
     """Give ``t`` a tangent at the open level (None removes it)."""
+    if t._vmap_level is not None:  # a BatchedTensor: on its physical tensor
+        t._set_tangent(tangent)
+        return
     if tangent is None:
         t.__dict__.pop("_fw_grad", None)
         return
