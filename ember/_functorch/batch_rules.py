@@ -12,6 +12,7 @@ A plain tensor that requires grad and meets a batched one is first expanded to t
 (one ``expand`` per tensor and level, cached): its gradient then arrives per sample, which
 is what ``autograd.grad`` inside vmap returns (see ``vmap._batched_grad``).
 """
+from ..autograd import forward_ad
 from ..autograd.grad_mode import _state as _grad_state
 from .._ops import (activation_ops as A, conv as C, decompositions as D, elementwise as E,
                     embedding_ops as EM, indexing as I, linalg as L, loss_nodes as LN,
@@ -25,6 +26,7 @@ from ..backend import get_array_module
 from .batched import BatchedTensor, wrap, level_of, warn_once, _DATA_DEPENDENT
 
 _RULES = {}
+_fw_active = forward_ad.active  # non-empty while a forward AD level computes tangents
 _warned = set()
 
 
@@ -96,12 +98,41 @@ def dispatch(cls, args):
     lv = _level_info(top)
     if _grad_state.enabled and cls.differentiable and lv.lifting:
         args = _lift_grad_inputs(args, lv)
+    if _fw_active and cls.differentiable:
+        args = _lift_batched_tangents(args, lv)
     fn = _RULES.get(cls)
     if fn is not None:
         out = fn(cls, args, top, lv.size)
         if out is not NotImplemented:
             return out
     return _fallback(cls, args, top, lv.size)
+
+
+# ---- forward AD: tangents batched at this level on tensors that are not ------------------
+def _lift_batched_tangents(args, lv):
+    """Tensors not batched at level ``lv`` whose tangent is (a jvp's primal inside vmap,
+    its tangent batched): expanded to the batch, the tangent moved onto the physical
+    tensor, so that the op's physical run pairs each sample with its own tangent."""
+    out = None
+    for k, a in enumerate(args):
+        if isinstance(a, _Tensor) and not _batched(a, lv.number):
+            tangent = forward_ad.tangent_of(a)
+            if tangent is not None and _has_level(tangent, lv.number):
+                out = list(args) if out is None else out
+                with forward_ad.suspended():
+                    lifted = wrap(a.expand((lv.size,) + tuple(a.shape)), lv.number)
+                lifted._set_tangent(tangent)
+                out[k] = lifted
+    return args if out is None else tuple(out)
+
+
+def _has_level(t, number):
+    """Whether ``t`` is batched at vmap level ``number`` (wrappers nest outermost-last)."""
+    while type(t) is BatchedTensor and t._level >= number:
+        if t._level == number:
+            return True
+        t = t._value
+    return False
 
 
 def _rewrap(out, level):

@@ -108,3 +108,41 @@ def test_hessian_runs_no_op_per_sample():
         hessian(lambda v: (ember.tanh(W @ v) ** 2).sum())(x)
         jacfwd(jacrev(f))(x)
     assert not [str(w.message) for w in caught if "batching rule" in str(w.message)]
+
+
+def test_jvp_of_an_unbatched_primal_meeting_the_batch():
+    # the primal is plain, its tangent batched at the vmap that also batches y
+    x = RNG.standard_normal(4)
+    t, y = RNG.standard_normal((3, 4)), RNG.standard_normal((3, 4))
+    got = vmap(lambda ti, yi: jvp(lambda a: (a * yi).sin(), (t64(x),), (ti,))[1])(t64(t),
+                                                                                t64(y))
+    _close(got.numpy(), np.cos(x * y) * y * t, 1e-12)
+    cols = vmap(lambda yi: jacfwd(lambda a: (a * yi).exp())(t64(x)))(t64(y))
+    _close(cols.numpy()[1], np.diag(np.exp(x * y[1]) * y[1]), 1e-12)
+
+
+def test_jacrev_under_vmap_runs_its_vjps_at_once():
+    xs = t64(RNG.standard_normal((3, 4)))
+    batch_rules._warned.clear()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        per_sample = vmap(jacrev(f))(xs)
+        second = vmap(jacrev(jacrev(f)))(xs)
+    assert not [str(w.message) for w in caught if "batching rule" in str(w.message)]
+    for i in range(3):
+        _close(per_sample[i].numpy(), numeric_jacobian(f, xs[i].numpy()), 1e-7)
+        _close(second[i].numpy(), jacrev(jacrev(f))(xs[i]).numpy(), 1e-10)
+
+
+def test_jacrev_under_vmap_of_an_unbatched_input_loops_correctly():
+    # w reaches the batch through an expansion and through w.sum() (a plain graph):
+    # one vjp per vector, both paths summed
+    xs = t64(RNG.standard_normal((3, 4)))
+
+    def g(x, w):
+        return ember.tanh(w @ x) * (w * 2).sum()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        got = vmap(jacrev(g, argnums=1), in_dims=(0, None))(xs, W)
+    for i in range(3):
+        _close(got[i].numpy(), jacrev(g, argnums=1)(xs[i], W).numpy(), 1e-10)
