@@ -269,7 +269,9 @@ def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:
 
 
 def _wants_grad(A):
-    return A.requires_grad and is_grad_enabled()
+    """Whether the op must run as its Primitive: for a gradient, or under vmap (the
+    shortcut on ``A``'s array would see one sample only)."""
+    return (A.requires_grad and is_grad_enabled()) or A._vmap_level is not None
 
 
 def _check_uplo(UPLO):
@@ -337,6 +339,7 @@ def pinv(A: Tensor, rcond: Number | Tensor | None = None, hermitian: bool = Fals
     return D.pinv(A, _tolerance(atol), _tolerance(rtol), hermitian)
 
 
+@per_sample_under_vmap  # counted on the arrays, outside a Primitive
 def matrix_rank(A: Tensor, tol: Number | Tensor | None = None, hermitian: bool = False, *,
                 atol: Number | Tensor | None = None,
                 rtol: Number | Tensor | None = None) -> Tensor:

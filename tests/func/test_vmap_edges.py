@@ -148,3 +148,29 @@ def test_bernoulli_with_a_batched_probability_draws_per_sample():
         vmap(lambda x, q: x.bernoulli_(q), randomness="same")(ember.zeros(400, 3), p)
     with pytest.raises(RuntimeError, match="inplace bernoulli"):
         vmap(lambda q: ember.zeros(3).bernoulli_(q), randomness="different")(p)
+
+
+@pytest.mark.parametrize("name", ["svdvals", "eigvalsh", "matrix_norm_nuc", "matrix_rank",
+                                  "svd_no_uv", "complex", "real", "imag", "view_as_real"])
+def test_functions_computed_on_arrays_see_every_sample(name):
+    # these compute on their inputs' arrays outside a Primitive when no gradient is wanted
+    x = t64(RNG.standard_normal((4, 3, 5)))
+    x[1, 2] = x[1, 1]  # a rank-deficient sample
+    z = ember.complex(x, 2 * x)
+    fns = {
+        "svdvals": (x, ember.linalg.svdvals),
+        "eigvalsh": (x, lambda a: ember.linalg.eigvalsh(a[:, :3] + a[:, :3].mT)),
+        "matrix_norm_nuc": (x, lambda a: ember.linalg.matrix_norm(a, "nuc")),
+        "matrix_rank": (x, lambda a: ember.linalg.matrix_rank(a)),
+        "svd_no_uv": (x, lambda a: ember.svd(a, compute_uv=False).S),
+        "complex": (x, lambda a: ember.view_as_real(ember.complex(a, a * 2))),
+        "real": (z, lambda a: a.real),
+        "imag": (z, lambda a: a.imag),
+        "view_as_real": (z, ember.view_as_real),
+    }
+    inputs, fn = fns[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        got = vmap(fn)(inputs)
+    want = ember.stack([fn(sample) for sample in inputs])
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)

@@ -116,3 +116,21 @@ def test_bernoulli_with_batched_probability():
                                randomness="different")(lib.tensor(p))
     for case in (same, unbatched_self):
         assert error_of(case(ember, ember.func)) == error_of(case(torch, torch.func))
+
+
+ON_ARRAYS = {
+    "svdvals": lambda lib: lib.linalg.svdvals,
+    "eigvalsh": lambda lib: lambda a: lib.linalg.eigvalsh(a[:, :3] + a[:, :3].mT),
+    "matrix_norm_nuc": lambda lib: lambda a: lib.linalg.matrix_norm(a, "nuc"),
+    "matrix_rank": lambda lib: lib.linalg.matrix_rank,
+    "real_of_complex": lambda lib: lambda a: lib.complex(a, a * 2).imag,
+}
+
+
+@pytest.mark.parametrize("name", sorted(ON_ARRAYS))
+def test_functions_on_arrays(name):
+    x = np.random.default_rng(3).standard_normal((4, 3, 5))
+    x[1, 2] = x[1, 1]
+    e, t = _both(lambda lib, fn: fn.vmap(ON_ARRAYS[name](lib)), x)
+    assert tuple(e.shape) == tuple(t.shape)
+    np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-10, atol=1e-12)
