@@ -81,7 +81,8 @@ def wrap(value, level):
     t = object.__new__(BatchedTensor)
     t._value = value
     t._level = level
-    t._data = first_sample(value._data)
+    data = value._data
+    t._data = data[0, ...] if data.shape[0] else first_sample(data)
     t._vc = value._vc
     t._base = None
     return t

@@ -3,12 +3,12 @@
 ``vjp`` runs the function once on inputs wrapped by a ``Level`` and returns a function
 that backpropagates cotangents through that graph (kept, so it can run many times).
 ``jvp`` runs the function once inside a forward-mode AD level (``forward_ad``) on dual
-inputs and reads the tangents of the outputs, as torch.func does; ``jacfwd`` does so
-once per input element. ember's forward AD has a single level, so a ``jvp`` started
-while one is open (``jvp(jvp(f))``, ``jacfwd(jacfwd(f))``) computes its product with
-the double-vjp identity instead: ``g(u) = J^T u`` is linear in ``u``, so the gradient
-of ``<g(u), t>`` with respect to ``u`` is ``J t``, exactly. Its reverse passes run
-with the outer level open, so the outer tangents flow through them.
+inputs and reads the tangents of the outputs, as torch.func does; ``jacfwd`` vmaps one
+such ``jvp`` over the identity's columns. ember's forward AD has a single level, so a
+``jvp`` started while one is open (``jvp(jvp(f))``, ``jacfwd(jacfwd(f))``) computes its
+product with the double-vjp identity instead: ``g(u) = J^T u`` is linear in ``u``, so the
+gradient of ``<g(u), t>`` with respect to ``u`` is ``J t``, exactly. Its reverse passes
+run with the outer level open, so the outer tangents flow through them.
 """
 import functools
 
@@ -465,8 +465,8 @@ def _forward_products(level, graph, tangent_sets, outer_grad, strict=False):
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """The transform computing the Jacobian column by column with Jacobian-vector products
-    (one forward-mode run of ``func`` per input element).
+    """The transform computing the Jacobian with forward mode: the Jacobian-vector
+    products of all the columns of the identity as one vmapped ``jvp``.
 
     >>> import ember
     >>> ember.func.jacfwd(lambda x: x.sin())(ember.tensor([0., 0.]))
