@@ -449,6 +449,13 @@ def inplace_result(self, out):
         if old is None:
             set_tangent(self, new if new._data.dtype == self._data.dtype else new.to(self.dtype))
             return
+        if old._vmap_level is not None or new._vmap_level is not None:
+            # tangents batched by vmap (jacfwd's columns): their arrays hold one sample
+            if (new._vmap_level or 0) > (old._vmap_level or 0):
+                set_tangent(self, new.to(self.dtype))  # batched further: a new tangent
+            else:
+                old.copy_(new)  # written through vmap's in-place path
+            return
         old._data[...] = new._data
 
 

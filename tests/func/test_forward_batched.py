@@ -146,3 +146,24 @@ def test_jacrev_under_vmap_of_an_unbatched_input_loops_correctly():
         got = vmap(jacrev(g, argnums=1), in_dims=(0, None))(xs, W)
     for i in range(3):
         _close(got[i].numpy(), jacrev(g, argnums=1)(xs[i], W).numpy(), 1e-10)
+
+
+def test_in_place_ops_under_jacfwd_write_every_column():
+    # the primal's tangent is batched (the identity's columns): an in-place op writes the
+    # whole batch of tangents, not the array of its first sample
+    x = RNG.standard_normal(3)
+
+    def scaled(v):
+        return v.clone().mul_(2).sin()
+
+    def overwritten(v):
+        y = v.clone()
+        y[0] = v[1] * 5
+        return y
+    _close(jacfwd(scaled)(t64(x)).numpy(), numeric_jacobian(scaled, x), 1e-7)
+    _close(jacfwd(overwritten)(t64(x)).numpy(), numeric_jacobian(overwritten, x), 1e-7)
+    added = jacfwd(lambda v: ember.ones(3, dtype=ember.float64).add_(v))(t64(x))
+    _close(added.numpy(), np.eye(3))
+    in_vmap = vmap(lambda v: jvp(lambda a: a.clone().mul_(a), (v,), (t64(np.ones(3)),))[1])(
+        t64(np.stack([x, 2 * x])))
+    _close(in_vmap.numpy(), 2 * np.stack([x, 2 * x]))

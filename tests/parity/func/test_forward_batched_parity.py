@@ -53,6 +53,9 @@ def _cases(lib, F):
             lambda ti, yi: F.jvp(lambda a: (a * yi).sin(), (x,), (ti,))[1])(xb, xb.cos()),
         "vmap(jacfwd)_unbatched_primal": lambda: F.vmap(
             lambda yi: F.jacfwd(lambda a: (a * yi).exp())(x))(xb),
+        "jacfwd_in_place": lambda: F.jacfwd(lambda v: v.clone().mul_(2).sin())(x),
+        "jacfwd_setitem": lambda: F.jacfwd(
+            lambda v: (lambda y: (y.__setitem__(0, v[1] * 5), y)[1])(v.clone()))(x),
     }
 
 
