@@ -211,6 +211,9 @@ def per_sample(fn, args, kwargs):
     top = _top_level(tuple(args) + tuple(kwargs.values()))
     if not top:
         return NotImplemented
+    out = _along_dim(fn, args, kwargs, top)
+    if out is not NotImplemented:
+        return out
     warn_once(_warned, fn.__name__)
     args = _lifted(args, top)
     size = _level_info(top).size
@@ -218,6 +221,32 @@ def per_sample(fn, args, kwargs):
                **{k: _sample(v, top, b) for k, v in kwargs.items()})
             for b in _samples(size)]
     return _stack_rows(rows, top, size)
+
+
+def _along_dim(fn, args, kwargs, top):
+    """sort, argsort, topk of a batched tensor along a dim: one call on the physical
+    tensor, the dim shifted past the batch dim."""
+    pos = _ALONG_DIM.get(fn)
+    if pos is None or not args or not _batched(args[0], top):
+        return NotImplemented
+    x, args, kwargs = args[0], list(args[1:]), dict(kwargs)
+    n = x.dim()
+    if n == 0 or any(isinstance(a, _Tensor) for a in args + list(kwargs.values())):
+        return NotImplemented
+    given = args[pos - 1] if len(args) >= pos else kwargs.get("dim", -1)
+    if not isinstance(given, int) or not -n <= given < n:
+        return NotImplemented  # the per-sample call raises the error
+    if len(args) >= pos:
+        args[pos - 1] = given % n + 1
+    else:
+        kwargs["dim"] = given % n + 1
+    out = fn(_lifted((x,), top)[0]._value, *args, **kwargs)
+    if isinstance(out, tuple):
+        return type(out)(*[wrap(o, top) for o in out])
+    return wrap(out, top)
+
+
+_ALONG_DIM = {I.sort: 1, I.argsort: 1, I.topk: 2}  # the position of their dim argument
 
 
 def fold(fn, x, args, kwargs):

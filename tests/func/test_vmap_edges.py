@@ -174,3 +174,32 @@ def test_functions_computed_on_arrays_see_every_sample(name):
         got = vmap(fn)(inputs)
     want = ember.stack([fn(sample) for sample in inputs])
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name,fn", [
+    ("sort", lambda a: a.sort().values),
+    ("sort_dim0_descending", lambda a: a.sort(0, descending=True).values),
+    ("sort_indices_kw", lambda a: a.sort(dim=-2).indices),
+    ("argsort", lambda a: a.argsort(1, descending=True)),
+    ("topk", lambda a: a.topk(2).values),
+    ("topk_dim_smallest", lambda a: ember.topk(a, 2, dim=0, largest=False).indices),
+])
+def test_sort_and_topk_have_rules(name, fn):
+    x = t64(RNG.standard_normal((4, 3, 5)))
+    out = _no_fallback(fn, x)
+    np.testing.assert_array_equal(out.numpy(), ember.stack([fn(s) for s in x]).numpy())
+
+
+def test_sort_rule_gradients_and_errors():
+    x = t64(RNG.standard_normal((4, 3, 5)))
+
+    def f(a):
+        return (a.sort(1).values * ember.arange(5.0, dtype=ember.float64)).sum() + \
+            a.topk(2).values.sin().sum()
+    batched = vmap(grad(f))(x)
+    np.testing.assert_allclose(batched.numpy(), ember.stack([grad(f)(s) for s in x]).numpy(),
+                               rtol=1e-12)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            vmap(lambda a: a.sort(5))(x)

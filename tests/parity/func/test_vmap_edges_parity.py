@@ -124,6 +124,9 @@ ON_ARRAYS = {
     "matrix_norm_nuc": lambda lib: lambda a: lib.linalg.matrix_norm(a, "nuc"),
     "matrix_rank": lambda lib: lib.linalg.matrix_rank,
     "real_of_complex": lambda lib: lambda a: lib.complex(a, a * 2).imag,
+    "sort": lambda lib: lambda a: a.sort(1, descending=True).values,
+    "argsort": lambda lib: lambda a: a.argsort(-1),
+    "topk": lambda lib: lambda a: lib.topk(a, 2, dim=0).indices,
 }
 
 
