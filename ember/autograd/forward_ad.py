@@ -18,7 +18,9 @@ obtains the JVP from the op's backward formula (see ``_jvp_from_backward``). A u
 ``Function`` runs its ``jvp`` staticmethod. A tangent is stored in the tensor's
 instance dict (``Tensor._fw_grad``: level token and tangent), so a tensor outside
 forward AD pays nothing, and an op checks one list (``active``) to know whether a
-level is open at all.
+level is open at all. Under vmap, a BatchedTensor keeps its tangent on its physical
+tensor (``_functorch/batched.py``), where the batching rules run the ops; a tangent may
+itself be batched (jacfwd's columns), its formulas then running under vmap.
 """
 import weakref
 from collections import namedtuple
