@@ -939,6 +939,7 @@ def _view_of(input, array):
 
 
 @op(method=False)
+@per_sample_under_vmap  # built on the parts' arrays
 def complex(real: Tensor, imag: Tensor) -> Tensor:
     """The complex tensor ``real + imag * 1j`` (float32 parts: complex64; broadcast).
 
@@ -973,6 +974,7 @@ def polar(abs: Tensor, angle: Tensor) -> Tensor:
 
 
 @op(method=False)
+@per_sample_under_vmap  # a view made on the array: per sample under vmap
 def view_as_real(input: Tensor) -> Tensor:
     """A real view of a complex tensor: a last dimension of 2 holds (real, imaginary).
 
@@ -990,6 +992,7 @@ def view_as_real(input: Tensor) -> Tensor:
 
 
 @op(method=False)
+@per_sample_under_vmap  # a view made on the array: per sample under vmap
 def view_as_complex(input: Tensor) -> Tensor:
     """A complex view of a real tensor whose last dimension (size 2, stride 1) holds
     (real, imaginary).
@@ -1014,10 +1017,16 @@ def view_as_complex(input: Tensor) -> Tensor:
 @op(method=False)  # Tensor.real and .imag are properties (_tensor_methods)
 def real(input: Tensor) -> Tensor:
     """The real part: a view for complex tensors, the tensor itself for real ones."""
-    return _view_of(input, input._data.real) if input.is_complex() else input
+    return _real_part(input) if input.is_complex() else input
+
+
+@per_sample_under_vmap  # a view made on the array: per sample under vmap
+def _real_part(input):
+    return _view_of(input, input._data.real)
 
 
 @op(method=False)
+@per_sample_under_vmap  # a view made on the array: per sample under vmap
 def imag(input: Tensor) -> Tensor:
     """The imaginary part of a complex tensor (a view)."""
     if not input.is_complex():

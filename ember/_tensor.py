@@ -62,6 +62,7 @@ class Tensor:
     _retains_grad = False
     _leaf_hooks = None     # keeps a leaf's accumulator alive while it has hooks
     _fw_grad = None        # (level token, tangent) under forward AD (autograd/forward_ad.py)
+    _vmap_level = None     # a BatchedTensor's vmap level (_functorch/batched.py)
     __array_priority__ = 1000  # so ndarray <op> Tensor defers to Tensor's reflected op
     # ---- __torch_dispatch__ wrapper subclasses (autograd/dispatch.py) ----
     # Strides given to ``_make_wrapper_subclass``: such a tensor's array is a placeholder

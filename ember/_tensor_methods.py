@@ -24,6 +24,7 @@ from .device import check_device, device as _device_cls, device
 from .backend.meta import meta_module, NO_DATA
 from .random import rng, check_inplace_draw
 from ._ops.sets import check_probability
+from .autograd.batching import INPLACE_BERNOULLI
 
 
 # ---- dtype conversion ---------------------------------------------------------------------
@@ -290,6 +291,8 @@ def random_(self, from_: int = 0, to: int | None = None, *, generator: Any = Non
 @method
 def bernoulli_(self, p: float | Tensor = 0.5, *, generator: Any = None) -> Tensor:
     xp = get_array_module(self._data)
+    if isinstance(p, Tensor) and p._vmap_level is not None:  # batched p, self not (a
+        raise RuntimeError(INPLACE_BERNOULLI)                # BatchedTensor has its own)
     prob = p._data if isinstance(p, Tensor) else check_probability(p)
     check_inplace_draw(self)
     if self.is_meta:

@@ -12,6 +12,7 @@ A plain tensor that requires grad and meets a batched one is first expanded to t
 (one ``expand`` per tensor and level, cached): its gradient then arrives per sample, which
 is what ``autograd.grad`` inside vmap returns (see ``vmap._batched_grad``).
 """
+from ..autograd import forward_ad
 from ..autograd.grad_mode import _state as _grad_state
 from .._ops import (activation_ops as A, conv as C, decompositions as D, elementwise as E,
                     embedding_ops as EM, indexing as I, linalg as L, loss_nodes as LN,
@@ -26,6 +27,7 @@ from ..backend import get_array_module
 from .batched import BatchedTensor, wrap, level_of, warn_once, _DATA_DEPENDENT
 
 _RULES = {}
+_fw_active = forward_ad.active  # non-empty while a forward AD level computes tangents
 _warned = set()
 
 
@@ -97,12 +99,41 @@ def dispatch(cls, args):
     lv = _level_info(top)
     if _grad_state.enabled and cls.differentiable and lv.lifting:
         args = _lift_grad_inputs(args, lv)
+    if _fw_active and cls.differentiable:
+        args = _lift_batched_tangents(args, lv)
     fn = _RULES.get(cls)
     if fn is not None:
         out = fn(cls, args, top, lv.size)
         if out is not NotImplemented:
             return out
     return _fallback(cls, args, top, lv.size)
+
+
+# ---- forward AD: tangents batched at this level on tensors that are not ------------------
+def _lift_batched_tangents(args, lv):
+    """Tensors not batched at level ``lv`` whose tangent is (a jvp's primal inside vmap,
+    its tangent batched): expanded to the batch, the tangent moved onto the physical
+    tensor, so that the op's physical run pairs each sample with its own tangent."""
+    out = None
+    for k, a in enumerate(args):
+        if isinstance(a, _Tensor) and not _batched(a, lv.number):
+            tangent = forward_ad.tangent_of(a)
+            if tangent is not None and _has_level(tangent, lv.number):
+                out = list(args) if out is None else out
+                with forward_ad.suspended():
+                    lifted = wrap(a.expand((lv.size,) + tuple(a.shape)), lv.number)
+                lifted._set_tangent(tangent)
+                out[k] = lifted
+    return args if out is None else tuple(out)
+
+
+def _has_level(t, number):
+    """Whether ``t`` is batched at vmap level ``number`` (wrappers nest outermost-last)."""
+    while type(t) is BatchedTensor and t._level >= number:
+        if t._level == number:
+            return True
+        t = t._value
+    return False
 
 
 def _rewrap(out, level):
@@ -129,27 +160,49 @@ def _to_batch(a, level, size):
 
 # ---- the loop fallback -----------------------------------------------------------------
 def _sample(a, level, b):
+    """Sample ``b`` of ``a`` at ``level``; ``b = None`` (an empty batch): a stand-in sample
+    of zeros, run only to learn the shapes of the results."""
     if _batched(a, level):
-        return a._value[b]
+        return a._value[b] if b is not None else a._value.new_zeros(tuple(a.shape))
     if type(a) in (tuple, list):
         return type(a)(_sample(x, level, b) for x in a)
     return a
 
 
+def _samples(size):
+    """The sample indices a loop runs: an empty batch runs the stand-in sample once."""
+    return range(size) if size else (None,)
+
+
+def _runner(cls):
+    """How to run op ``cls`` in full: ``jvp_rerun`` where the op's callers do more than
+    ``apply`` (the linalg ops that keep their outputs, and shapes, for backward)."""
+    return getattr(cls, "jvp_rerun", None) or cls.apply
+
+
 def _fallback(cls, args, level, size):
     warn_once(_warned, cls.__name__)
-    outs = [cls.apply(*[_sample(a, level, b) for a in args]) for b in range(size)]
+    run = _runner(cls)
+    outs = [run(*[_sample(a, level, b) for a in args]) for b in _samples(size)]
     if type(outs[0]) is tuple:
-        return tuple(wrap(S.stack([o[k] for o in outs]), level) for k in range(len(outs[0])))
-    return wrap(S.stack(outs), level)
+        return tuple(wrap(_stacked([o[k] for o in outs], size), level)
+                     for k in range(len(outs[0])))
+    return wrap(_stacked(outs, size), level)
 
 
-def _stack_rows(rows, level):
+def _stacked(rows, size):
+    """The rows stacked on a new dim 0; none of them for an empty batch (its stand-in
+    row gives the shape)."""
+    out = S.stack(rows)
+    return out if size else out.narrow(0, 0, 0)
+
+
+def _stack_rows(rows, level, size):
     first = rows[0]
     if isinstance(first, _Tensor):
-        return wrap(S.stack(rows), level)
+        return wrap(_stacked(rows, size), level)
     if isinstance(first, tuple):
-        parts = [_stack_rows([r[k] for r in rows], level) for k in range(len(first))]
+        parts = [_stack_rows([r[k] for r in rows], level, size) for k in range(len(first))]
         return type(first)(*parts) if type(first) is not tuple else tuple(parts)
     raise RuntimeError(_DATA_DEPENDENT)
 
@@ -159,12 +212,42 @@ def per_sample(fn, args, kwargs):
     top = _top_level(tuple(args) + tuple(kwargs.values()))
     if not top:
         return NotImplemented
+    out = _along_dim(fn, args, kwargs, top)
+    if out is not NotImplemented:
+        return out
     warn_once(_warned, fn.__name__)
     args = _lifted(args, top)
+    size = _level_info(top).size
     rows = [fn(*[_sample(a, top, b) for a in args],
                **{k: _sample(v, top, b) for k, v in kwargs.items()})
-            for b in range(_level_info(top).size)]
-    return _stack_rows(rows, top)
+            for b in _samples(size)]
+    return _stack_rows(rows, top, size)
+
+
+def _along_dim(fn, args, kwargs, top):
+    """sort, argsort, topk of a batched tensor along a dim: one call on the physical
+    tensor, the dim shifted past the batch dim."""
+    pos = _ALONG_DIM.get(fn)
+    if pos is None or not args or not _batched(args[0], top):
+        return NotImplemented
+    x, args, kwargs = args[0], list(args[1:]), dict(kwargs)
+    n = x.dim()
+    if n == 0 or any(isinstance(a, _Tensor) for a in args + list(kwargs.values())):
+        return NotImplemented
+    given = args[pos - 1] if len(args) >= pos else kwargs.get("dim", -1)
+    if not isinstance(given, int) or not -n <= given < n:
+        return NotImplemented  # the per-sample call raises the error
+    if len(args) >= pos:
+        args[pos - 1] = given % n + 1
+    else:
+        kwargs["dim"] = given % n + 1
+    out = fn(_lifted((x,), top)[0]._value, *args, **kwargs)
+    if isinstance(out, tuple):
+        return type(out)(*[wrap(o, top) for o in out])
+    return wrap(out, top)
+
+
+_ALONG_DIM = {I.sort: 1, I.argsort: 1, I.topk: 2}  # the position of their dim argument
 
 
 def fold(fn, x, args, kwargs):
@@ -203,8 +286,8 @@ def index(fn, x, index, value):
         return None
     warn_once(_warned, "index")
     x = _lifted((x,), top)[0]
-    return _stack_rows([fn(_sample(x, top, b), _sample(index, top, b)) for b in range(size)],
-                       top)
+    return _stack_rows([fn(_sample(x, top, b), _sample(index, top, b))
+                        for b in _samples(size)], top, size)
 
 
 _INPLACE_UNBATCHED = (
@@ -278,7 +361,7 @@ def _index_put(cls, args, level, size):
 
 # ---- dims: reductions, softmax, scans ----------------------------------------------------
 def _shift(dim, n):
-    if dim is None:
+    if dim is None or (isinstance(dim, (tuple, list)) and not dim):  # () too: all dims
         return tuple(range(1, n + 1))
     if isinstance(dim, (tuple, list)):
         return tuple(d % n + 1 for d in dim)
@@ -289,8 +372,10 @@ def _dim_rule(pos):
     def dims(cls, args, level, size):
         x = args[0]
         n = x.dim()
-        if n == 0 or not _batched(x, level) or any(_batched(a, level) for a in args[1:]):
+        if not _batched(x, level) or any(_batched(a, level) for a in args[1:]):
             return NotImplemented
+        if n == 0:
+            return _of_scalar_samples(cls, args, level, size, pos)
         new = list(args)
         new[0] = x._value
         dim = args[pos] if len(args) > pos else None
@@ -307,6 +392,23 @@ def _dim_rule(pos):
     return dims
 
 
+def _of_scalar_samples(cls, args, level, size, pos):
+    """A reduction or scan of 0-dim samples: each sample's element on a dim of its own
+    (physical ``(B, 1)``), reduced or scanned there, and that dim dropped again."""
+    if cls not in _SCALAR_SAMPLES:
+        return NotImplemented
+    new = list(args) + [None] * (pos + 1 - len(args))
+    new[0] = args[0]._value.unsqueeze(1)
+    new[pos] = 1 if new[pos] is None and cls in _INT_DIM_ONLY else _shift(new[pos], 1)
+    out = cls.apply(*new)
+    if type(out) is tuple:
+        return tuple(wrap(o.reshape(size), level) for o in out)
+    return wrap(out.reshape(size), level)
+
+
+_SCALAR_SAMPLES = {R.Sum, R.SumAll, R.Mean, R.MeanAll, R.Prod, R.Amax, R.ExtremeDim,
+                   R.ArgExtreme, R.LogSumExp, R.AllAny, R.Cumsum, R.Cumprod, NN.Softmax,
+                   NN.LogSoftmax, R.Norm}
 _FLATTENED = {R.Prod, R.ArgExtreme}
 _INT_DIM_ONLY = {R.Prod, R.ArgExtreme, R.ExtremeDim, R.Cumsum, R.Cumprod, NN.Softmax,
                  NN.LogSoftmax}
@@ -609,7 +711,17 @@ def _matrix_batch(cls, args, level, size):
     """Matrix functions already map over leading dims: the batch is one more."""
     if any(isinstance(a, _Tensor) for a in args[1:]):
         return NotImplemented
-    return _rewrap(cls.apply(args[0]._value, *args[1:]), level)
+    return _rewrap(_runner(cls)(args[0]._value, *args[1:]), level)
+
+
+@rule(D.Solve, D.CholeskySolve)
+def _solve(cls, args, level, size):
+    """Solves broadcast their batch dims: the batched operands get theirs padded to a
+    common rank, the vmapped dim in front."""
+    first, second = args[0], args[1]
+    rank = max(first.dim(), second.dim())
+    return wrap(_runner(cls)(_padded(first, level, size, rank),
+                             _padded(second, level, size, rank), *args[2:]), level)
 
 
 @rule(D.Diagonal, D.DiagEmbed)

@@ -12,6 +12,9 @@ import threading
 import warnings
 
 from .._tensor import Tensor
+from ..autograd import forward_ad
+from ..autograd.batching import INPLACE_BERNOULLI
+from ..backend import get_array_module
 
 ERROR_MSG = ("vmap: called random operation while in randomness error mode. Please either "
              "use the 'same' or 'different' randomness flags on vmap or perform the "
@@ -23,6 +26,10 @@ _ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't suppo
          "calling .item() on a Tensor, please try to rewrite what you're doing with other "
          "operations. If error is occurring somewhere inside PyTorch internals, please file a "
          "bug report.")
+
+
+_SAME_WITH_BATCHED = ("Vmap does not currently support same randomness with a batched tensor "
+                      "input. Please file an issue with functorch")
 
 
 class Level:
@@ -74,10 +81,19 @@ def wrap(value, level):
     t = object.__new__(BatchedTensor)
     t._value = value
     t._level = level
-    t._data = value._data[0, ...]
+    data = value._data
+    t._data = data[0, ...] if data.shape[0] else first_sample(data)
     t._vc = value._vc
     t._base = None
     return t
+
+
+def first_sample(data):
+    """The per-sample array a BatchedTensor shows: sample 0 of its physical array (a
+    view), or zeros of the per-sample shape when the batch is empty."""
+    if data.shape[0]:
+        return data[0, ...]
+    return get_array_module(data).zeros(data.shape[1:], dtype=data.dtype)
 
 
 def batch_size(t):
@@ -115,6 +131,24 @@ class BatchedTensor(Tensor):
     @_grad_fn.setter
     def _grad_fn(self, value):
         self._value._grad_fn = value
+
+    # ---- forward AD: the tangent is the physical tensor's (ops run there), batched alike --
+    @property
+    def _fw_grad(self):
+        tangent = forward_ad.tangent_of(self._value) if forward_ad._open else None
+        if tangent is None:
+            return None
+        with forward_ad.suspended():
+            return forward_ad._open[0], hide(tangent, self._level)
+
+    def _set_tangent(self, tangent):
+        """``forward_ad.set_tangent`` of a BatchedTensor: the tangent goes to the physical
+        tensor, its batch dim of this level in front (an unbatched one expanded); a
+        tangent also batched at a later vmap (jacfwd's columns) stays batched there."""
+        if tangent is not None:
+            with forward_ad.suspended():
+                tangent = expose(tangent, self._level, batch_size(self), self.shape)
+        forward_ad.set_tangent(self._value, tangent)
 
     def requires_grad_(self, requires_grad=True):
         self._value.requires_grad_(requires_grad)
@@ -160,7 +194,7 @@ class BatchedTensor(Tensor):
         if phys.dtype is not self._value.dtype:
             phys = phys.to(self._value.dtype)
         self._value._inplace(_take_second, phys)
-        self._data = self._value._data[0, ...]
+        self._data = first_sample(self._value._data)
         return self
 
     # ---- new tensors: batched like self, as PyTorch's new_* on a BatchedTensor -----------
@@ -197,7 +231,7 @@ class BatchedTensor(Tensor):
         else:
             one = getattr(self._value[0].detach().clone(), name)(*args, **kwargs)
             self._value._inplace(_take_second, one.expand(self._value.shape))
-        self._data = self._value._data[0, ...]
+        self._data = first_sample(self._value._data)
         return self
 
     def uniform_(self, *args, **kwargs):
@@ -206,11 +240,40 @@ class BatchedTensor(Tensor):
     def normal_(self, *args, **kwargs):
         return self._random_fill("normal_", *args, **kwargs)
 
-    def bernoulli_(self, *args, **kwargs):
-        return self._random_fill("bernoulli_", *args, **kwargs)
+    def bernoulli_(self, p=0.5, *, generator=None):
+        if isinstance(p, Tensor) and p._vmap_level is not None:
+            # a batched p: its physical tensor, as this array holds sample 0 only
+            lv = level_of(self._level)
+            if p._vmap_level > self._level:
+                raise RuntimeError(INPLACE_BERNOULLI)
+            if lv is not None and lv.randomness == "same":
+                raise RuntimeError(_SAME_WITH_BATCHED)
+            p = _as_physical(p, self._level, batch_size(self), self.shape)
+        return self._random_fill("bernoulli_", p, generator=generator)
 
     def random_(self, *args, **kwargs):
         return self._random_fill("random_", *args, **kwargs)
+
+
+def expose(t, level, size, shape):
+    """``t`` (per-sample ``shape``) with the batch dim of vmap ``level`` made a logical dim
+    in front (expanded where ``t`` is not batched there), still batched at the vmaps after
+    ``level``: what a physical tensor of ``level`` pairs with."""
+    if type(t) is BatchedTensor and t._level > level:
+        return wrap(expose(t._value, level, size, (t._value.shape[0],) + tuple(shape))
+                    .movedim(0, 1), t._level)
+    if type(t) is BatchedTensor and t._level == level:
+        value = t._value
+        return value if tuple(t.shape) == tuple(shape) else value.expand((size,) + tuple(shape))
+    return t.expand((size,) + tuple(shape))
+
+
+def hide(t, level):
+    """The inverse of ``expose``: ``t``'s logical dim 0 becomes the batch dim of ``level``,
+    below the vmaps after it that ``t`` is batched at."""
+    if type(t) is BatchedTensor and t._level > level:
+        return wrap(hide(t._value.movedim(1, 0), level), t._level)
+    return wrap(t, level)
 
 
 def _take_second(_, new):

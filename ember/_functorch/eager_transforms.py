@@ -3,12 +3,12 @@
 ``vjp`` runs the function once on inputs wrapped by a ``Level`` and returns a function
 that backpropagates cotangents through that graph (kept, so it can run many times).
 ``jvp`` runs the function once inside a forward-mode AD level (``forward_ad``) on dual
-inputs and reads the tangents of the outputs, as torch.func does; ``jacfwd`` does so
-once per input element. ember's forward AD has a single level, so a ``jvp`` started
-while one is open (``jvp(jvp(f))``, ``jacfwd(jacfwd(f))``) computes its product with
-the double-vjp identity instead: ``g(u) = J^T u`` is linear in ``u``, so the gradient
-of ``<g(u), t>`` with respect to ``u`` is ``J t``, exactly. Its reverse passes run
-with the outer level open, so the outer tangents flow through them.
+inputs and reads the tangents of the outputs, as torch.func does; ``jacfwd`` vmaps one
+such ``jvp`` over the identity's columns. ember's forward AD has a single level, so a
+``jvp`` started while one is open (``jvp(jvp(f))``, ``jacfwd(jacfwd(f))``) computes its
+product with the double-vjp identity instead: ``g(u) = J^T u`` is linear in ``u``, so the
+gradient of ``<g(u), t>`` with respect to ``u`` is ``J t``, exactly. Its reverse passes
+run with the outer level open, so the outer tangents flow through them.
 """
 import functools
 
@@ -17,7 +17,6 @@ from .._creation import eye, ones_like, zeros, zeros_like
 from .._tensor import Tensor
 from ..autograd.backprop import grad as autograd_grad
 from ..autograd import forward_ad
-from ..autograd.batching import hooks as _vmap_hooks
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from .levels import Level, carries_tangents
 from .pytree import tree_flatten, tree_unflatten, tree_map
@@ -300,10 +299,6 @@ def _stacked_vjps(graph, chunk_size, preallocate):
     if not total:
         return [zeros((0,) + tuple(t.shape), dtype=t.dtype) for t in ins]
     step = total if chunk_size is None or chunk_size >= total else chunk_size
-    if forward_ad._open:
-        # under a forward-mode level (jacfwd(jacrev(f)), hessian) the tangents must flow
-        # through each backward pass, which vmap's batched passes do not carry: loop
-        step = 1
     if step == total:
         return _vjps_of_chunk(graph, _basis_chunk(outs, numels, 0, total), total)
     results = ([zeros((total,) + tuple(t.shape), dtype=t.dtype) for t in ins]
@@ -375,9 +370,9 @@ def _check_jvp_args(primals, tangents, api):
 
 def _forward_level_unusable():
     """jvp/jacfwd take the reverse-mode path (differentiating a vjp with respect to its
-    cotangent: exact) when ember's single forward level is held by an enclosing jvp, or
-    under vmap, whose batching rules rewrap results without their tangents."""
-    return bool(forward_ad._open) or _vmap_hooks[0] is not None
+    cotangent: exact) when ember's single forward level is held by an enclosing jvp.
+    (Under vmap forward AD works: a BatchedTensor's tangent is its physical tensor's.)"""
+    return bool(forward_ad._open)
 
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
@@ -470,8 +465,8 @@ def _forward_products(level, graph, tangent_sets, outer_grad, strict=False):
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """The transform computing the Jacobian column by column with Jacobian-vector products
-    (one forward-mode run of ``func`` per input element).
+    """The transform computing the Jacobian with forward mode: the Jacobian-vector
+    products of all the columns of the identity as one vmapped ``jvp``.
 
     >>> import ember
     >>> ember.func.jacfwd(lambda x: x.sin())(ember.tensor([0., 0.]))
@@ -489,24 +484,59 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         _check_tensor_leaves(diff_args)
         flat_in, in_spec = tree_flatten(diff_args)
         call = lambda *a: func(*a, **kwargs)  # noqa: E731
-        tangent_sets = _basis_tangents(flat_in)
         if _forward_level_unusable():
+            tangent_sets = _basis_tangents(flat_in)
             output, columns, aux = _jvp_by_double_vjp(call, args, diff_args, nums,
                                                       tangent_sets, False, has_aux)
             columns = [tree_flatten(c)[0] for c in columns]
+            flat_out, out_spec = tree_flatten(output)
+            jac = _assemble_columns(columns, flat_out, flat_in, out_spec, in_spec)
         else:
-            columns, aux = [], None
-            for k, tangents in enumerate(tangent_sets or [[zeros_like(t) for t in flat_in]]):
-                output, products, aux_k = _jvp_forward(call, args, diff_args, nums, tangents,
-                                                       False, has_aux)
-                columns.append(tree_flatten(products)[0])
-                aux = aux_k if k == 0 else aux
-            columns = columns if tangent_sets else []
-        flat_out, out_spec = tree_flatten(output)
-        jac = _assemble_columns(columns, flat_out, flat_in, out_spec, in_spec)
+            jac, aux = _vmapped_jvps(call, args, diff_args, nums, flat_in, in_spec, has_aux,
+                                     randomness)
         return (jac, aux) if has_aux else jac
 
     return wrapper
+
+
+def _vmapped_jvps(call, args, diff_args, argnums, flat_in, in_spec, has_aux, randomness):
+    """The Jacobian (and aux) from one forward-mode jvp vmapped over the identity's
+    columns: the primals run once, their tangents carry the batch of columns."""
+    sizes = [t.numel() for t in flat_in]
+    total = sum(sizes)
+    if not total:  # no columns: the output's shapes come from one jvp of zeros
+        output, _, aux = _jvp_forward(call, args, diff_args, argnums,
+                                      [zeros_like(t) for t in flat_in], False, has_aux)
+        flat_out, out_spec = tree_flatten(output)
+        return _assemble_columns([], flat_out, flat_in, out_spec, in_spec), aux
+    blocks = [eye(total, dtype=t.dtype)[:, start:start + n].reshape((total,) + tuple(t.shape))
+              for t, n, start in zip(flat_in, sizes, _starts(sizes))]
+    kept = {}
+
+    def one_column(*tangents):
+        output, products, aux = _jvp_forward(call, args, diff_args, argnums, list(tangents),
+                                             False, has_aux)
+        flat_out, kept["spec"] = tree_flatten(output)
+        kept["outputs"], kept["aux"] = flat_out, aux
+        return tuple(tree_flatten(products)[0])
+
+    columns = vmap(one_column, randomness=randomness)(*blocks)
+    jac = []
+    for out, full in zip(kept["outputs"], columns):  # (total, *out.shape): columns last
+        full = full.movedim(0, -1)
+        jac.append([full[..., start:start + n].reshape(tuple(out.shape) + tuple(t.shape))
+                    for t, n, start in zip(flat_in, sizes, _starts(sizes))])
+    per_output = [tree_unflatten(row, in_spec) for row in jac]
+    aux = kept["aux"]
+    return tree_unflatten(per_output, kept["spec"]), aux
+
+
+def _starts(sizes):
+    starts, at = [], 0
+    for n in sizes:
+        starts.append(at)
+        at += n
+    return starts
 
 
 def _basis_tangents(flat_in):

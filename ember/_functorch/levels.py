@@ -16,6 +16,7 @@ import threading
 from ..autograd import forward_ad
 from ..autograd.graph import AccumulateGrad, accumulator_of
 from ..autograd.grad_mode import is_grad_enabled
+from .batched import BatchedTensor
 
 
 class _Active(threading.local):
@@ -53,7 +54,7 @@ class Level:
             return t.view_as(t)  # a view op: it carries a tangent over itself
         leaf = t.detach().requires_grad_()
         _carry_tangent(t, leaf)
-        node = accumulator_of(leaf)
+        node = accumulator_of(_physical(leaf))
         node._functorch_level = self
         self._owned_nodes.append(node)
         return leaf
@@ -65,7 +66,7 @@ class Level:
             if t is None or not t.requires_grad:
                 continue
             fn = t.grad_fn
-            stack.append(fn if fn is not None else accumulator_of(t))
+            stack.append(fn if fn is not None else accumulator_of(_physical(t)))
         while stack:
             node = stack.pop()
             if node is None or id(node) in seen:
@@ -85,6 +86,14 @@ class Level:
             _carry_tangent(t, detached, self.release)
             return detached
         return t
+
+
+def _physical(t):
+    """The tensor autograd records for ``t``: under vmap, its innermost physical tensor
+    (a BatchedTensor's graph, and so its leaf's accumulator, is its physical one's)."""
+    while isinstance(t, BatchedTensor):
+        t = t._value
+    return t
 
 
 def carries_tangents(tensors):

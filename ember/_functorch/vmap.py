@@ -18,7 +18,7 @@ from .._tensor import Tensor
 from .._ops.shape import cat as _cat, stack
 from .._creation import ones_like
 from . import batch_rules as _rules
-from .batched import BatchedTensor, Level, levels, wrap, ERROR_MSG
+from .batched import BatchedTensor, Level, levels, wrap, expose, hide, ERROR_MSG
 
 _RANDOMNESS = ("error", "different", "same")
 
@@ -76,7 +76,7 @@ def tree_unflatten(leaves, spec):
         items = [build(c) for c in s.children]
         if s.kind is dict:
             return dict(zip(s.context, items))
-        if hasattr(s.kind, "_fields"):  # a named tuple (ember.max(x, 0), linalg.qr, ...)
+        if s.kind not in (tuple, list):  # a named result (ember.max(x, 0), linalg.qr, ...)
             return s.kind(*items)
         return s.kind(items)
     return build(spec)
@@ -426,8 +426,8 @@ def _vjp_of_batched_vectors(outs, ins, gos, allow_unused, materialize_grads, cre
     formulas themselves run on the batched vectors (as tensor ops, hence through the
     batching rules), so a formula that is not batch-safe shows up here."""
     if any(isinstance(t, BatchedTensor) for t in outs + ins):
-        return _vjp_per_vector(outs, ins, gos, allow_unused, materialize_grads, create_graph,
-                               lv)
+        return _vjp_under_outer_batch(outs, ins, gos, allow_unused, materialize_grads,
+                                      create_graph, lv)
     lifting, lv.lifting = lv.lifting, create_graph  # no per-sample grads wanted of this pass
     try:
         grads = backprop.plain_grad(outs, ins, gos, retain_graph=True, create_graph=True,
@@ -438,6 +438,28 @@ def _vjp_of_batched_vectors(outs, ins, gos, allow_unused, materialize_grads, cre
     if create_graph:
         return grads
     return tuple(None if g is None else g.detach() for g in grads)
+
+
+def _vjp_under_outer_batch(outs, ins, gos, allow_unused, materialize_grads, create_graph, lv):
+    """Outputs and inputs batched at an outer vmap, grad_outputs at this one (jacrev inside
+    vmap): the outer batch dim becomes a logical dim of the grad_outputs (``expose``), the
+    vector-Jacobian products run once on the outer level's physical graph, batched at this
+    level, and the gradients get the outer batch dim back (``hide``)."""
+    outer = _rules._top_level(outs + ins)
+    if not all(_rules._batched(t, outer) for t in ins):
+        # a plain input reaches the outer batch through expansions, and through the plain
+        # graph between them (_batched_grad's business): one vjp per vector
+        return _vjp_per_vector(outs, ins, gos, allow_unused, materialize_grads, create_graph,
+                               lv)
+    size = _rules._level_info(outer).size
+    phys_ins = [t._value for t in ins]
+    phys_outs = [_rules._to_batch(o, outer, size) for o in outs]
+    phys_gos = [None if g is None else expose(g, outer, size, o.shape)
+                for g, o in zip(gos, outs)]
+    grads = backprop.grad(phys_outs, phys_ins, phys_gos, retain_graph=True,
+                          create_graph=create_graph, allow_unused=allow_unused,
+                          materialize_grads=materialize_grads)
+    return tuple(None if g is None else hide(g, outer) for g in grads)
 
 
 def _vjp_per_vector(outs, ins, gos, allow_unused, materialize_grads, create_graph, lv):

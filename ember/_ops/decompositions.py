@@ -99,10 +99,19 @@ def apply_saving_outputs(cls, *args):
     """``cls.apply(*args)``, keeping the outputs for backward when a graph was built."""
     out = cls.apply(*args)
     outs = out if isinstance(out, tuple) else (out,)
+    if _under_vmap(outs[0]):
+        return out
     node = outs[0]._grad_fn
     if node is not None and isinstance(node, cls._backward_cls):
         node._saved_outputs = [saved_tensor(o, nr) for nr, o in enumerate(outs)]
     return out
+
+
+def _under_vmap(t):
+    """Whether ``t`` is a result batched by vmap: its node is the op's run on the physical
+    batch, whose outputs (and the shapes backward needs) the batching rule already kept
+    (it runs the op through ``jvp_rerun``); the batched wrappers must not replace them."""
+    return t._vmap_level is not None
 
 
 class _SavesOutputs(Primitive):
@@ -320,7 +329,7 @@ def solve(a, b, check=True, name="torch.linalg.solve"):
     """``Solve`` on matrices (no argument checks: for backward formulas)."""
     out = apply_saving_outputs(Solve, a, b, check, name)
     node = out._grad_fn
-    if isinstance(node, Solve._backward_cls):
+    if isinstance(node, Solve._backward_cls) and not _under_vmap(out):
         node.b_shape = b._data.shape
     return out
 
@@ -367,7 +376,7 @@ class CholeskySolve(_SavesOutputs):
 def cholesky_solve(b, factor, upper):
     out = apply_saving_outputs(CholeskySolve, b, factor, upper)
     node = out._grad_fn
-    if isinstance(node, CholeskySolve._backward_cls):
+    if isinstance(node, CholeskySolve._backward_cls) and not _under_vmap(out):
         node.b_shape = b._data.shape
     return out
 

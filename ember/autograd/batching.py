@@ -13,6 +13,14 @@ from .dispatch import active as _dispatch_active, refuse_wrappers as _refuse_wra
 
 hooks = [None]
 
+#: PyTorch's error for ``x.bernoulli_(p)`` with ``p`` batched by a vmap that ``x`` is not.
+INPLACE_BERNOULLI = (
+    "vmap: inplace bernoulli(self, *extra_args) is not possible because there exists a "
+    "Tensor `other` in extra_args that has more elements than `self`. This happened due to "
+    "`other` being vmapped over but `self` not being vmapped over in a vmap. Please try to "
+    "use out-of-place operators instead of inplace bernoulli. If said operator is being "
+    "called inside the PyTorch framework, please file a bug report instead.")
+
 #: ``ember._functorch.vmap`` itself, registered when it is imported: ``autograd.grad``'s
 #: ``is_grads_batched`` and gradcheck's ``check_batched_grad`` run through it.
 vmap_function = [None]

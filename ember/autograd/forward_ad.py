@@ -18,7 +18,9 @@ obtains the JVP from the op's backward formula (see ``_jvp_from_backward``). A u
 ``Function`` runs its ``jvp`` staticmethod. A tangent is stored in the tensor's
 instance dict (``Tensor._fw_grad``: level token and tangent), so a tensor outside
 forward AD pays nothing, and an op checks one list (``active``) to know whether a
-level is open at all.
+level is open at all. Under vmap, a BatchedTensor keeps its tangent on its physical
+tensor (``_functorch/batched.py``), where the batching rules run the ops; a tangent may
+itself be batched (jacfwd's columns), its formulas then running under vmap.
 """
 import weakref
 from collections import namedtuple
@@ -197,6 +199,9 @@ def tangent_of(t):
 
 def set_tangent(t, tangent):
     """Give ``t`` a tangent at the open level (None removes it)."""
+    if t._vmap_level is not None:  # a BatchedTensor: on its physical tensor
+        t._set_tangent(tangent)
+        return
     if tangent is None:
         t.__dict__.pop("_fw_grad", None)
         return
@@ -445,6 +450,13 @@ def inplace_result(self, out):
             set_tangent(self, old)
         if old is None:
             set_tangent(self, new if new._data.dtype == self._data.dtype else new.to(self.dtype))
+            return
+        if old._vmap_level is not None or new._vmap_level is not None:
+            # tangents batched by vmap (jacfwd's columns): their arrays hold one sample
+            if (new._vmap_level or 0) > (old._vmap_level or 0):
+                set_tangent(self, new.to(self.dtype))  # batched further: a new tangent
+            else:
+                old.copy_(new)  # written through vmap's in-place path
             return
         old._data[...] = new._data
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..backend import get_array_module, to_host
-from . import grad_mode, forward_ad
+from . import batching, grad_mode, forward_ad
 from .backprop import grad as autograd_grad
 from .function import BackwardFunction
 
@@ -296,13 +296,15 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     """
     inputs = _as_tuple(inputs)
     diff = _check_inputs(inputs)
-    if check_batched_forward_grad:  # forward-mode tangents are not batched by vmap yet
-        raise NotImplementedError("gradcheck(check_batched_forward_grad=True) is not "
-                                  "supported by ember yet")
+    if check_batched_forward_grad and not check_forward_ad:
+        raise AssertionError("Setting check_batched_forward_grad=True requires "
+                             "check_forward_ad to be True")
     # masked only changes how sparse inputs are compared: ember's tensors are dense
     try:
         if check_forward_ad:
             _check_forward(func, inputs, diff, eps, atol, rtol)
+            if check_batched_forward_grad:
+                _check_batched_forward(func, inputs, diff)
             if not check_backward_ad:
                 return True
         elif not check_backward_ad:
@@ -351,6 +353,33 @@ def _check_forward(func, inputs, diff, eps, atol, rtol):
     numerical = _numerical_jacobians(func, inputs, diff, eps)
     forward = _forward_jacobians(func, inputs, diff)
     _compare_forward_jacobians(forward, numerical, outputs, inputs, diff, atol, rtol)
+
+
+def _check_batched_forward(func, inputs, diff):
+    """Per input, the output tangents of two random tangents taken at once (one jvp under
+    vmap, the tangents batched) must equal those taken one by one."""
+    vmap = batching.vmap_function[0]
+    for j in diff:
+        def output_tangents(tangent, j=j):
+            with forward_ad.dual_level():
+                args = [a.detach() if isinstance(a, Tensor) else a for a in inputs]
+                args[j] = forward_ad.make_dual(args[j], tangent)
+                outs = _float_outputs(func(*args))
+                return tuple(o.new_zeros(()).expand(o.shape) if t is None else t
+                             for o, t in (forward_ad.unpack_dual(o) for o in outs))
+        draws = np.random.default_rng(j).standard_normal((2,) + tuple(inputs[j].shape))
+        primal = inputs[j].detach()
+        expected = [output_tangents(primal.new_tensor(d)) for d in draws]
+        try:
+            got = vmap(output_tangents)(primal.new_tensor(draws))
+        except RuntimeError as e:
+            raise GradcheckError(f"While computing batched gradients, got: {e}") from e
+        for k, many in enumerate(got):
+            want = np.stack([to_host(one[k]._data) for one in expected])
+            if not np.allclose(to_host(many._data), want):
+                raise GradcheckError(
+                    f"For output {k} and input {j}:\nWhile computing batched gradients, "
+                    f"got: {to_host(many._data)}\nExpected: {want}")
 
 
 def _check_batched_grad(outputs, inputs, diff, atol, rtol, rng):

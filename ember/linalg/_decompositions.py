@@ -10,6 +10,7 @@ from .._typing import Number
 from .._ops import decompositions as D
 from .._ops.decompositions import (check_float, check_matrix, check_square,
                                    check_square_float, apply_saving_outputs)
+from ..autograd.batching import per_sample_under_vmap
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend import get_array_module, float16, promote_types
 
@@ -268,7 +269,9 @@ def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:
 
 
 def _wants_grad(A):
-    return A.requires_grad and is_grad_enabled()
+    """Whether the op must run as its Primitive: for a gradient, or under vmap (the
+    shortcut on ``A``'s array would see one sample only)."""
+    return (A.requires_grad and is_grad_enabled()) or A._vmap_level is not None
 
 
 def _check_uplo(UPLO):
@@ -336,6 +339,7 @@ def pinv(A: Tensor, rcond: Number | Tensor | None = None, hermitian: bool = Fals
     return D.pinv(A, _tolerance(atol), _tolerance(rtol), hermitian)
 
 
+@per_sample_under_vmap  # counted on the arrays, outside a Primitive
 def matrix_rank(A: Tensor, tol: Number | Tensor | None = None, hermitian: bool = False, *,
                 atol: Number | Tensor | None = None,
                 rtol: Number | Tensor | None = None) -> Tensor:
@@ -365,6 +369,7 @@ def _check_float_or_double(A):
 _LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
+@per_sample_under_vmap  # the solution is computed on the arrays, outside a Primitive
 def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
           driver: str | None = None) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """The least-squares solution of ``A X = B``: ``(solution, residuals, rank,

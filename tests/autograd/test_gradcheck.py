@@ -303,8 +303,32 @@ def test_check_grad_dtypes_rejects_a_gradient_of_another_dtype(monkeypatch):
         gc._check_grad_dtypes([x * 2], (x,), [0])
 
 
-def test_check_batched_forward_grad_is_refused_not_ignored():
-    x = ember.randn(3, dtype=ember.float64, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="check_batched_forward_grad"):
-        ember.autograd.gradcheck(lambda t: t * 2, (x,), check_forward_ad=True,
+def test_check_batched_forward_grad():
+    x = ember.randn(3, 4, dtype=ember.float64, requires_grad=True)
+    w = ember.randn(4, dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda a, b: ((a * b).tanh().sum(1), a.softmax(0)), (x, w),
+                                    check_forward_ad=True, check_batched_forward_grad=True)
+    with pytest.raises(AssertionError, match="requires check_forward_ad to be True"):
+        ember.autograd.gradcheck(lambda t: t * 2, (x,), check_batched_forward_grad=True)
+
+    class ReadsScalar(ember.autograd.Function):  # its jvp is not batch-safe
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(t):
+            return t * 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 2 + float(t.sum()) * 0
+    with pytest.raises(GradcheckError, match="While computing batched gradients"):
+        ember.autograd.gradcheck(ReadsScalar.apply, (x,), check_forward_ad=True,
                                  check_batched_forward_grad=True)

@@ -327,8 +327,8 @@ def test_jacrev_chunks_match_finite_differences(chunk_size):
 
 
 def test_jvp_inside_vmap_equals_a_loop():
-    # under vmap, jvp takes the reverse-mode path (batching rules rewrap results without
-    # their tangents); the products must still be the per-sample ones
+    # under vmap, jvp runs forward AD on the physical batch (a BatchedTensor's tangent is
+    # its physical tensor's); the products must be the per-sample ones
     g = ember.Generator().manual_seed(3)
     x = ember.randn(3, 4, dtype=ember.float64, generator=g)
     w = ember.randn(4, dtype=ember.float64, generator=g)

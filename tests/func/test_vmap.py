@@ -161,14 +161,14 @@ def test_fallback_loops_and_warns_once_naming_the_op():
     x = ember.randn(4, 3, 3)
 
     def square(a):
-        return a.topk(2)[0]
+        return a.view(ember.int32)  # a dtype view: no batching rule
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         out = vmap(square)(x)
         vmap(square)(x)
-    _close(out, _loop(square, x))
+    np.testing.assert_array_equal(out.numpy(), _loop(square, x).numpy())
     msgs = [str(w.message) for w in caught if "batching rule" in str(w.message)]
-    assert len(msgs) == 1 and "topk" in msgs[0]
+    assert len(msgs) == 1 and "ViewDtype" in msgs[0]
 
 
 def test_per_sample_gradients_with_autograd_grad():
@@ -319,7 +319,9 @@ def test_functions_that_read_arrays_run_per_sample_or_folded():
     idx = ember.tensor([[0, 1], [2, 3], [4, 0], [1, 1]])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        _close(vmap(lambda a: a.sort()[0])(y), _loop(lambda a: a.sort()[0], y))
+        def positions(a):
+            return ember.searchsorted(a.sort()[0], a * 0.5)
+        np.testing.assert_array_equal(vmap(positions)(y).numpy(), _loop(positions, y).numpy())
         _close(vmap(lambda a, i: a[i])(y, idx), _loop(lambda a, i: a[i], y, idx))
 
         def put(a, i):
@@ -327,7 +329,7 @@ def test_functions_that_read_arrays_run_per_sample_or_folded():
             a[i] = 0.0
             return a
         _close(vmap(put)(y, idx[:, 0]), _loop(put, y, idx[:, 0]))
-    assert any("for sort" in str(w.message) for w in caught)
+    assert any("for searchsorted" in str(w.message) for w in caught)
 
 
 def test_embedding_with_batched_indices_or_tables():
