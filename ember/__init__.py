@@ -66,3 +66,14 @@ from .amp import autocast  # noqa: E402
 from . import func  # noqa: E402  (function transforms: grad, vjp, jacrev, ...)
 from .autograd import functional as _autograd_functional  # noqa: E402,F401  (autograd.functional)
 from .func import vmap  # noqa: E402  (ember.vmap; ember.func holds the transforms)
+from . import _C  # noqa: E402  (the names PyTorch code reaches in torch._C)
+from . import overrides  # noqa: E402  (the __torch_function__ helpers)
+from ._torch_function import wrap_namespace as _wrap_namespace  # noqa: E402
+
+# The factories and cdist are __torch_function__ entry points as well; the ones with no
+# tensor argument are seen by modes only (PyTorch lists them in get_ignored_functions).
+_FACTORIES = ("tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "arange",
+              "range", "linspace", "eye", "rand", "randn", "randint", "randperm")
+_wrap_namespace(globals(), _FACTORIES + ("zeros_like", "ones_like", "empty_like", "full_like",
+                                         "rand_like", "randn_like", "randint_like", "cdist"),
+                "ember", modes_only=_FACTORIES)

@@ -62,6 +62,7 @@ class Tensor:
     _leaf_hooks = None     # keeps a leaf's accumulator alive while it has hooks
     _fw_grad = None        # (level token, tangent) under forward AD (autograd/forward_ad.py)
     __array_priority__ = 1000  # so ndarray <op> Tensor defers to Tensor's reflected op
+    _repr_as_tensor = True     # repr says "tensor(" (a subclass's says its own name)
 
     @classmethod
     def _make(cls, array, requires_grad=False):

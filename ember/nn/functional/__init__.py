@@ -19,3 +19,14 @@ from ._attention import *  # noqa: F401,F403  scaled_dot_product_attention
 from ._fold import *  # noqa: F401,F403  fold, unfold
 from ._grid import *  # noqa: F401,F403  grid_sample, affine_grid
 from ._distance import *  # noqa: F401,F403  cosine_similarity, pairwise_distance, pdist
+
+from ..._torch_function import wrap_namespace as _wrap_namespace  # noqa: E402
+from . import (_activation, _linear, _dropout, _sparse, _misc, _loss, _conv,  # noqa: E402
+               _pooling, _normalization, _vision, _attention, _fold, _grid, _distance)
+
+# Every public function is an entry point of __torch_function__ (reported as
+# ember.nn.functional.<name>), as PyTorch's are.
+_wrap_namespace(globals(), ["softmax", "log_softmax", "relu", "sigmoid", "tanh"] + [
+    name for m in (_activation, _linear, _dropout, _sparse, _misc, _loss, _conv, _pooling,
+                   _normalization, _vision, _attention, _fold, _grid, _distance)
+    for name in m.__all__], "ember.nn.functional", python_level=True)
