@@ -73,7 +73,7 @@ from ._torch_function import wrap_namespace as _wrap_namespace  # noqa: E402
 # The factories and cdist are __torch_function__ entry points as well; the ones with no
 # tensor argument are seen by modes only (PyTorch lists them in get_ignored_functions).
 _FACTORIES = ("tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "arange",
-              "range", "linspace", "eye", "rand", "randn", "randint", "randperm")
+              "range", "linspace", "eye", "rand", "randn", "randint", "randperm", "rand_like",
+              "randn_like", "randint_like")
 _wrap_namespace(globals(), _FACTORIES + ("zeros_like", "ones_like", "empty_like", "full_like",
-                                         "rand_like", "randn_like", "randint_like", "cdist"),
-                "ember", modes_only=_FACTORIES)
+                                         "cdist"), "ember", modes_only=_FACTORIES)

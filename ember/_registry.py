@@ -3,12 +3,12 @@
 
 >>> from ember._registry import DECLARED
 >>> d = DECLARED["exp"]
->>> d.function.__name__, d.method.__qualname__, d.inplace
-('exp', 'Exp.apply', True)
+>>> d.function.__name__, d.method.__qualname__, d.method._primitive.__name__, d.inplace
+('exp', 'Tensor.exp', 'Exp', True)
 
 Adding an op is its Primitive in ``_ops/`` plus one declaration in ``_functions.py``::
 
-    exp = unary(E.Exp, "exp", inplace=True)     # generated ember.exp; x.exp is Exp.apply
+    exp = unary(E.Exp, "exp", inplace=True)     # generated ember.exp; x.exp: Exp.apply's copy
 
     @op(inplace=True)                          # a function that parses arguments
     def add(input: Tensor, other: Tensor | Number, *, alpha: Number = 1, ...) -> Tensor:
@@ -66,6 +66,11 @@ DECLARED: dict[str, Declaration] = {}
 
 _method_names = set()  # every Tensor attribute the declarations bind, in-place forms included
 
+# Functions PyTorch lists in get_ignored_functions: these take no part in dispatch (Python
+# helpers there), or only modes see them (its C++ functions).
+_NOT_OVERRIDABLE = {"is_tensor", "broadcast_shapes"}
+_SEEN_BY_MODES_ONLY = {"can_cast", "promote_types", "result_type"}
+
 
 def _declare(name, function, method, signature, inplace):
     if name in DECLARED:
@@ -77,9 +82,11 @@ def _declare(name, function, method, signature, inplace):
     if clash:
         raise ValueError(f"Tensor.{clash.pop()} is declared twice")
     _method_names.update(bound)
-    if function is not None and not is_entry(function):
-        function = dispatching(function, name=name)
+    if function is not None and not is_entry(function) and name not in _NOT_OVERRIDABLE:
+        modes_only = name in _SEEN_BY_MODES_ONLY
+        function = dispatching(function, name=name, modes_only=modes_only)
         function._public_module = "ember"
+        function._tf_modes_only = modes_only
     impl = None
     if method is not None:
         impl = method_impl(method)

@@ -24,6 +24,7 @@ until one returns something other than ``NotImplemented``.
 'mean of 1 argument(s)'
 """
 import functools
+import inspect
 
 from ._tensor import Tensor
 
@@ -179,6 +180,24 @@ def overloaded_args(relevant, include_plain=False):
     return found
 
 
+_NEVER_OVERLOADED = {int, float, bool, complex, str, type(None), slice, type(Ellipsis)}
+
+
+def _plain(args):
+    """Whether no argument (nor item of a list or tuple argument) can override."""
+    for a in args:
+        t = type(a)
+        if t is Tensor or t in _NEVER_OVERLOADED:
+            continue
+        if t is list or t is tuple:
+            for item in a:
+                if type(item) is not Tensor and type(item) not in _NEVER_OVERLOADED:
+                    return False
+            continue
+        return False
+    return True
+
+
 def _flatten(args, kwargs):
     """The arguments, with lists and tuples opened one level (tensor lists)."""
     for a in args:
@@ -194,7 +213,7 @@ def _flatten(args, kwargs):
 
 def _torch_name(func):
     """PyTorch's spelling of a public function's name for error messages."""
-    name = _resolve(func)
+    name = getattr(func, "_error_name", None) or _resolve(func)
     return "torch" + name[len("ember"):] if name.startswith("ember") else name
 
 
@@ -234,16 +253,48 @@ def _no_implementation(func, types, python_level, mode=None):
             "\n\nFor more information, try re-running with TORCH_LOGS=not_implemented")
 
 
+def _as_python_function_passes(func, args, kwargs):
+    """The arguments as PyTorch's Python-level functions hand them to overrides: the
+    leading tensor-like ones by position, every other parameter by keyword, defaults
+    included (``F.relu(x)`` is ``(x,), {'inplace': False}``)."""
+    impl = getattr(func, "__ember_impl__", None)
+    try:
+        signature = inspect.signature(impl)
+        bound = signature.bind(*args, **(kwargs or {}))
+    except (TypeError, ValueError):
+        return args, kwargs or {}
+    bound.apply_defaults()
+    positional, keywords, leading = [], {}, True
+    for name, value in bound.arguments.items():
+        kind = signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            positional.extend(value)
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            keywords.update(value)
+        elif leading and kind is not inspect.Parameter.KEYWORD_ONLY and (
+                isinstance(value, Tensor) or hasattr(type(value), "__torch_function__")):
+            positional.append(value)
+        else:
+            leading = False
+            keywords[name] = value
+    return tuple(positional), keywords
+
+
 def dispatch(func, args, kwargs, python_level=False, modes_only=False):
     """Run the overrides of a call of ``func``: the result, or ``PASS`` when none applies
     (the caller then runs its own code)."""
     if _State.all_off:
         return PASS
+    if not _State.modes:
+        if modes_only or _State.subclasses_off or (_plain(args) and (
+                not kwargs or _plain(kwargs.values()))):
+            return PASS  # the common case under an active subclass: nothing to dispatch
     found = () if modes_only or _State.subclasses_off else overloaded_args(_flatten(args,
                                                                                     kwargs))
-    if python_level and (found or _State.modes) and not modes_only \
-            and not _State.subclasses_off:
-        found = overloaded_args(_flatten(args, kwargs), include_plain=True)
+    if python_level and (found or _State.modes):
+        if not modes_only and not _State.subclasses_off:
+            found = overloaded_args(_flatten(args, kwargs), include_plain=True)
+        args, kwargs = _as_python_function_passes(func, args, kwargs)
     if _State.modes:
         mode = pop_mode()
         try:
@@ -268,6 +319,9 @@ def dispatch_failed(func, args, kwargs, python_level=False):
     found = overloaded_args(_flatten(args, kwargs))
     if not found:
         return PASS
+    if python_level:
+        found = overloaded_args(_flatten(args, kwargs), include_plain=True)
+        args, kwargs = _as_python_function_passes(func, args, kwargs)
     return _call_overloads(func, found, args, kwargs, python_level)
 
 
@@ -282,21 +336,29 @@ def dispatching(impl, *, name=None, qualname=None, module=None, public=None,
     impl = getattr(impl, "__ember_impl__", impl)
     report = [public]
 
-    @functools.wraps(impl)
     def entry(*args, **kwargs):
-        if ACTIVE[0]:
-            result = dispatch(report[0], args, kwargs or None, python_level, modes_only)
+        # a first argument that is no plain Tensor (a subclass, a duck, a list of tensors,
+        # a scalar) is checked before the code runs; a duck further on makes the code fail
+        if ACTIVE[0] or (args and type(args[0]) is not Tensor):
+            result = dispatch(report[0], args, kwargs or None, python_level)
             if result is not PASS:
                 return result
         try:
             return impl(*args, **kwargs)
         except Exception:
-            if modes_only:
-                raise
             result = dispatch_failed(report[0], args, kwargs or None, python_level)
             if result is PASS:
                 raise
             return result
+
+    def factory(*args, **kwargs):  # no tensor argument: only modes are asked
+        if ACTIVE[0]:
+            result = dispatch(report[0], args, kwargs or None, python_level, True)
+            if result is not PASS:
+                return result
+        return impl(*args, **kwargs)
+
+    entry = functools.wraps(impl)(factory if modes_only else entry)
 
     if name is not None:
         entry.__name__ = name

@@ -313,8 +313,8 @@ def get_testing_overrides() -> dict[Callable, Callable]:
     >>> import inspect, ember
     >>> from ember.overrides import get_testing_overrides
     >>> dummy = get_testing_overrides()[ember.add]
-    >>> str(inspect.signature(dummy)), dummy(ember.ones(1), 2)
-    ('(input: Tensor, other: Tensor | Number, *, alpha: Number = 1, out: Tensor | None = None)', -1)
+    >>> list(inspect.signature(dummy).parameters), dummy(ember.ones(1), 2)
+    (['input', 'other', 'alpha', 'out'], -1)
     """
     overrides = {}
     for functions in _overridable().values():
