@@ -62,11 +62,16 @@ class _State:
 
 def _refresh():
     active = bool(_State.modes) or _State.subclass_seen
-    if active and _State.on_activate:
-        hooks, _State.on_activate = _State.on_activate, []
-        for hook in hooks:
-            hook()
+    if active:
+        make_members_entry_points()
     ACTIVE[0] = active
+
+
+def make_members_entry_points():
+    """Make Tensor's own members entry points now (once; ``ember.overrides`` lists them)."""
+    hooks, _State.on_activate = _State.on_activate, []
+    for hook in hooks:
+        hook()
 
 
 def _on_tensor_subclass(cls, **kwargs):
@@ -335,7 +340,22 @@ def dispatching(impl, *, name=None, qualname=None, module=None, public=None,
     ``impl``."""
     impl = getattr(impl, "__ember_impl__", impl)
     report = [public]
+    make = _factory_entry if modes_only else _entry
+    entry = functools.wraps(impl)(make(impl, report, python_level))
+    if name is not None:
+        entry.__name__ = name
+    if qualname is not None or name is not None:
+        entry.__qualname__ = qualname or name
+    if module is not None:
+        entry.__module__ = module
+    entry.__ember_impl__ = impl
+    if public is None:
+        report[0] = entry
+    entry._tf_report = report  # what overrides are given; settable (operators report methods)
+    return entry
 
+
+def _entry(impl, report, python_level):
     def entry(*args, **kwargs):
         # a first argument that is no plain Tensor (a subclass, a duck, a list of tensors,
         # a scalar) is checked before the code runs; a duck further on makes the code fail
@@ -350,27 +370,17 @@ def dispatching(impl, *, name=None, qualname=None, module=None, public=None,
             if result is PASS:
                 raise
             return result
+    return entry
 
+
+def _factory_entry(impl, report, python_level):
     def factory(*args, **kwargs):  # no tensor argument: only modes are asked
         if ACTIVE[0]:
             result = dispatch(report[0], args, kwargs or None, python_level, True)
             if result is not PASS:
                 return result
         return impl(*args, **kwargs)
-
-    entry = functools.wraps(impl)(factory if modes_only else entry)
-
-    if name is not None:
-        entry.__name__ = name
-    if qualname is not None or name is not None:
-        entry.__qualname__ = qualname or name
-    if module is not None:
-        entry.__module__ = module
-    entry.__ember_impl__ = impl
-    if public is None:
-        report[0] = entry
-    entry._tf_report = report  # what overrides are given; settable (operators report methods)
-    return entry
+    return factory
 
 
 def dispatching_property(prop):

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable
 
 from ._tensor import Tensor
 from ._torch_function import (_State, _overrides, _resolve, overloaded_args, pop_mode,
-                              push_mode, mode_stack)
+                              push_mode, mode_stack, make_members_entry_points)
 from ._torch_function import (_is_torch_function_mode_enabled,  # noqa: F401  (torch's names)
                               _disabled_torch_function_impl, DisableTorchFunction,
                               DisableTorchFunctionSubclass)
@@ -241,6 +241,7 @@ def _tensor_members():
 
 @functools.lru_cache(None)
 def _overridable():
+    make_members_entry_points()  # what is listed is what Tensor holds from now on
     by_namespace = {}
     for namespace, names in _namespaces().items():
         by_namespace[namespace] = [fn for name, fn in sorted(names.items())

@@ -238,3 +238,18 @@ def test_the_mode_helpers():
     with pytest.raises(NotImplementedError):
         with TorchFunctionMode():
             ember.ones(1)
+
+
+def test_the_lists_name_what_tensor_holds():
+    code = (
+        "import ember\n"
+        "from ember.overrides import get_overridable_functions, is_tensor_method_or_property\n"
+        "listed = get_overridable_functions()[ember.Tensor]\n"
+        "assert ember.Tensor.size in listed and is_tensor_method_or_property(ember.Tensor.dim)\n"
+        "class S(ember.Tensor):\n"
+        "    pass\n"
+        "assert ember.Tensor.size in listed\n"
+        "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=False)
+    assert out.stdout.strip() == "ok", out.stderr
