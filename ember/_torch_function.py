@@ -23,8 +23,11 @@ until one returns something other than ``NotImplemented``.
 >>> ember.mean(Duck())
 'mean of 1 argument(s)'
 """
+from __future__ import annotations
+
 import functools
 import inspect
+from typing import Any, Callable
 
 from ._tensor import Tensor
 
@@ -35,7 +38,8 @@ ACTIVE = [False]
 PASS = object()
 
 
-def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
+def _disabled_torch_function_impl(func: Callable, types: tuple, args: tuple = (),
+                                  kwargs: dict | None = None) -> Any:
     """What a Tensor subclass that takes no part in the protocol sets as its
     ``__torch_function__`` (``Parameter``, ``Buffer``): its instances are plain tensors
     to dispatch, and ops return plain tensors.
