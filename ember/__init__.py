@@ -67,6 +67,18 @@ from .amp import autocast  # noqa: E402
 from . import ops  # noqa: E402  (ember.ops.<namespace>: built-in and custom operators)
 from .ops import aten as _aten  # noqa: E402,F401  (ember.ops.aten: the ops __torch_dispatch__ sees)
 
+from . import _C  # noqa: E402  (the names PyTorch code reaches in torch._C)
+from . import overrides  # noqa: E402  (the __torch_function__ helpers)
+from ._torch_function import wrap_namespace as _wrap_namespace  # noqa: E402
+
+# The factories and cdist are __torch_function__ entry points as well; the ones with no
+# tensor argument are seen by modes only (PyTorch lists them in get_ignored_functions).
+_FACTORIES = ("tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "arange",
+              "range", "linspace", "eye", "rand", "randn", "randint", "randperm", "rand_like",
+              "randn_like", "randint_like")
+_wrap_namespace(globals(), _FACTORIES + ("zeros_like", "ones_like", "empty_like", "full_like",
+                                         "cdist"), "ember", modes_only=_FACTORIES)
+
 # Imported on first use, to keep ``import ember`` short: ``ember.distributions``,
 # ``ember.onnx`` (export), ``ember.func`` (function transforms; ``ember.vmap`` is its vmap),
 # ``ember.library`` (custom operators). ``import ember.func`` and ``from ember import func``

@@ -3,12 +3,12 @@
 
 >>> from ember._registry import DECLARED
 >>> d = DECLARED["exp"]
->>> d.function.__name__, d.method.__qualname__, d.inplace
-('exp', 'Exp.apply', True)
+>>> d.function.__name__, d.method.__qualname__, d.method._primitive.__name__, d.inplace
+('exp', 'Tensor.exp', 'Exp', True)
 
 Adding an op is its Primitive in ``_ops/`` plus one declaration in ``_functions.py``::
 
-    exp = unary(E.Exp, "exp", inplace=True)     # generated ember.exp; x.exp is Exp.apply
+    exp = unary(E.Exp, "exp", inplace=True)     # generated ember.exp; x.exp: Exp.apply's copy
 
     @op(inplace=True)                          # a function that parses arguments
     def add(input: Tensor, other: Tensor | Number, *, alpha: Number = 1, ...) -> Tensor:
@@ -28,6 +28,7 @@ import warnings
 from typing import TYPE_CHECKING, Callable
 
 from ._tensor import Tensor
+from ._torch_function import dispatching, is_entry
 from .autograd import grad_mode
 from .backend import get_array_module
 
@@ -39,16 +40,21 @@ class Declaration:
     """One public name.
 
     ``function``: ``ember.<name>`` (None for a Tensor-only method). ``method``: what
-    ``Tensor.<name>`` is (None: no method); for a one-op function it is the op's ``apply``,
-    so ``x.exp()`` is one Python call. ``signature``: the callable whose signature, first
-    parameter dropped, is the method's. ``inplace``: whether ``x.<name>_`` exists (the
-    method run on x and written into x's memory, ``Tensor._inplace``).
-    """
-    __slots__ = ("name", "function", "method", "signature", "inplace")
+    ``Tensor.<name>`` is (None: no method); for a one-op function it is a copy of the op's
+    ``apply`` (``Primitive.entry``), so ``x.exp()`` is one Python call. ``signature``: the
+    callable whose signature, first parameter dropped, is the method's. ``inplace``:
+    whether ``x.<name>_`` exists (the method run on x and written into x's memory,
+    ``Tensor._inplace``). ``impl``: the method's code without the ``__torch_function__``
+    entry (what the in-place form runs).
 
-    def __init__(self, name, function, method, signature, inplace):
+    Functions and methods are public entry points (``_torch_function.dispatching``): each
+    is reported to ``__torch_function__`` overrides as itself.
+    """
+    __slots__ = ("name", "function", "method", "signature", "inplace", "impl")
+
+    def __init__(self, name, function, method, signature, inplace, impl=None):
         self.name, self.function, self.method = name, function, method
-        self.signature, self.inplace = signature, inplace
+        self.signature, self.inplace, self.impl = signature, inplace, impl
 
     def __repr__(self):
         return f"<declaration of {self.name}>"
@@ -59,6 +65,11 @@ DECLARED: dict[str, Declaration] = {}
 
 
 _method_names = set()  # every Tensor attribute the declarations bind, in-place forms included
+
+# Functions PyTorch lists in get_ignored_functions: these take no part in dispatch (Python
+# helpers there), or only modes see them (its C++ functions).
+_NOT_OVERRIDABLE = {"is_tensor", "broadcast_shapes"}
+_SEEN_BY_MODES_ONLY = {"can_cast", "promote_types", "result_type"}
 
 
 def _declare(name, function, method, signature, inplace):
@@ -71,7 +82,34 @@ def _declare(name, function, method, signature, inplace):
     if clash:
         raise ValueError(f"Tensor.{clash.pop()} is declared twice")
     _method_names.update(bound)
-    DECLARED[name] = Declaration(name, function, method, signature, inplace)
+    if function is not None and not is_entry(function) and name not in _NOT_OVERRIDABLE:
+        modes_only = name in _SEEN_BY_MODES_ONLY
+        function = dispatching(function, name=name, modes_only=modes_only)
+        function._public_module = "ember"
+        function._tf_modes_only = modes_only
+    impl = None
+    if method is not None:
+        impl = method_impl(method)
+        method = method_entry(method, name)
+    DECLARED[name] = Declaration(name, function, method, signature, inplace, impl)
+    return DECLARED[name]
+
+
+def method_impl(fn):
+    """The code of a Tensor method entry (the op's ``apply`` for an op's copy)."""
+    cls = getattr(fn, "_primitive", None)
+    if cls is not None:
+        return cls.apply
+    return getattr(fn, "__ember_impl__", fn)
+
+
+def method_entry(fn, name, *, operator=False):
+    """``fn`` as the public ``Tensor.<name>``: an op's ``apply`` copied
+    (``Primitive.entry``: still one call), anything else wrapped (``dispatching``)."""
+    cls = getattr(fn, "_primitive", None)
+    if cls is not None:
+        return cls.entry(name, operator=operator)
+    return dispatching(fn, name=name, qualname=f"Tensor.{name}")
 
 
 def op(fn: Callable | None = None, *, name: str | None = None, method: bool | Callable = True,
@@ -92,8 +130,7 @@ def op(fn: Callable | None = None, *, name: str | None = None, method: bool | Ca
         bound = fn if method is True else (method or None)  # methods take no out=, as in torch
         if out:
             fn = with_out(fn, public)
-        _declare(public, fn, bound, bound, inplace)
-        return fn
+        return _declare(public, fn, bound, bound, inplace).function
     return declare if fn is None else declare(fn)
 
 
@@ -102,7 +139,7 @@ def alias(fn: Callable, name: str, *, function: bool = True, method: bool = True
     """Declare ``name`` as another name of the declared ``fn`` (``subtract`` for ``sub``);
     ``function=False`` makes it a method only (``x.swapaxes``). Returns ``fn``."""
     target = DECLARED[fn.__name__]
-    _declare(name, fn if function else None, target.method if method else None,
+    _declare(name, fn if function else None, target.impl if method else None,
              target.signature, inplace)
     return fn
 
@@ -130,8 +167,7 @@ def unary(cls, name: str, *, inplace: bool = False, out: bool = True):
         def function(input: Tensor) -> Tensor:
             return apply(input)
     _name_generated(function, name)
-    _declare(name, function, apply, function, inplace)
-    return function
+    return _declare(name, function, apply, function, inplace).function
 
 
 def binary(cls, name: str, *, method: bool = True, inplace: bool = False):
@@ -145,8 +181,7 @@ def binary(cls, name: str, *, method: bool = True, inplace: bool = False):
             return apply(input, other)
         return write_out(apply(input, other), out, name)
     _name_generated(function, name)
-    _declare(name, function, function if method else None, function, inplace)
-    return function
+    return _declare(name, function, function if method else None, function, inplace).function
 
 
 def _name_generated(function, name):

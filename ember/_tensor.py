@@ -69,6 +69,7 @@ class Tensor:
     # without memory, so strides and contiguity are read from here instead.
     _wrapper_strides = None
     # ---- end __torch_dispatch__ ----
+    _repr_as_tensor = True     # repr says "tensor(" (a subclass's says its own name)
 
     @classmethod
     def _make(cls, array, requires_grad=False):

@@ -14,7 +14,9 @@ from . import _functions as F
 from ._creation import legacy_tensor_data, tensor, beside, _filled, _empty
 from ._tensor import Tensor
 from ._typing import Any, Number, Sequence, dtype
-from ._registry import DECLARED, method
+from ._registry import DECLARED, method, method_entry, method_impl
+from ._torch_function import (dispatching, dispatching_property, is_entry,
+                              DisableTorchFunctionSubclass, _State as _tf_state)
 from ._ops import shape as S, indexing as I
 from ._ops.primitive import Primitive
 from ._ops.elementwise import Add as _AddOp, Sub as _SubOp, Mul as _MulOp, _check_broadcast
@@ -411,11 +413,12 @@ def _ne(self, other):
     return F.ne(self, other)
 
 
-# Python's operators. The hot ones are the ops' apply functions themselves (self is the
-# first argument): no wrapper frame and none of the keyword handling of ember.add/sub/mul.
+# Python's operators. The hot ones are copies of the ops' apply functions (self is the first
+# argument, ``Primitive.entry``): no wrapper frame and none of the keyword handling of
+# ember.add/sub/mul.
 OPERATORS = {
-    "__add__": _Add, "__radd__": _Add, "__sub__": _Sub,
-    "__rsub__": _reflected(F.sub), "__mul__": _Mul, "__rmul__": _Mul,
+    "__add__": _AddOp.apply, "__radd__": _AddOp.apply, "__sub__": _SubOp.apply,
+    "__rsub__": _reflected(F.sub), "__mul__": _MulOp.apply, "__rmul__": _MulOp.apply,
     "__truediv__": F.div, "__rtruediv__": _rtruediv,
     "__floordiv__": F.floor_divide, "__rfloordiv__": _scalar_as_tensor(F.floor_divide),
     "__mod__": F.remainder, "__rmod__": _scalar_as_tensor(F.remainder),
@@ -428,6 +431,15 @@ OPERATORS = {
     "__rxor__": F.bitwise_xor,
     "__getitem__": I.getitem, "__setitem__": I.setitem,
 }
+# The method a __torch_function__ override is given for an operator (PyTorch's operators
+# that are its methods in C++ report the method: ``a + b`` is ``Tensor.add``).
+OPERATOR_REPORTS = {"__add__": "add", "__radd__": "add", "__sub__": "sub", "__mul__": "mul",
+                    "__rmul__": "mul", "__truediv__": "div", "__matmul__": "matmul",
+                    "__neg__": "neg", "__abs__": "abs", "__lt__": "lt", "__le__": "le",
+                    "__gt__": "gt", "__ge__": "ge", "__pow__": "pow"}
+_BINARY_OPERATORS = {name for name in OPERATORS
+                     if name not in ("__neg__", "__pos__", "__abs__", "__invert__",
+                                     "__getitem__", "__setitem__")}
 PROPERTIES = {"T": _T, "mT": S.mT, "H": lambda self: F.conj(_T(self)),
               "mH": lambda self: F.conj(S.mT(self)), "real": F.real, "imag": F.imag}
 INPLACE_OPERATORS = {"__iadd__": F.add, "__isub__": F.sub, "__imul__": F.mul,
@@ -449,16 +461,124 @@ def _bind():
         if d.method is not None:
             bind(d.name, d.method)  # a one-op function's is its op's apply: x.tanh() is one call
         if d.inplace:
-            bind(d.name + "_", _inplace_of(d.method, d.name + "_"))
+            bind(d.name + "_", dispatching(_inplace_of(d.impl, d.name + "_"),
+                                           qualname=f"Tensor.{d.name}_"))
     for dunder, fn in OPERATORS.items():
-        bind(dunder, fn)
+        entry = method_entry(method_impl(fn), dunder, operator=dunder in _BINARY_OPERATORS)
+        if dunder in OPERATOR_REPORTS:
+            _report_as(entry, DECLARED[OPERATOR_REPORTS[dunder]].method)
+        bind(dunder, entry)
     for dunder, fn in INPLACE_OPERATORS.items():
-        bind(dunder, _inplace_of(fn, dunder))
+        bind(dunder, dispatching(_inplace_of(method_impl(fn), dunder),
+                                 qualname=f"Tensor.{dunder}"))
     for name, fn in PROPERTIES.items():
-        bind(name, property(fn))
+        bind(name, dispatching_property(property(fn)))
+
+
+def _report_as(entry, public):
+    """Make ``entry`` (an op's apply copy or a dispatching wrapper) present itself to
+    ``__torch_function__`` overrides as ``public``."""
+    entry._tf_report[0] = public
 
 
 _bind()
+
+
+# ---- __torch_function__: the default of Tensor and its subclasses ----------------------------
+def _tensor_torch_function(cls, func, types, args=(), kwargs=None):
+    """``Tensor.__torch_function__``: run ``func`` with subclass dispatch off and return its
+    tensors as ``cls`` (``as_subclass``); NotImplemented when another type in ``types`` is
+    not a superclass of ``cls`` (two unrelated subclasses meeting).
+
+    >>> import ember
+    >>> class Tagged(ember.Tensor):
+    ...     pass
+    >>> t = ember.ones(2).as_subclass(Tagged)
+    >>> type(t * 2).__name__, type(ember.sum(t)).__name__
+    ('Tagged', 'Tagged')
+    """
+    if kwargs is None:
+        kwargs = {}
+    if not all(issubclass(cls, t) for t in types):
+        return NotImplemented
+    with DisableTorchFunctionSubclass():
+        ret = func(*args, **kwargs)
+        if func in _default_nowrap_functions():
+            return ret
+        return _convert(ret, cls)
+
+
+def _default_nowrap_functions():
+    """The getters whose results ``Tensor.__torch_function__`` leaves as they are."""
+    return {Tensor.grad.__get__}
+
+
+def _convert(ret, cls):
+    """``ret`` with its tensors (also inside lists and tuples) made instances of ``cls``."""
+    if cls is Tensor:
+        return ret
+    if isinstance(ret, Tensor) and not isinstance(ret, cls):
+        ret = as_subclass(ret, cls)
+    if isinstance(ret, (tuple, list)):
+        items = [_convert(r, cls) for r in ret]
+        ret = type(ret)(*items) if hasattr(ret, "_fields") else type(ret)(items)
+    return ret
+
+
+def as_subclass(self, cls):
+    """A ``cls`` instance sharing this tensor's data, version counter and graph (an alias,
+    as PyTorch's: the gradient flows back into self).
+
+    >>> import ember
+    >>> class Tagged(ember.Tensor):
+    ...     pass
+    >>> x = ember.ones(2, requires_grad=True)
+    >>> y = x.as_subclass(Tagged)
+    >>> type(y).__name__, y.grad_fn.name()
+    ('Tagged', 'AliasBackward0')
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(f"as_subclass(): argument 'cls' must be a type, not "
+                        f"{type(cls).__name__}" if not isinstance(cls, type) else
+                        "Creating a Tensor subclass from a class that does not inherit from "
+                        "Tensor is not possible. Make sure your class inherits from Tensor.")
+    with DisableTorchFunctionSubclass():
+        alias = I.getitem(self, Ellipsis)  # an alias view: AliasBackward0, shared memory
+    alias.__class__ = cls
+    return alias
+
+
+Tensor.__torch_function__ = classmethod(_tensor_torch_function)
+Tensor.as_subclass = as_subclass
+
+# Tensor's own members (size, dim, shape, dtype, backward, __len__, ...) become dispatching
+# entry points only once dispatch is first needed (a mode entered, a subclass defined):
+# until then they stay plain functions, which ember's own code calls everywhere.
+_OWN_DUNDERS = ("__len__", "__iter__", "__bool__", "__float__", "__int__", "__complex__",
+                "__index__", "__repr__", "__format__", "__array__", "__deepcopy__",
+                "__reduce_ex__", "__contains__", "__reversed__")
+
+
+def _patch_own_members():
+    for klass in (Tensor,):
+        for name, value in list(vars(klass).items()):
+            if name.startswith("_") and name not in _OWN_DUNDERS:
+                continue
+            if name in ("as_subclass", "__torch_function__"):
+                continue
+            if isinstance(value, property):
+                if not is_entry(value.fget):
+                    setattr(klass, name, dispatching_property(value))
+            elif callable(value) and not isinstance(value, (type, classmethod, staticmethod)) \
+                    and not is_entry(value) and not hasattr(value, "_primitive"):
+                setattr(klass, name, dispatching(value, qualname=f"Tensor.{name}",
+                                                 python_level=name in _OWN_DUNDERS))
+
+
+if _tf_state.subclass_seen or _tf_state.modes:
+    _patch_own_members()
+else:
+    _tf_state.on_activate.append(_patch_own_members)
 
 
 class _LegacyTensorType(type):

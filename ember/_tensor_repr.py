@@ -173,7 +173,8 @@ def tensor_repr(t):
     dt = _BY_NUMPY[a.dtype]
     if dt.is_floating_point and a.dtype.kind != "f":
         a = a.astype(np.float32)  # bfloat16: NumPy's own float formatting needs a NumPy float
-    prefix = "tensor("
+    cls = type(t)  # a subclass prints its own name, bar those that print as tensors
+    prefix = "tensor(" if cls.__dict__.get("_repr_as_tensor") else f"{cls.__name__}("
     summarize = a.size > PRINT_OPTS.threshold
     suffixes = []
     if a.size == 0:

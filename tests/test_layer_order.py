@@ -22,7 +22,8 @@ LAYERS = [
     ("backend", ["ember.backend", "ember.device", "ember._typing", "ember.accelerator",
                  "ember.backends"]),
     ("tensor", ["ember._tensor", "ember._tensor_repr", "ember.random", "ember._creation",
-                "ember.return_types", "ember._checks"]),
+                "ember.return_types", "ember._checks", "ember._torch_function",
+                "ember._C"]),
     ("autograd", ["ember.autograd"]),
     ("ops", ["ember._ops"]),
     ("functional API and methods", ["ember._registry", "ember._functions", "ember._tensor_methods",
@@ -34,7 +35,7 @@ LAYERS = [
     ("libraries", ["ember.optim", "ember.utils", "ember.serialization", "ember.amp",
                    "ember.cuda", "ember.distributions", "ember.onnx", "ember._functorch",
                    "ember.func", "ember.autograd.functional", "ember.library",
-                   "ember.ops"]),
+                   "ember.ops", "ember.overrides"]),
     ("package", ["ember"]),  # ember/__init__.py: the public namespace, made of all the above
     ("examples", ["ember.examples"]),
 ]
@@ -46,6 +47,8 @@ ALLOWED_IN_FUNCTIONS = {
     # ember.__version__: the package imports utils, so utils reads it when called
     ("ember.utils.collect_env", "ember"),
     ("ember.utils.cpp_extension", "ember"),
+    # get_overridable_functions lists the public namespace, which imports ember.overrides
+    ("ember.overrides", "ember"),
 }
 
 

@@ -113,11 +113,14 @@ MEMBERS = {
         "__deepcopy__": "(self, memo: dict) -> Tensor",
         "__torch_dispatch__": "(cls, func: Any, types: tuple, args: tuple = (), "
                               "kwargs: dict | None = None) -> Any",
+        "as_subclass": "(self, cls: type) -> Tensor",
+        "__torch_function__": "(cls, func: Any, types: Any, args: Any = (), "
+                              "kwargs: Any = None) -> Any",
     },
 }
 #: class attributes that are no API (Python's machinery, pickling, NumPy interop flags)
 SKIPPED = {"__module__", "__doc__", "__slots__", "__dict__", "__weakref__",
-           "__array_priority__", "__reduce_ex__", "__init_subclass__"}
+           "__array_priority__", "__reduce_ex__", "__init_subclass__", "_repr_as_tensor"}
 
 _BINARY = "(self, other: Tensor | Number) -> Tensor"
 OPERATORS = {  # signature by kind; every operator _tensor_methods binds must be here
@@ -286,10 +289,9 @@ def _member_lines(cls, bound, names, members):
             if value.fset is not None:
                 lines += [f"@{name}.setter",
                           f"def {name}(self, value: {names(members[name])}) -> None: ..."]
-        elif isinstance(value, classmethod):
-            lines.append("@classmethod")
-            lines.append(Signature.parse(members[name], value.__func__, where)
-                         .render(name, names))
+        elif isinstance(value, classmethod):  # first parameter rendered as self: still cls
+            lines += ["@classmethod",
+                      Signature.parse(members[name], value.__func__, where).render(name, names)]
         else:
             lines.append(Signature.parse(members[name], value, where).render(name, names))
     return lines

@@ -15,6 +15,7 @@ from .._tensor import Tensor
 from ..autograd import forward_ad
 from ..autograd.batching import INPLACE_BERNOULLI
 from ..backend import get_array_module
+from .._torch_function import _disabled_torch_function_impl
 
 ERROR_MSG = ("vmap: called random operation while in randomness error mode. Please either "
              "use the 'same' or 'different' randomness flags on vmap or perform the "
@@ -102,6 +103,8 @@ def batch_size(t):
 
 class BatchedTensor(Tensor):
     """A tensor inside ``vmap``: per-sample shape outside, the whole batch inside."""
+    # vmap reaches the ops through autograd/batching.py, not through __torch_function__
+    __torch_function__ = _disabled_torch_function_impl
 
     @property
     def _vmap_level(self):

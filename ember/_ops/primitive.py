@@ -29,6 +29,8 @@ from .._tensor import Tensor
 from ..backend.dtypes import _BY_NUMPY
 from ..autograd.saved_hooks import _state as _saved_hooks_state
 from .saved_hooks import pack_node as _pack_saved
+from .._torch_function import (ACTIVE as _tf_active, PASS as _TF_PASS, dispatch as _tf_dispatch,
+                               dispatch_failed as _tf_dispatch_failed)
 
 _state = grad_mode._state
 _dispatch_active = _dispatch.active  # true while __torch_dispatch__ may see ops
@@ -185,9 +187,21 @@ class Primitive(Function):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        # ``apply`` is a plain function made per op (not a classmethod): operators bind it
-        # directly (``Tensor.__mul__ = Mul.apply``), one Python call per op.
+        # ``apply`` is a plain function made per op (not a classmethod): operators and
+        # methods bind a copy of it (``Primitive.entry``), one Python call per op.
         cls.apply = staticmethod(_make_apply(cls))
+
+    @classmethod
+    def entry(cls, name, *, operator=False):
+        """A copy of ``apply`` to bind as ``Tensor.<name>``: the same op, but a public entry
+        point, which ``__torch_function__`` overrides see as itself (or as what
+        ``entry._tf_report[0]`` is set to: ``Tensor.__add__`` reports ``Tensor.add``), and
+        which dispatches duck types when the op fails on them. ``operator``: a binary
+        operator, which returns NotImplemented where no override handles the call."""
+        fn = _make_apply(cls, entry=(name, operator))
+        fn.__name__ = name
+        fn.__qualname__ = f"Tensor.{name}"
+        return fn
 
     @staticmethod
     def _check_grads(ctx, grads):
@@ -205,17 +219,23 @@ class Primitive(Function):
         return out
 
 
-def _make_apply(cls):
+def _make_apply(cls, entry=None):
     """``cls.apply``: run forward on the arguments, wrap the arrays, record the node.
 
     The op's class attributes are read once here (they are fixed at class creation).
+    ``entry``: (name, operator) for a public copy (``Primitive.entry``).
     """
     forward = cls.forward
     node_cls = cls._backward_cls
     is_view = cls.is_view
     differentiable = cls.differentiable
+    report = [None]  # the function __torch_function__ overrides are given (apply itself)
 
     def apply(*args):
+        if _tf_active[0]:  # a mode or a dispatching subclass exists (_torch_function.py)
+            out = _overridden(report[0], args, entry)
+            if out is not _TF_PASS:
+                return out
         if _batching[0] is not None:  # a vmap runs: batched arguments go to their rule
             out = _batching[0].primitive(cls, args)
             if out is not NotImplemented:
@@ -225,7 +245,15 @@ def _make_apply(cls):
             if out is not NotImplemented:
                 return out
         ctx = _new(node_cls)
-        out = forward(ctx, *args)
+        try:
+            out = forward(ctx, *args)
+        except Exception:
+            if entry is None:
+                raise
+            out = _overridden(report[0], args, entry, failed=True)
+            if out is _TF_PASS:
+                raise
+            return out
         if type(out) is tuple:
             outs = tuple(_make(o) for o in out)
             if differentiable and _state.enabled and _any_requires_grad(args):
@@ -260,7 +288,24 @@ def _make_apply(cls):
 
     apply.__qualname__ = f"{cls.__qualname__}.apply"
     apply.__doc__ = f"Apply {cls.__name__} (a built-in op) to the arguments."
+    report[0] = apply
+    apply._tf_report = report
+    apply._primitive = cls
     return apply
+
+
+def _overridden(func, args, entry, failed=False):
+    """The ``__torch_function__`` result of an op call, or ``_TF_PASS``; a binary
+    operator that no override handles returns NotImplemented (Python then tries the
+    reflected operator and raises its own TypeError, as PyTorch's operators do)."""
+    try:
+        if failed:
+            return _tf_dispatch_failed(func, args, None)
+        return _tf_dispatch(func, args, None)
+    except TypeError:
+        if entry is not None and entry[1]:
+            return NotImplemented
+        raise
 
 
 # ---- __torch_dispatch__ (the state is in autograd/dispatch.py) ----------------------------

@@ -21,3 +21,7 @@ __all__ = ["LinAlgError", "inv", "inv_ex", "det", "slogdet", "solve", "solve_ex"
            "eigvalsh", "pinv", "matrix_rank", "lstsq", "vector_norm", "matrix_norm", "norm",
            "cross", "matmul", "diagonal",
            "multi_dot", "vecdot", "matrix_power", "matrix_exp", "householder_product"]
+
+from .._torch_function import wrap_namespace as _wrap_namespace  # noqa: E402
+
+_wrap_namespace(globals(), [n for n in __all__ if n != "LinAlgError"], "ember.linalg")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .._tensor import Tensor
+from .._torch_function import _disabled_torch_function_impl
 from .._creation import empty
 
 
@@ -28,6 +29,10 @@ class Parameter(Tensor):
     Parameter containing:
     tensor([1., 1.], requires_grad=True)
     """
+
+    # ops on a Parameter return plain tensors (PyTorch's Parameter does the same)
+    __torch_function__ = _disabled_torch_function_impl
+    _repr_as_tensor = True
 
     def __new__(cls, data: Optional[Tensor] = None, requires_grad: bool = True) -> Parameter:
         if data is None:
@@ -73,6 +78,9 @@ class Buffer(Tensor):
     >>> [name for name, _ in m.named_buffers()], list(m.state_dict())
     (['mean', 'scratch'], ['mean'])
     """
+
+    __torch_function__ = _disabled_torch_function_impl  # as Parameter's
+    _repr_as_tensor = True
 
     def __new__(cls, data: Tensor, *, persistent: bool = True) -> Buffer:
         b = cls._make(data._data)
