@@ -78,10 +78,17 @@ def make_members_entry_points():
         hook()
 
 
+# another layer (autograd/dispatch.py) may install its own hook too: each calls the one before
+_previous_init_subclass = Tensor.__dict__.get("__init_subclass__")
+
+
 def _on_tensor_subclass(cls, **kwargs):
     """``Tensor.__init_subclass__``: a subclass that keeps Tensor's ``__torch_function__``
     (or brings its own) turns dispatch on."""
-    super(Tensor, cls).__init_subclass__(**kwargs)
+    if _previous_init_subclass is not None:
+        _previous_init_subclass.__func__(cls, **kwargs)
+    else:
+        super(Tensor, cls).__init_subclass__(**kwargs)
     if getattr(cls, "__torch_function__", None) is not _disabled_torch_function_impl:
         _State.subclass_seen = True
         _refresh()

@@ -126,9 +126,16 @@ def is_dispatch_subclass(cls):
     return fn is not None and getattr(fn, "__func__", fn) is not _disabled_torch_dispatch
 
 
+# another layer (_torch_function.py) may install its own hook too: each calls the one before
+_previous_init_subclass = Tensor.__dict__.get("__init_subclass__")
+
+
 def _note_subclass(cls, **kwargs):
     """Tensor.__init_subclass__: a class with ``__torch_dispatch__`` turns dispatch on."""
-    super(Tensor, cls).__init_subclass__(**kwargs)
+    if _previous_init_subclass is not None:
+        _previous_init_subclass.__func__(cls, **kwargs)
+    else:
+        super(Tensor, cls).__init_subclass__(**kwargs)
     if cls.__init__ is Tensor.__init__ and cls.__new__ is not object.__new__:
         cls.__init__ = _init_after_new
     if not is_dispatch_subclass(cls):
