@@ -17,7 +17,7 @@ import copy
 import warnings
 
 from .backend import as_array as _as_array, broadcast_shapes as _broadcast_shapes, \
-    numpy_ndarray as _ndarray
+    contiguous_strides as _contiguous_strides, numpy_ndarray as _ndarray
 from .backend.meta import MetaArray as _MetaArray, NO_NUMPY as _NO_NUMPY
 
 from ._tensor_repr import tensor_repr
@@ -354,14 +354,6 @@ class Tensor:
                 array = array.astype(data.dtype)
             data[...] = array
         self._vc[0] += 1
-
-
-def _contiguous_strides(shape):
-    strides, step = [], 1
-    for s in reversed(shape):
-        strides.append(step)
-        step *= max(s, 1)
-    return tuple(reversed(strides))
 
 
 def _init(t, array, requires_grad):

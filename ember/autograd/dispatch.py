@@ -15,7 +15,7 @@ import threading
 import weakref
 
 from .._tensor import Tensor
-from ..backend import default_array_module
+from ..backend import contiguous_strides, default_array_module
 from ..backend.dtypes import get_default_dtype, _BY_NUMPY
 from ..device import device as _device
 
@@ -241,11 +241,7 @@ def make_wrapper_subclass(cls, size, strides=None, storage_offset=None, memory_f
                                   f"not {device}")
     size = tuple(int(s) for s in size)
     if strides is None:
-        strides, step = [], 1
-        for s in reversed(size):
-            strides.append(step)
-            step *= max(s, 1)
-        strides = tuple(reversed(strides))
+        strides = contiguous_strides(size)
     else:
         strides = tuple(int(s) for s in strides)
         if len(strides) != len(size):

@@ -102,6 +102,19 @@ def as_array(obj):
     return xp.asarray(obj)
 
 
+def contiguous_strides(shape):
+    """Strides, in elements, of a row-major array of ``shape`` (a dim of size 0 counts as 1).
+
+    >>> contiguous_strides((2, 3, 4))
+    (12, 4, 1)
+    """
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
 def to_host(array):
     """A NumPy array with ``array``'s values, for host-side work (printing, gradcheck's
     Jacobians): ``array`` itself when it is one, else a copy (the module's ``asnumpy``)."""

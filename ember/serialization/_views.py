@@ -7,13 +7,7 @@ lie inside it), so views of one storage share memory after loading, as in PyTorc
 """
 import numpy as np
 
-
-def contiguous_strides(shape):
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
+from ..backend import contiguous_strides
 
 
 # ---- saving -----------------------------------------------------------------------------------
