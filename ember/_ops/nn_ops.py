@@ -7,6 +7,7 @@ import numpy as np  # the float32 dtype bfloat16 data is computed in
 
 from .._tensor import _wrap_dim
 from ..backend import dtypes, get_array_module
+from ..backend.parallel import parallel_for
 from .primitive import Primitive
 from .._typing import dtype
 
@@ -60,6 +61,44 @@ class Softmax(Primitive):
         return out * (grad - (grad * out).sum(ctx.dim, keepdim=True)), None, None
 
 
+#: a log_softmax over the last dim of at least this many bytes runs in blocks of rows on the
+#: thread pool (a language model's (tokens, vocabulary) logits)
+_ROWS_MIN_BYTES = 1 << 20
+
+
+def _by_rows(d, dim, fn, *others):
+    """``fn(rows, *other_rows, out_rows)`` over blocks of rows of the C-contiguous 2-D-or-more
+    NumPy float array ``d`` reduced along its last dim, on the thread pool; the result (a
+    fresh array), or None when the layout does not allow it. Each row is computed as the
+    whole array's would be (the same bits, whatever the thread count)."""
+    arrays = (d,) + others
+    if (dim != d.ndim - 1 or d.ndim < 2 or d.nbytes < _ROWS_MIN_BYTES or
+            any(type(a) is not np.ndarray or not a.flags.c_contiguous or a.shape != d.shape
+                or a.dtype != d.dtype for a in arrays)):
+        return None
+    n = d.shape[-1]
+    flat = [a.reshape(-1, n) for a in arrays]
+    out = np.empty(d.shape, d.dtype)
+    out_flat = out.reshape(-1, n)
+
+    def block(lo, hi):
+        with np.errstate(invalid="ignore"):
+            fn(*(f[lo:hi] for f in flat), out_flat[lo:hi])
+    parallel_for(out_flat.shape[0], block, 3 * d.nbytes)
+    return out
+
+
+def _log_softmax_rows(rows, out):
+    np.subtract(rows, rows.max(axis=1, keepdims=True), out=out)
+    np.subtract(out, np.log(np.exp(out).sum(axis=1, keepdims=True)), out=out)
+
+
+def _log_softmax_grad_rows(out, grad, res):
+    e = np.exp(out)
+    e *= grad.sum(axis=1, keepdims=True)
+    np.subtract(grad, e, out=res)
+
+
 class LogSoftmax(Primitive):
     _backward_name = "LogSoftmaxBackward0"
     saves_output = True
@@ -73,6 +112,10 @@ class LogSoftmax(Primitive):
             return xp.zeros_like(d)
         if d.size == 0:
             return xp.empty_like(d)
+        if dtype is None and d is x._data:
+            out = _by_rows(d, dim, _log_softmax_rows)
+            if out is not None:
+                return out
         with xp.errstate(invalid="ignore"):
             shifted = d - d.max(axis=dim, keepdims=True)
             return _rounded(shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True)),
@@ -84,6 +127,18 @@ class LogSoftmax(Primitive):
         if out.dim() == 0:
             return grad * 0, None, None
         return grad - out.exp() * grad.sum(ctx.dim, keepdim=True), None, None
+
+    @staticmethod
+    def backward_arrays(ctx, grad):
+        out, = ctx.saved_arrays
+        res = _by_rows(out, ctx.dim, _log_softmax_grad_rows, grad) if grad.shape == out.shape \
+            else None
+        if res is not None:
+            return res, None, None
+        if out.ndim == 0:
+            return grad * 0, None, None
+        xp = get_array_module(out, grad)
+        return grad - xp.exp(out) * grad.sum(axis=ctx.dim, keepdims=True), None, None
 
 
 def softmax(x: Tensor, dim: int | None = None, dtype: dtype | None = None,
