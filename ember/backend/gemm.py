@@ -47,6 +47,10 @@ def matmul(a, b):
         return _outer(xp, a, b)
     if a.ndim > 2 and b.ndim >= 2 and _one_matrix(b) and a.dtype == b.dtype:
         return _folded(a, b)
+    if a.ndim > 2 and a.ndim == b.ndim and a.shape[:-2] == b.shape[:-2]:
+        out = _stacked(xp, a, b)
+        if out is not None:
+            return out
     fmas = _fmas(a, b)
     if not fmas:  # not a 2-D floating product of one dtype (or an empty one): NumPy's own
         out = xp.matmul(a, b)
@@ -93,6 +97,28 @@ def _folded(a, b):
         return get_array_module(a, b).matmul(a, b)
     out = matmul(a.reshape(-1, a.shape[-1]), mat)
     return out.reshape(batch + (a.shape[-2], mat.shape[1]))
+
+
+def _stacked(xp, a, b):
+    """A stack of products of one batch shape (attention's ``q @ k^T``: one small product per
+    head and sample) split along the stack over the pool, each slice the same NumPy matmul of
+    the same matrices (the same bits); None when it is too small to split or not a floating
+    product of one dtype."""
+    if a.dtype != b.dtype or a.dtype.char not in _BLAS_TYPES or a.shape[-1] != b.shape[-2]:
+        return None
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    count = math.prod(a.shape[:-2])
+    work = count * m * k * n * MIN_CHUNK_BYTES // MIN_CHUNK_FMAS
+    if num_chunks(count, work) == 1:
+        return None
+    a3, b3 = a.reshape(count, m, k), b.reshape(count, k, n)
+    out = xp.empty(a.shape[:-2] + (m, n), dtype=a.dtype)
+    out3 = out.reshape(count, m, n)
+
+    def part(lo, hi):
+        xp.matmul(a3[lo:hi], b3[lo:hi], out=out3[lo:hi])
+    parallel_for(count, part, work)
+    return out
 
 
 def _outer(xp, a, b):

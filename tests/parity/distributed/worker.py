@@ -1,6 +1,7 @@
 """Each rank runs the same operations on torch.distributed (gloo) and ember.distributed
 (MPI) and compares values, gradients and error messages (``mpiexec -n N python worker.py
 PORT``). Prints ``ok parity rank <r>``; any mismatch raises, which aborts the job."""
+import os
 import sys
 
 import numpy as np
@@ -208,8 +209,14 @@ def main():
     training(rank, size)
     dist.barrier()
     print(f"ok parity rank {rank}", flush=True)
+    td.barrier()  # both ranks done with gloo before either tears it down
     td.destroy_process_group()
     dist.destroy_process_group()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # skip interpreter teardown: torch's gloo threads can abort ("terminate called without
+    # an active exception") while C++ statics are destroyed, after every check has passed
+    os._exit(0)
 
 
 if __name__ == "__main__":
