@@ -72,8 +72,8 @@ CASES = {
         a, ember.tensor([[[0, 1], [2, 2]]]), reduction="none"), [(1, 3, 2, 2)])],
     "LogSoftmax": [(lambda a: ember.nn.functional.log_softmax(a, 1), [(3, 4)]),
                    (lambda a: ember.nn.functional.log_softmax(a, 0), [(3, 4, 2)]),
-                   (lambda a: ember.nn.functional.log_softmax(a, -1), [(5,)]),
-                   (lambda a: ember.nn.functional.log_softmax(a, -1), [(300, 1100)])],  # rows
+                   (lambda a: ember.nn.functional.log_softmax(a, -1), [(5,)])],
+    # (the row-split path of large arrays: tests/ops/test_log_softmax_rows.py)
     "Reciprocal": [(lambda a: (a * a + 0.5).reciprocal(), [(3, 4)]),
                    (lambda a: 2.5 / (a * a + 0.5), [(3, 4)])],   # scalar / tensor
 }
