@@ -99,8 +99,8 @@ def relu_array(d):
 
 
 def _split_flat(n, fn, work, result):
-    """``fn(lo, hi)`` over ``range(n)`` in 64 slices spread over the thread pool; returns
-    ``result``."""
+    """``fn(lo, hi)`` over ``range(n)`` in 64 slices (each a few contiguous pieces of a
+    thread's share) spread over the thread pool; returns ``result``."""
     step = -(-n // 64)
     parallel_for(-(-n // step), lambda lo, hi: fn(lo * step, min(n, hi * step)), work)
     return result
@@ -136,16 +136,12 @@ def relu_grad_array(g, out):
     res = xp.empty(g.shape, dtype=g.dtype)
     gf, of, rf = g.reshape(-1), out.reshape(-1), res.reshape(-1)
     n = g.size
+    work = g.nbytes + out.nbytes + res.nbytes
     if kernels.native_for(g, out):  # one compiled pass instead of three
         return _split_flat(n, lambda a, b: kernels.relu_backward(gf[a:b], of[a:b], rf[a:b]),
-                           g.nbytes + out.nbytes + res.nbytes, res)
-    step = -(-n // 64)  # 64 pieces, so that each chunk is a few contiguous slices
-
-    def chunk(lo, hi):
-        a, b = lo * step, min(n, hi * step)
-        _pass_where(xp, gf[a:b], relu_keep(xp, of[a:b]), out=rf[a:b])
-    parallel_for(-(-n // step), chunk, g.nbytes + out.nbytes + res.nbytes)
-    return res
+                           work, res)
+    return _split_flat(n, lambda a, b: _pass_where(xp, gf[a:b], relu_keep(xp, of[a:b]),
+                                                   out=rf[a:b]), work, res)
 
 
 class Relu(Primitive):
