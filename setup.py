@@ -1,14 +1,19 @@
 """Build step for ember's compiled pieces (see their sources): ember.backend._pool (the
-thread pool's events and pinning) and ember.backend._kernels (convolution im2col/col2im and
-ReLU loops).
+thread pool's events and pinning), ember.backend._kernels (convolution im2col/col2im and
+ReLU loops), ember._ops._apply (built-in ops' apply) and ember.autograd._engine_loop (the
+backward engine's loop).
 
-Everything else is in pyproject.toml. Both extensions are optional: without a C compiler the
+Everything else is in pyproject.toml. The extensions are optional: without a C compiler the
 install still succeeds; the thread pool then waits on plain Python locks and the kernels run
-as NumPy code (ember.backend.kernels).
+as NumPy code (ember.backend.kernels), and apply and the engine loop as Python.
 """
 from setuptools import Extension, setup
 
 setup(ext_modules=[Extension("ember.backend._pool", ["ember/backend/_pool.c"],
                              extra_compile_args=["-O2", "-std=gnu11"], optional=True),
                    Extension("ember.backend._kernels", ["ember/backend/_kernels.c"],
-                             extra_compile_args=["-O3", "-std=gnu11"], optional=True)])
+                             extra_compile_args=["-O3", "-std=gnu11"], optional=True),
+                   Extension("ember._ops._apply", ["ember/_ops/_apply.c"],
+                             extra_compile_args=["-O2", "-std=gnu11"], optional=True),
+                   Extension("ember.autograd._engine_loop", ["ember/autograd/_engine_loop.c"],
+                             extra_compile_args=["-O2", "-std=gnu11"], optional=True)])

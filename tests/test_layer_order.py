@@ -62,6 +62,8 @@ def _modules():
 
 
 MODULES = _modules()
+#: C extension modules (ember/**/_name.c): leaves that import no ember module
+COMPILED = {_module_name(p) for p in ROOT.rglob("*.c")}
 
 
 def _targets(module, is_package, node):
@@ -76,10 +78,12 @@ def _targets(module, is_package, node):
             base = ".".join(base + ([node.module] if node.module else []))
         else:
             base = node.module
-        names = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base
+        names = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES.keys() | COMPILED else base
                  for a in node.names]
     found = []
     for name in names:
+        if name in COMPILED:
+            continue
         while name not in MODULES and "." in name:
             name = name.rsplit(".", 1)[0]
         if name in MODULES:

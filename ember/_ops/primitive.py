@@ -32,6 +32,27 @@ from .saved_hooks import pack_node as _pack_saved
 from .._torch_function import (ACTIVE as _tf_active, PASS as _TF_PASS, dispatch as _tf_dispatch,
                                dispatch_failed as _tf_dispatch_failed)
 
+try:  # the plain case of apply in C (optional, built by setup.py; set up at the end)
+    from . import _apply as _native
+except ImportError:  # built without a C compiler: the Python apply runs
+    _native = None
+
+
+
+def set_native_apply(flag):
+    """Run built-in ops' plain case with the compiled apply when it was built, or always
+    with the Python one; returns the previous setting. Both give the same tensors, nodes
+    and errors (tests run both).
+
+    >>> from ember._ops import primitive
+    >>> previous = primitive.set_native_apply(False)  # the Python apply from here on
+    >>> _ = primitive.set_native_apply(previous)
+    """
+    if _native is None:
+        return False
+    return _native.set_enabled(flag)
+
+
 _state = grad_mode._state
 _dispatch_active = _dispatch.active  # true while __torch_dispatch__ may see ops
 _fw_active = _forward_ad.active  # non-empty while a forward AD level is open
@@ -247,13 +268,21 @@ def _make_apply(cls, entry=None):
         ctx = _new(node_cls)
         try:
             out = forward(ctx, *args)
-        except Exception:
+        except Exception as error:
             if entry is None:
                 raise
-            out = _overridden(report[0], args, entry, failed=True)
-            if out is _TF_PASS:
-                raise
-            return out
+            return failed(args, error)
+        return finish(ctx, args, out)
+
+    def failed(args, error):
+        """An entry point's answer when forward raised: an override's, else the error."""
+        out = _overridden(report[0], args, entry, failed=True)
+        if out is _TF_PASS:
+            raise error
+        return out
+
+    def finish(ctx, args, out):
+        """Wrap what forward returned as tensors and record the node."""
         if type(out) is tuple:
             outs = tuple(_make(o) for o in out)
             if differentiable and _state.enabled and _any_requires_grad(args):
@@ -288,10 +317,15 @@ def _make_apply(cls, entry=None):
 
     apply.__qualname__ = f"{cls.__qualname__}.apply"
     apply.__doc__ = f"Apply {cls.__name__} (a built-in op) to the arguments."
-    report[0] = apply
     apply._tf_report = report
     apply._primitive = cls
-    return apply
+    report[0] = apply
+    if _native is not None and not is_view:
+        # The compiled apply: the plain case in C, everything else handed to ``apply``.
+        report[0] = _native.Apply(apply, None if entry is None else failed, finish, forward,
+                                  node_cls, cls, cls.scalar_edges, cls.saves_output,
+                                  differentiable)
+    return report[0]
 
 
 def _overridden(func, args, entry, failed=False):
@@ -628,3 +662,9 @@ def unbroadcast(grad, shape):
 
 
 __all__ = ["Primitive", "PrimitiveNode", "unbroadcast", "sum_to"]
+
+
+if _native is not None:
+    _native.setup(Tensor, _ndarray, _asarray, _connect, gradient_edge, _sequence, _tf_active,
+                  _batching, _dispatch_active, _fw_active, _state, _anomaly_state,
+                  _saved_hooks_state, _NO_EDGE)

@@ -6,7 +6,7 @@ from ..backend import get_array_module
 from . import dispatch as _dispatch
 from .engine import run_backward
 from .graph import gradient_edge, run_post_accumulate_hooks
-from .batching import hooks as _batching, vmap_function as _vmap_function
+from .batching import hooks as _batching, get_vmap as _get_vmap
 
 
 _dispatch_active = _dispatch.active
@@ -153,7 +153,7 @@ def _grads_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, al
                    materialize_grads):
     """``grad(..., is_grads_batched=True)``: dim 0 of each grad_output is a batch of
     vectors; one vector-Jacobian product per vector, run under vmap."""
-    vmap = _vmap_function[0]
+    vmap = _get_vmap()
     if vmap is None or grad_outputs is None:
         raise RuntimeError("is_grads_batched=True needs grad_outputs (and ember.func.vmap)")
     outputs, gos = _as_tuple(outputs), _as_tuple(grad_outputs)

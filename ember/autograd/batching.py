@@ -8,6 +8,7 @@ of it. The dispatcher has three entry points: ``primitive(cls, args)`` (built-in
 ``NotImplemented`` when no batched tensor takes part.
 """
 import functools
+import importlib
 
 from .dispatch import active as _dispatch_active, refuse_wrappers as _refuse_wrappers
 
@@ -24,6 +25,19 @@ INPLACE_BERNOULLI = (
 #: ``ember._functorch.vmap`` itself, registered when it is imported: ``autograd.grad``'s
 #: ``is_grads_batched`` and gradcheck's ``check_batched_grad`` run through it.
 vmap_function = [None]
+
+
+def get_vmap():
+    """``vmap``, importing it on first use: ``import ember`` loads ember.func lazily, and
+    the autograd layer below it must not import it at module level.
+
+    >>> from ember.autograd.batching import get_vmap
+    >>> get_vmap().__name__
+    'vmap'
+    """
+    if vmap_function[0] is None:
+        importlib.import_module("ember._functorch.vmap")
+    return vmap_function[0]
 
 
 def per_sample_under_vmap(fn):

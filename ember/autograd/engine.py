@@ -26,10 +26,31 @@ code may hold them. No reference counting is involved.
 import heapq
 
 from .._tensor import Tensor
+from ..backend import numpy_ndarray as _ndarray
 from . import anomaly, grad_mode
 from .dispatch import active as _dispatch_active
 from .graph import (AccumulateGrad, OwnedGrads, check_hook_result, check_hook_results,
                     _task_state)
+
+try:  # the loop below in C (optional, built by setup.py): same steps, same order
+    from . import _engine_loop as _native
+except ImportError:  # built without a C compiler
+    _native = None
+_native_enabled = [_native is not None]
+
+
+def set_native_loop(flag):
+    """Run the plain backward pass (no ``inputs``, ``create_graph`` or anomaly mode) with
+    the compiled loop when it was built, or always with the Python one; returns the
+    previous setting. Both give the same gradients in the same order (tests run both).
+
+    >>> from ember.autograd import engine
+    >>> previous = engine.set_native_loop(False)  # the Python loop from here on
+    >>> _ = engine.set_native_loop(previous)
+    """
+    previous = _native_enabled[0]
+    _native_enabled[0] = bool(flag) and _native is not None
+    return previous
 
 
 class _Capture:
@@ -42,6 +63,8 @@ class _Capture:
 
 def _walk(roots, want_order):
     """Dependency counts (and, if asked, a children-first order) of reachable nodes."""
+    if not want_order and _native_enabled[0]:
+        return _native.walk(roots), None
     deps = {}
     roots = set(roots)
     stack = list(roots)
@@ -161,28 +184,17 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
     (None where none does).
     """
     task = _schedule(root_edges, root_grads, retain_graph, create_graph, inputs)
-    ready, replace, pop = task.ready, heapq.heapreplace, heapq.heappop
     state = grad_mode._state
     prev_enabled = state.enabled
     state.enabled = create_graph  # backward records a graph only for create_graph
-    # The node to run next when it is known without the heap: in a chain, running a
-    # node usually makes exactly one node ready, the one with the highest sequence
-    # number; it skips the heap (same order: the heap's top is compared first).
-    held = None
     outer_tasks = _task_state.tasks
     _task_state.tasks = outer_tasks + (task,)
     try:
-        while held is not None or ready:
-            if held is not None:
-                node = held
-                if ready and ready[0][0] < -node._sequence_nr:
-                    node = replace(ready, (-node._sequence_nr, id(node), node))[2]
-            else:
-                node = pop(ready)[2]
-            grads = task.buffers.pop(node, None)
-            outputs, grads = _run_node(task, node, grads)
-            held = _deliver(task, node, outputs, grads)
-            outputs = grads = None  # hold no gradient past its node
+        if (_native_enabled[0] and inputs is None and task.add is _add_grads
+                and not task.checked):
+            _native.drain(task)
+        else:
+            _drain(task)
         callbacks = task.callbacks
         while callbacks:  # a callback may queue another
             callbacks.pop(0)()
@@ -196,6 +208,26 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
         caps = task.captures.get(node, ())
         result.append(next((c.grad for c in caps if c.nr == nr), None))
     return result
+
+
+def _drain(task):
+    """Run the task's nodes until none is ready (the compiled loop does the same)."""
+    ready, replace, pop = task.ready, heapq.heapreplace, heapq.heappop
+    # The node to run next when it is known without the heap: in a chain, running a
+    # node usually makes exactly one node ready, the one with the highest sequence
+    # number; it skips the heap (same order: the heap's top is compared first).
+    held = None
+    while held is not None or ready:
+        if held is not None:
+            node = held
+            if ready and ready[0][0] < -node._sequence_nr:
+                node = replace(ready, (-node._sequence_nr, id(node), node))[2]
+        else:
+            node = pop(ready)[2]
+        grads = task.buffers.pop(node, None)
+        outputs, grads = _run_node(task, node, grads)
+        held = _deliver(task, node, outputs, grads)
+        outputs = grads = None  # hold no gradient past its node
 
 
 def _run_node(task, node, grads):
@@ -358,3 +390,7 @@ def _apply_checked(node, grads, create_graph):
         anomaly.warn_forward_trace(node)
         raise
     return outputs
+
+
+if _native is not None:
+    _native.setup(AccumulateGrad, OwnedGrads, _run_node, _is_fresh, _as_tensors, _ndarray, heapq)

@@ -358,7 +358,7 @@ def _check_forward(func, inputs, diff, eps, atol, rtol):
 def _check_batched_forward(func, inputs, diff):
     """Per input, the output tangents of two random tangents taken at once (one jvp under
     vmap, the tangents batched) must equal those taken one by one."""
-    vmap = batching.vmap_function[0]
+    vmap = batching.get_vmap()
     for j in diff:
         def output_tangents(tangent, j=j):
             with forward_ad.dual_level():
