@@ -24,7 +24,7 @@ static PyObject *ndarray_type, *as_array, *connect_py, *gradient_edge, *sequence
 static Py_ssize_t off_data, off_requires_grad, off_grad_fn, off_output_nr, off_vc, off_base;
 static PyObject *s_enabled, *s_hooks, *s_dtype, *s_kind, *s_accumulator, *s_needs_input_grad,
     *s_next_functions, *s_sequence_nr, *s_saved, *s_versions, *s_out_data, *s_out_vc,
-    *s_out_version;
+    *s_out_version, *s_plain_grads, *s_tensor_mask, *s_input_meta;
 static int ready = 0, enabled = 1;
 
 #define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
@@ -176,12 +176,11 @@ static int connect_plain(Apply *op, PyObject *ctx, PyObject *const *args, Py_ssi
     if (r) return r < 0 ? -1 : 0;
     r = attr_is_none(saved_hooks_state, s_hooks);
     if (r <= 0) return r < 0 ? -1 : 0;
+    Py_ssize_t n_tensors = 0;
     for (Py_ssize_t i = 0; i < nargs; i++) {
         PyObject *a = args[i];
-        if (!PyObject_TypeCheck(a, Tensor)) {
-            if (!op->scalar_edges) return 0;  /* dropped: a tensor mask is needed */
-            continue;
-        }
+        if (!PyObject_TypeCheck(a, Tensor)) continue;
+        n_tensors++;
         PyObject *base = SLOT(a, off_base);
         if (base && base != Py_None && requires_grad(a)) return 0;
         PyObject *data = SLOT(a, off_data);
@@ -189,24 +188,46 @@ static int connect_plain(Apply *op, PyObject *ctx, PyObject *const *args, Py_ssi
         if (!dt) return -1;
         int same = dt == out_dtype ? 1 : PyObject_RichCompareBool(dt, out_dtype, Py_EQ);
         Py_DECREF(dt);
-        if (same <= 0) return same < 0 ? -1 : 0;  /* a cast: input dtypes are needed */
+        if (same <= 0) return same < 0 ? -1 : 0;  /* a cast: Python records input dtypes */
     }
-    PyObject *needs = PyList_New(nargs), *edges = PyTuple_New(nargs);
-    if (!needs || !edges) goto fail;
+    /* Non-tensor arguments get a (None, 0) edge (scalar_edges) or none at all: then the
+     * node keeps a tensor mask and its inputs' dtypes to drop their gradients. */
+    int dropped = !op->scalar_edges && n_tensors < nargs;
+    Py_ssize_t n_edges = dropped ? n_tensors : nargs, e = 0;
+    PyObject *needs = PyList_New(nargs), *edges = PyTuple_New(n_edges);
+    PyObject *mask = dropped ? PyList_New(nargs) : NULL, *meta = dropped ? PyList_New(n_tensors) : NULL;
+    if (!needs || !edges || (dropped && (!mask || !meta))) goto fail;
     for (Py_ssize_t i = 0; i < nargs; i++) {
         PyObject *a = args[i], *edge;
-        int wants = PyObject_TypeCheck(a, Tensor) && requires_grad(a);
+        int is_tensor = PyObject_TypeCheck(a, Tensor);
+        int wants = is_tensor && requires_grad(a);
+        PyObject *flag = wants ? Py_True : Py_False;
+        Py_INCREF(flag);
+        PyList_SET_ITEM(needs, i, flag);
+        if (dropped) {
+            flag = is_tensor ? Py_True : Py_False;
+            Py_INCREF(flag);
+            PyList_SET_ITEM(mask, i, flag);
+            if (!is_tensor) continue;
+            PyObject *dt = PyObject_GetAttr(SLOT(a, off_data), s_dtype);
+            if (!dt) goto fail;
+            PyList_SET_ITEM(meta, e, dt);
+        }
         if (wants) {
             if (!(edge = edge_of(a))) goto fail;
         } else {
             Py_INCREF(no_edge);
             edge = no_edge;
         }
-        PyObject *flag = wants ? Py_True : Py_False;
-        Py_INCREF(flag);
-        PyList_SET_ITEM(needs, i, flag);
-        PyTuple_SET_ITEM(edges, i, edge);
+        PyTuple_SET_ITEM(edges, e, edge);
+        e++;
     }
+    if (dropped && (PyObject_SetAttr(ctx, s_plain_grads, Py_False) < 0 ||
+                    PyObject_SetAttr(ctx, s_tensor_mask, mask) < 0 ||
+                    PyObject_SetAttr(ctx, s_input_meta, meta) < 0))
+        goto fail;
+    Py_CLEAR(mask);
+    Py_CLEAR(meta);
     if (PyObject_SetAttr(ctx, s_needs_input_grad, needs) < 0 ||
         PyObject_SetAttr(ctx, s_next_functions, edges) < 0)
         goto fail;
@@ -265,6 +286,8 @@ static int connect_plain(Apply *op, PyObject *ctx, PyObject *const *args, Py_ssi
 fail:
     Py_XDECREF(needs);
     Py_XDECREF(edges);
+    Py_XDECREF(mask);
+    Py_XDECREF(meta);
     return -1;
 }
 
@@ -507,11 +530,13 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_apply",
 PyMODINIT_FUNC PyInit__apply(void) {
     const char *names[] = {"enabled", "hooks", "dtype", "kind", "_accumulator",
                            "needs_input_grad", "next_functions", "_sequence_nr", "_saved",
-                           "_versions", "_out_data", "_out_vc", "_out_version"};
+                           "_versions", "_out_data", "_out_vc", "_out_version", "_plain_grads",
+                           "_tensor_mask", "_input_meta"};
     PyObject **slots[] = {&s_enabled, &s_hooks, &s_dtype, &s_kind, &s_accumulator,
                           &s_needs_input_grad, &s_next_functions, &s_sequence_nr, &s_saved,
-                          &s_versions, &s_out_data, &s_out_vc, &s_out_version};
-    for (int i = 0; i < 13; i++)
+                          &s_versions, &s_out_data, &s_out_vc, &s_out_version, &s_plain_grads,
+                          &s_tensor_mask, &s_input_meta};
+    for (int i = 0; i < 16; i++)
         if (!(*slots[i] = PyUnicode_InternFromString(names[i]))) return NULL;
     if (PyType_Ready(&ApplyType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);

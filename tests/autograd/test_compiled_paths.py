@@ -218,3 +218,14 @@ def test_compiled_apply_stands_in_for_the_function():
     x = ember.ones(2)
     assert x.tanh.__self__ is x  # binds as a method
     assert ember.Tensor.__mul__(x, 3).tolist() == [3.0, 3.0]
+
+
+def test_non_tensor_arguments_dropped_from_edges(paths):
+    def run():
+        x, = leaves((3, 4))
+        y = x.sum(dim=0, keepdim=True) * x.mean(1, True) + x.clamp(min=0.1).sum()
+        z = x.float().sum(dim=1)  # a float32 result of a float64 leaf: the cast path
+        (y.sum() + z.sum()).backward()
+        return [y.detach().numpy(), str(len(y.grad_fn.next_functions)),
+                str(len(x.sum(dim=0).grad_fn.next_functions))] + grads_of(x)
+    same(paths(run))
