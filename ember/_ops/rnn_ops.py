@@ -35,18 +35,39 @@ def lstm_cell(xi, h, c, w_hh, b_hh=None):
     return o.sigmoid() * c.tanh(), c
 
 
-def _sigmoid_into(xp, src, out):
-    """``out = 1 / (1 + exp(-src))`` in place (``exp`` overflows to inf for very negative
-    ``src``, which gives the right 0: its warning is silenced)."""
-    xp.negative(src, out=out)
-    errstate = getattr(xp, "errstate", None)
-    if errstate is None:
-        xp.exp(out, out=out)
-    else:
-        with errstate(over="ignore"):
-            xp.exp(out, out=out)
-    out += 1
-    xp.reciprocal(out, out=out)
+def _sigmoid_(xp, a):
+    """``a = 1 / (1 + exp(-a))`` in place (the caller silences exp's overflow warning: an
+    inf there gives the right 0)."""
+    xp.negative(a, out=a)
+    xp.exp(a, out=a)
+    a += 1
+    xp.reciprocal(a, out=a)
+
+
+def _forward_steps(xp, gates, w_hh, h, c, hs, cells, tanh_cells, reverse):
+    """The recurrence: ``gates`` (T, B, 4H) holds each step's input projection and becomes
+    its activated gates i, f, g, o; each step's h, c and tanh(c) are written to ``hs``,
+    ``cells`` and ``tanh_cells``. Returns the last (h, c)."""
+    hidden = hs.shape[2]
+    w_t = w_hh.T
+    g_cols = slice(2 * hidden, 3 * hidden)
+    g_act = xp.empty(hs.shape[1:], dtype=hs.dtype)
+    i_times_g = xp.empty_like(g_act)
+    for t in (range(len(hs) - 1, -1, -1) if reverse else range(len(hs))):
+        gate = gates[t]
+        gate += _gemm(h, w_t)
+        xp.tanh(gate[:, g_cols], out=g_act)
+        _sigmoid_(xp, gate)  # one pass over all four gates; g is put back below
+        gate[:, g_cols] = g_act
+        i, f, o = gate[:, :hidden], gate[:, hidden:2 * hidden], gate[:, 3 * hidden:]
+        cell = cells[t]
+        xp.multiply(f, c, out=cell)
+        xp.multiply(i, g_act, out=i_times_g)
+        cell += i_times_g
+        xp.tanh(cell, out=tanh_cells[t])
+        xp.multiply(o, tanh_cells[t], out=hs[t])
+        h, c = hs[t], cell
+    return h, c
 
 
 class _LSTMLayerNode(PrimitiveNode):
@@ -91,22 +112,14 @@ class LSTMLayer(Primitive):
         hs = xp.empty((steps, batch, hidden), dtype=xd.dtype)
         cells = xp.empty_like(hs)
         tanh_cells = xp.empty_like(hs)
-        whh_t = whh.T
-        h, c = h0._data, c0._data
-        for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
-            gate = gates[t]
-            gate += _gemm(h, whh_t)
-            i, f = gate[:, :hidden], gate[:, hidden:2 * hidden]
-            g, o = gate[:, 2 * hidden:3 * hidden], gate[:, 3 * hidden:]
-            _sigmoid_into(xp, gate[:, :2 * hidden], gate[:, :2 * hidden])
-            xp.tanh(g, out=g)
-            _sigmoid_into(xp, o, o)
-            cell = cells[t]
-            xp.multiply(f, c, out=cell)
-            cell += i * g
-            xp.tanh(cell, out=tanh_cells[t])
-            xp.multiply(o, tanh_cells[t], out=hs[t])
-            h, c = hs[t], cell
+        errstate = getattr(xp, "errstate", None)
+        if errstate is None:
+            h, c = _forward_steps(xp, gates, whh, h0._data, c0._data, hs, cells, tanh_cells,
+                                  reverse)
+        else:
+            with errstate(over="ignore"):  # exp(-x) = inf in a sigmoid gives the right 0
+                h, c = _forward_steps(xp, gates, whh, h0._data, c0._data, hs, cells,
+                                      tanh_cells, reverse)
         ctx.save_for_backward(x, h0, c0, w_ih, w_hh, b_ih, b_hh)
         ctx.reverse = reverse
         ctx.gates, ctx.cells, ctx.tanh_cells = gates, cells, tanh_cells
