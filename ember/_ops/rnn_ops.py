@@ -74,6 +74,11 @@ class _LSTMLayerNode(PrimitiveNode):
     """The op's node: with no graph to record, the three output gradients (None where an
     output got none) go to ``backward_arrays`` as arrays; otherwise to ``backward`` as
     tensors, missing ones as zeros (the generic path of several outputs)."""
+    _gates = _cells = _tanh_cells = None
+
+    def _release(self):
+        PrimitiveNode._release(self)
+        self._gates = self._cells = self._tanh_cells = None  # freed with the graph
 
     def _apply(self, grad_outputs, create_graph=False):
         if create_graph or _dispatch_active[0]:
@@ -122,7 +127,7 @@ class LSTMLayer(Primitive):
                                       tanh_cells, reverse)
         ctx.save_for_backward(x, h0, c0, w_ih, w_hh, b_ih, b_hh)
         ctx.reverse = reverse
-        ctx.gates, ctx.cells, ctx.tanh_cells = gates, cells, tanh_cells
+        ctx._gates, ctx._cells, ctx._tanh_cells = gates, cells, tanh_cells
         return hs, h.copy(), c.copy()
 
     @staticmethod
@@ -130,7 +135,7 @@ class LSTMLayer(Primitive):
         x, h0, c0, w_ih, w_hh, b_ih, b_hh, hs = ctx.saved_arrays
         needs = ctx.needs_input_grad
         reverse = ctx.reverse
-        gates, cells, tanh_cells = ctx.gates, ctx.cells, ctx.tanh_cells
+        gates, cells, tanh_cells = ctx._gates, ctx._cells, ctx._tanh_cells
         xp = get_array_module(x)
         steps, batch, hidden = hs.shape
         h_prev, c_prev = _previous(xp, hs, h0, reverse), _previous(xp, cells, c0, reverse)

@@ -124,6 +124,8 @@ def test_second_backward_needs_retain_graph():
     np.testing.assert_allclose(m.weight_hh_l0.grad.numpy(), 2 * first, rtol=1e-6)
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         out.sum().backward()
+    node = out.grad_fn  # what forward kept beside the saved tensors went with the graph
+    assert node._gates is None and node._cells is None and node._tanh_cells is None
 
 
 # ---- which nn.LSTM calls run the fused op ---------------------------------------------------
