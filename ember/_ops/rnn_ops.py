@@ -26,11 +26,19 @@ _make = Tensor._make
 
 def lstm_cell(xi, h, c, w_hh, b_hh=None):
     """One LSTM step on tensors, ``xi`` the step's projected input (``x W_ih^T + b_ih``):
-    the new ``(h, c)``; gates i, f, g, o in PyTorch's order."""
-    gates = h.matmul(w_hh.t()) + xi
+    the new ``(h, c)``; gates i, f, g, o in PyTorch's order.
+
+    >>> import ember
+    >>> h, c = lstm_cell(ember.zeros(2, 8), ember.zeros(2, 2), ember.ones(2, 2),
+    ...                  ember.zeros(8, 2))
+    >>> c  # sigmoid(0) * 1 + sigmoid(0) * tanh(0)
+    tensor([[0.5000, 0.5000],
+            [0.5000, 0.5000]])
+    """
+    gates = h.matmul(w_hh.t())
     if b_hh is not None:
         gates = gates + b_hh
-    i, f, g, o = gates.chunk(4, -1)
+    i, f, g, o = (gates + xi).chunk(4, -1)
     c = f.sigmoid() * c + i.sigmoid() * g.tanh()
     return o.sigmoid() * c.tanh(), c
 
@@ -99,6 +107,13 @@ class LSTMLayer(Primitive):
     ``forward(x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse)``: ``x`` (T, B, I) time-major,
     ``h0``/``c0`` (B, H), biases may be None. Returns every step's ``h`` (T, B, H, in time
     order whatever the direction), the last ``h`` and the last ``c`` (B, H).
+
+    >>> import ember
+    >>> x, h0 = ember.randn(3, 1, 2), ember.zeros(1, 2)
+    >>> hs, h, c = LSTMLayer.apply(x, h0, h0, ember.randn(8, 2), ember.randn(8, 2), None, None,
+    ...                            True)
+    >>> bool((hs[0] == h).all())  # reverse: the last step processed is time 0
+    True
     """
     _backward_name = "MkldnnRnnLayerBackward0"
     _node_base = _LSTMLayerNode

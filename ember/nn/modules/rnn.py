@@ -16,7 +16,7 @@ import warnings
 from ... import _functions as _F
 from ..._creation import empty
 from ...backend.dtypes import float32, float64
-from ..._ops.rnn_ops import lstm_layer as _lstm_layer
+from ..._ops.rnn_ops import lstm_cell as _lstm_cell, lstm_layer as _lstm_layer
 from ...autograd.batching import hooks as _batching
 from ...autograd.grad_mode import no_grad
 from ...device import check_device
@@ -52,12 +52,7 @@ def _rnn_relu_step(xi, h, w_hh, b_hh):
 
 
 def _lstm_step(xi, hc, w_hh, b_hh, w_hr=None):
-    h, c = hc
-    gates = _linear(h, w_hh, b_hh) + xi
-    i, f, g, o = gates.chunk(4, -1)
-    i, f, g, o = _F.sigmoid(i), _F.sigmoid(f), _F.tanh(g), _F.sigmoid(o)
-    c = f * c + i * g
-    h = o * _F.tanh(c)
+    h, c = _lstm_cell(xi, hc[0], hc[1], w_hh, b_hh)
     if w_hr is not None:
         h = h.matmul(w_hr.t())
     return h, c
