@@ -82,11 +82,6 @@ class _LSTMLayerNode(PrimitiveNode):
     """The op's node: with no graph to record, the three output gradients (None where an
     output got none) go to ``backward_arrays`` as arrays; otherwise to ``backward`` as
     tensors, missing ones as zeros (the generic path of several outputs)."""
-    _gates = _cells = _tanh_cells = None
-
-    def _release(self):
-        PrimitiveNode._release(self)
-        self._gates = self._cells = self._tanh_cells = None  # freed with the graph
 
     def _apply(self, grad_outputs, create_graph=False):
         if create_graph or _dispatch_active[0]:
@@ -140,17 +135,18 @@ class LSTMLayer(Primitive):
             with errstate(over="ignore"):  # exp(-x) = inf in a sigmoid gives the right 0
                 h, c = _forward_steps(xp, gates, whh, h0._data, c0._data, hs, cells,
                                       tanh_cells, reverse)
-        ctx.save_for_backward(x, h0, c0, w_ih, w_hh, b_ih, b_hh)
+        # the activations kept for the array backward are saved tensors too: freed with the
+        # graph, and seen by saved-tensor hooks (checkpointing, offloading)
+        ctx.save_for_backward(x, h0, c0, w_ih, w_hh, b_ih, b_hh, _make(gates), _make(cells),
+                              _make(tanh_cells))
         ctx.reverse = reverse
-        ctx._gates, ctx._cells, ctx._tanh_cells = gates, cells, tanh_cells
         return hs, h.copy(), c.copy()
 
     @staticmethod
     def backward_arrays(ctx, grad_hs, grad_h, grad_c):
-        x, h0, c0, w_ih, w_hh, b_ih, b_hh, hs = ctx.saved_arrays
+        x, h0, c0, w_ih, w_hh, b_ih, b_hh, gates, cells, tanh_cells, hs = ctx.saved_arrays
         needs = ctx.needs_input_grad
         reverse = ctx.reverse
-        gates, cells, tanh_cells = ctx._gates, ctx._cells, ctx._tanh_cells
         xp = get_array_module(x)
         steps, batch, hidden = hs.shape
         h_prev, c_prev = _previous(xp, hs, h0, reverse), _previous(xp, cells, c0, reverse)

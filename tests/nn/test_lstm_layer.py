@@ -124,8 +124,37 @@ def test_second_backward_needs_retain_graph():
     np.testing.assert_allclose(m.weight_hh_l0.grad.numpy(), 2 * first, rtol=1e-6)
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         out.sum().backward()
-    node = out.grad_fn  # what forward kept beside the saved tensors went with the graph
-    assert node._gates is None and node._cells is None and node._tanh_cells is None
+
+
+def test_saved_tensor_hooks_see_the_kept_activations():
+    m = nn.LSTM(2, 3)
+    x = ember.randn(4, 2, 2, requires_grad=True)
+    packed = []
+
+    def pack(t):
+        packed.append(tuple(t.shape))
+        return t.clone()  # backward must read what unpack returns
+    with ember.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out, (h, c) = m(x)
+    assert (4, 2, 12) in packed  # the gates, beside inputs, weights, cells and the output
+    (out.sum() + c.sum()).backward()
+    grads = [x.grad.numpy().copy()] + [p.grad.numpy().copy() for p in m.parameters()]
+    x.grad = None
+    m.zero_grad()
+    out, (h, c) = m(x)
+    (out.sum() + c.sum()).backward()
+    for got, want in zip(grads, [x.grad.numpy()] + [p.grad.numpy() for p in m.parameters()]):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_non_reentrant_checkpoint_gives_the_same_gradients():
+    m = nn.LSTM(2, 3, num_layers=2).double()
+    x = ember.tensor(RNG.standard_normal((4, 2, 2)), requires_grad=True)
+    out = ember.utils.checkpoint.checkpoint(lambda t: m(t)[0], x, use_reentrant=False)
+    gx, gw = ember.autograd.grad(out.sum(), [x, m.weight_hh_l1])
+    ex, ew = ember.autograd.grad(m(x)[0].sum(), [x, m.weight_hh_l1])
+    np.testing.assert_allclose(gx.numpy(), ex.numpy(), rtol=1e-13)
+    np.testing.assert_allclose(gw.numpy(), ew.numpy(), rtol=1e-13)
 
 
 # ---- which nn.LSTM calls run the fused op ---------------------------------------------------
