@@ -258,7 +258,7 @@ class RNNBase(Module):
         b_ih = getattr(self, names[2]) if self.bias else None
         b_hh = getattr(self, names[3]) if self.bias else None
         if mode == "LSTM" and batch_sizes is None and self.proj_size == 0 and \
-                _lstm_fusable(layer_input, state, w_ih):
+                _lstm_fusable(layer_input, state, (w_ih, w_hh, b_ih, b_hh)):
             hs, h, c = _lstm_layer(layer_input, state[0], state[1], w_ih, w_hh, b_ih, b_hh,
                                    reverse)
             return hs, (h, c)
@@ -290,15 +290,14 @@ class RNNBase(Module):
         return (_F.stack(hs, 0) if batch_sizes is None else _F.cat(hs, 0)), state
 
 
-def _lstm_fusable(x, state, w_ih):
+def _lstm_fusable(x, state, weights):
     """Whether the fused LSTM layer op takes this sequence: a non-empty float32/float64
-    batch on the CPU whose states share the weights' dtype, outside vmap (which has no
-    batching rule for it). Anything else -- meta tensors, half precision, mixed dtypes,
-    empty sequences, vmap -- runs cell by cell."""
-    dtype = w_ih.dtype
-    return (x.dtype == dtype and dtype in _FUSED_DTYPES and state[0].dtype == dtype
-            and state[1].dtype == dtype and not x.is_meta and x.numel() > 0
-            and _batching[0] is None)
+    batch on the CPU whose states and weights (None: no bias) share its dtype, outside vmap
+    (which has no batching rule for it). Anything else -- meta tensors, half precision,
+    mixed dtypes, empty sequences, vmap -- runs cell by cell."""
+    dtype = x.dtype
+    return (dtype in _FUSED_DTYPES and not x.is_meta and x.numel() > 0 and _batching[0] is None
+            and all(t is None or t.dtype == dtype for t in (*state, *weights)))
 
 
 _FUSED_DTYPES = (float32, float64)
