@@ -750,6 +750,29 @@ def test_packed_sequence_lstm_on_the_registered_module(strict):
         _same(g._data, w._data, f"result {k}")
 
 
+def _dense_lstm(wrap):
+    """nn.LSTM's fused layer op (forward and its array backward) on ``wrap``'s arrays."""
+    ember.manual_seed(0)
+    lstm = ember.nn.LSTM(3, 4, num_layers=2, bidirectional=True)
+    for p in lstm.parameters():
+        p.data = ember.from_numpy(wrap(p._data))
+    x = ember.from_numpy(wrap(numpy.linspace(-1, 1, 36, dtype=numpy.float32).reshape(4, 3, 3)))
+    h0 = ember.from_numpy(wrap(numpy.linspace(-1, 1, 48, dtype=numpy.float32).reshape(4, 3, 4)))
+    x.requires_grad_()
+    h0.requires_grad_()
+    out, (h, c) = lstm(x, (h0, h0 * 0.5))
+    (out.sum() + h.sum() * 2 + c.sum()).backward()
+    return [out, h, c, x.grad, h0.grad] + [p.grad for p in lstm.parameters()]
+
+
+def test_fused_lstm_on_the_registered_module(strict):
+    want = _dense_lstm(lambda a: a)
+    got = _dense_lstm(lambda a: a.view(StrictArray))
+    assert _is_strict(*got)
+    for k, (g, w) in enumerate(zip(got, want)):
+        _same(g._data, w._data, f"result {k}")
+
+
 def test_singular_linalg_paths_on_the_registered_module(strict):
     # the first matrix is singular: the per-matrix fallbacks, the SVD gradient of det and
     # the host-side diagnosis behind the errors

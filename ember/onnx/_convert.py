@@ -301,6 +301,33 @@ def _reduce_node(b, onnx_op, value, axes, keepdim):
     return b.node(onnx_op, [value], axes=list(axes), keepdims=int(keepdim))
 
 
+def _lstm_layer(b, args, outs):
+    """One fused LSTM layer direction (``_ops.rnn_ops.LSTMLayer``) as ONNX's ``LSTM``, whose
+    gates come in the order i, o, f, c (PyTorch's: i, f, g, o) with a direction axis in
+    front of the weights, biases and states."""
+    x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse = args
+    hidden = w_hh.shape[1]
+    rows = b.int64s(np.concatenate([np.arange(k * hidden, (k + 1) * hidden)
+                                    for k in (0, 3, 1, 2)]))
+
+    def gates(t):
+        return b.node("Gather", [b.value(t), rows], axis=0)
+
+    def with_direction(value, shape):
+        return b.node("Reshape", [value, b.int64s(shape)])
+    w = with_direction(gates(w_ih), [1, 4 * hidden, -1])
+    r = with_direction(gates(w_hh), [1, 4 * hidden, hidden])
+    bias = "" if b_ih is None else with_direction(
+        b.node("Concat", [gates(b_ih), gates(b_hh)], axis=0), [1, 8 * hidden])
+    states = [with_direction(b.value(t), [1, -1, hidden]) for t in (h0, c0)]
+    y, y_h, y_c = b.node("LSTM", [b.value(x), w, r, bias, ""] + states, n_outputs=3,
+                         hidden_size=hidden, direction="reverse" if reverse else "forward")
+    # Y is (steps, 1, batch, hidden), Y_h and Y_c (1, batch, hidden): the axis dropped
+    return [b.node("Reshape", [y, b.int64s([0, -1, hidden])]),
+            b.node("Reshape", [y_h, b.int64s([-1, hidden])]),
+            b.node("Reshape", [y_c, b.int64s([-1, hidden])])]
+
+
 PRIMITIVE_HANDLERS = {
     "Add": _add_sub("Add"), "Sub": _add_sub("Sub"), "Mul": _binary("Mul"), "Div": _div,
     "Pow": _binary("Pow"), "Maximum": _binary("Max"), "Minimum": _binary("Min"),
@@ -322,7 +349,7 @@ PRIMITIVE_HANDLERS = {
     "Permute": _permute, "Transpose": _permute, "T": _permute,
     "Expand": _expand, "Cat": _cat,
     "Mean": _reduce("Mean"), "MeanAll": _reduce("Mean"), "Sum": _reduce("Sum"),
-    "SumAll": _reduce("Sum"),
+    "SumAll": _reduce("Sum"), "LSTMLayer": _lstm_layer,
 }
 
 

@@ -229,6 +229,30 @@ def test_basic_indexing(index):
     np.testing.assert_array_equal(got, fn(x).detach().numpy())
 
 
+class Recurrent(nn.Module):
+    def __init__(self, **kw):
+        super().__init__()
+        self.lstm = nn.LSTM(3, 5, batch_first=True, **kw)
+        self.fc = nn.Linear(5 * (2 if kw.get("bidirectional") else 1), 2)
+
+    def forward(self, x):
+        out, (h, c) = self.lstm(x)
+        return self.fc(out), h, c
+
+
+@pytest.mark.parametrize("opset", [11, 18])
+@pytest.mark.parametrize("kw", [dict(num_layers=2, bidirectional=True), dict(bias=False)],
+                         ids=str)
+def test_lstm_layers_become_onnx_lstm_nodes(kw, opset):
+    ember.manual_seed(5)
+    model = Recurrent(**kw)
+    x = ember.randn(2, 4, 3)
+    proto, session = _export(model, x, opset_version=opset)
+    _check(session, model, x)
+    layers = kw.get("num_layers", 1) * (2 if kw.get("bidirectional") else 1)
+    assert [n.op_type for n in proto.graph.node].count("LSTM") == layers
+
+
 @pytest.mark.parametrize("opset", [10, 11, 13, 17, 18])
 def test_older_opsets(opset):
     class Mixed(nn.Module):

@@ -15,6 +15,9 @@ import warnings
 
 from ... import _functions as _F
 from ..._creation import empty
+from ...backend.dtypes import float32, float64
+from ..._ops.rnn_ops import lstm_cell as _lstm_cell, lstm_layer as _lstm_layer
+from ...autograd.batching import hooks as _batching
 from ...autograd.grad_mode import no_grad
 from ...device import check_device
 from ..parameter import Parameter
@@ -49,12 +52,7 @@ def _rnn_relu_step(xi, h, w_hh, b_hh):
 
 
 def _lstm_step(xi, hc, w_hh, b_hh, w_hr=None):
-    h, c = hc
-    gates = _linear(h, w_hh, b_hh) + xi
-    i, f, g, o = gates.chunk(4, -1)
-    i, f, g, o = _F.sigmoid(i), _F.sigmoid(f), _F.tanh(g), _F.sigmoid(o)
-    c = f * c + i * g
-    h = o * _F.tanh(c)
+    h, c = _lstm_cell(xi, hc[0], hc[1], w_hh, b_hh)
     if w_hr is not None:
         h = h.matmul(w_hr.t())
     return h, c
@@ -236,9 +234,9 @@ class RNNBase(Module):
             outs = []
             for direction in range(num_directions):
                 idx = layer * num_directions + direction
-                hs, state = self._run_direction(layer_input, states[idx], idx, direction == 1,
-                                                batch_sizes)
-                outs.append(_F.stack(hs, 0) if batch_sizes is None else _F.cat(hs, 0))
+                out, state = self._run_direction(layer_input, states[idx], idx, direction == 1,
+                                                 batch_sizes)
+                outs.append(out)
                 finals.append(state)
             layer_output = outs[0] if num_directions == 1 else _F.cat(outs, -1)
             if layer < self.num_layers - 1:
@@ -247,16 +245,25 @@ class RNNBase(Module):
         return layer_input, finals
 
     def _run_direction(self, layer_input, state, idx, reverse, batch_sizes):
-        """One layer in one direction: the outputs of each step (in time order) and the
-        final state. In a packed batch the running sequences are the first rows; a sequence
-        that ends leaves its state as its final one (as the reverse direction starts it)."""
+        """One layer in one direction: the outputs of all steps (in time order, stacked, or
+        concatenated for a packed batch) and the final state.
+
+        A dense LSTM sequence without projection runs as one fused op (``_lstm_fusable``);
+        everything else runs cell by cell here. In a packed batch the running sequences are
+        the first rows; a sequence that ends leaves its state as its final one (as the
+        reverse direction starts it)."""
         mode = self.mode
-        step = {"LSTM": _lstm_step, "GRU": _gru_step, "RNN_TANH": _rnn_tanh_step,
-                "RNN_RELU": _rnn_relu_step}[mode]
         names = self._all_weights[idx]
         w_ih, w_hh = getattr(self, names[0]), getattr(self, names[1])
         b_ih = getattr(self, names[2]) if self.bias else None
         b_hh = getattr(self, names[3]) if self.bias else None
+        if mode == "LSTM" and batch_sizes is None and self.proj_size == 0 and \
+                _lstm_fusable(layer_input, state, (w_ih, w_hh, b_ih, b_hh)):
+            hs, h, c = _lstm_layer(layer_input, state[0], state[1], w_ih, w_hh, b_ih, b_hh,
+                                   reverse)
+            return hs, (h, c)
+        step = {"LSTM": _lstm_step, "GRU": _gru_step, "RNN_TANH": _rnn_tanh_step,
+                "RNN_RELU": _rnn_relu_step}[mode]
         extra = (getattr(self, names[-1]),) if self.proj_size > 0 else ()
         projected = _linear(layer_input, w_ih, b_ih)
         xs = projected.unbind(0) if batch_sizes is None else projected.split(batch_sizes, 0)
@@ -279,7 +286,21 @@ class RNNBase(Module):
             hs.append(state[0] if mode == "LSTM" else state)
         if ended:
             state = _cat_states([state] + ended[::-1])
-        return (hs[::-1] if reverse else hs), state
+        hs = hs[::-1] if reverse else hs
+        return (_F.stack(hs, 0) if batch_sizes is None else _F.cat(hs, 0)), state
+
+
+def _lstm_fusable(x, state, weights):
+    """Whether the fused LSTM layer op takes this sequence: a non-empty float32/float64
+    batch on the CPU whose states and weights (None: no bias) share its dtype, outside vmap
+    (which has no batching rule for it). Anything else -- meta tensors, half precision,
+    mixed dtypes, empty sequences, vmap -- runs cell by cell."""
+    dtype = x.dtype
+    return (dtype in _FUSED_DTYPES and not x.is_meta and x.numel() > 0 and _batching[0] is None
+            and all(t is None or t.dtype == dtype for t in (*state, *weights)))
+
+
+_FUSED_DTYPES = (float32, float64)
 
 
 def _state_rows(state, start, stop):
