@@ -4,7 +4,8 @@ The model runs once on the example inputs (made to require grad) with two record
 place, both installed only for that run and removed after it, so ordinary runs pay nothing:
 
 * the autograd graph builder ``_ops.primitive._connect`` (which every built-in op calls
-  when an input requires grad) is wrapped to note each op: its Primitive class, its
+  when an input requires grad, once the compiled apply is switched off for the run) is
+  wrapped to note each op: its Primitive class, its
   arguments (tensors and the op's parameters) and its output tensors;
 * the ``nn.functional`` functions whose kernels are internal (convolution, pooling,
   normalization, embedding, linear) are wrapped to note one op per call, with the
@@ -78,6 +79,8 @@ class Recorder:
                 self.ops.append(Op("primitive", cls, args, outs))
         self.saved["_connect"] = original_connect
         _primitive._connect = connect
+        # the compiled apply records nodes without calling _connect: the Python one does
+        self.native_apply = _primitive.set_native_apply(False)
         for name in FUNCTIONAL_OPS:
             fn = getattr(F, name)
             self.saved[name] = fn
@@ -86,6 +89,7 @@ class Recorder:
 
     def __exit__(self, *exc):
         _primitive._connect = self.saved.pop("_connect")
+        _primitive.set_native_apply(self.native_apply)
         for name, fn in self.saved.items():
             setattr(F, name, fn)
         self.saved.clear()
