@@ -17,7 +17,8 @@ Class attributes an op may set: ``saves_output`` (output 0 is appended to
 ``differentiable = False`` (comparisons and other ops with no gradient).
 """
 
-from ..backend import as_array as _asarray, numpy_ndarray as _ndarray, get_array_module
+from ..backend import as_array as _asarray, numpy_ndarray as _ndarray, get_array_module, \
+    move_array
 
 from ..autograd import grad_mode, anomaly as _anomaly, forward_ad as _forward_ad
 from ..autograd.batching import hooks as _batching
@@ -248,6 +249,11 @@ def _make_apply(cls, entry=None):
         try:
             out = forward(ctx, *args)
         except Exception:
+            # Only a failed op looks at devices (the CPU path pays nothing): tensors on two
+            # devices raise PyTorch's error; 0-d CPU tensors join a device's op, as there.
+            moved = _across_devices(args)
+            if moved is not None:
+                return apply(*moved)
             if entry is None:
                 raise
             out = _overridden(report[0], args, entry, failed=True)
@@ -511,6 +517,47 @@ _dispatch.ones_like[0] = OnesLike.apply
 _dispatch.detach[0] = Detach.apply
 
 
+def _tensors_in(args):
+    """The tensors among ``args`` and inside the lists and tuples among them."""
+    for a in args:
+        if isinstance(a, Tensor):
+            yield a
+        elif type(a) in (list, tuple):
+            yield from (t for t in a if isinstance(t, Tensor))
+
+
+def _across_devices(args):
+    """For an op that failed: ``args`` with their 0-d CPU tensors copied to the one other
+    device the tensors are on, None when the tensors are all on one device (or one is
+    'meta', which raises its own error); PyTorch's RuntimeError when tensors of more than
+    one element are on two devices."""
+    tensors = list(_tensors_in(args))
+    if all(type(t._data) is _ndarray for t in tensors):
+        return None
+    found, scalars = None, False
+    for t in tensors:
+        where = t.device
+        if where.type == "meta":
+            return None
+        if where.type == "cpu" and t._data.ndim == 0:
+            scalars = True
+        elif found is None:
+            found = where
+        elif where != found:
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
+                               f"least two devices, {found} and {where}!")
+    if not scalars or found is None or found.type == "cpu":
+        return None
+
+    def moved(a):
+        if isinstance(a, Tensor) and a._data.ndim == 0 and a.device.type == "cpu":
+            return ToDevice.apply(a, found, None)
+        if type(a) in (list, tuple):
+            return type(a)(moved(t) for t in a)
+        return a
+    return tuple(moved(a) for a in args)
+
+
 def _any_requires_grad(args):
     for a in args:
         if isinstance(a, Tensor) and a._requires_grad:
@@ -628,3 +675,23 @@ def unbroadcast(grad, shape):
 
 
 __all__ = ["Primitive", "PrimitiveNode", "unbroadcast", "sum_to"]
+
+
+class ToDevice(Primitive):
+    """A copy on another device (``.cuda()``, ``.cpu()``, ``.to("cuda")``), cast to
+    ``dtype`` when one is given; the gradient goes back to the source device."""
+    _backward_name = "ToCopyBackward0"
+
+    @staticmethod
+    def forward(ctx, x, target, dtype):
+        ctx.source = x.device
+        d = move_array(x._data, target.type)
+        return d if dtype is None or d.dtype == dtype.np else d.astype(dtype.np)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ToDevice.apply(grad, ctx.source, None), None, None
+
+    @staticmethod
+    def backward_arrays(ctx, grad):
+        return move_array(grad, ctx.source.type), None, None
