@@ -17,7 +17,8 @@ __all__ = ["to_dlpack", "from_dlpack", "DLDeviceType"]
 
 
 def to_dlpack(tensor):
-    """A DLPack capsule (unversioned, "dltensor") sharing ``tensor``'s memory.
+    """A DLPack capsule (unversioned, "dltensor") sharing ``tensor``'s memory; unlike
+    ``__dlpack__`` it takes tensors that require grad too (as PyTorch's does).
 
     >>> import ember
     >>> ember.utils.dlpack.to_dlpack(ember.zeros(2))  # doctest: +ELLIPSIS
@@ -26,4 +27,4 @@ def to_dlpack(tensor):
     if not isinstance(tensor, Tensor):
         raise TypeError(f"_to_dlpack(): argument 'data' (position 1) must be Tensor, not "
                         f"{type(tensor).__name__}")
-    return tensor.__dlpack__()
+    return tensor.detach().__dlpack__()
