@@ -18,7 +18,7 @@ import numpy as np
 
 from ._tensor import Tensor, Size, _init
 from .backend import get_array_module, default_array_module, move_array, to_host, \
-    device_type_of
+    device_type_of, device_module
 from .backend import dtypes
 from .backend.dtypes import get_default_dtype
 from . import random as _random
@@ -462,7 +462,7 @@ def _check_layout(layout, name):
 
 
 def _check_pin_memory(pin_memory):
-    if pin_memory:  # as PyTorch on a machine with no accelerator
+    if pin_memory and device_module("cuda") is None:  # as PyTorch with no accelerator
         raise RuntimeError("pin_memory=True requires a CUDA or other accelerator backend; no "
                            "pinned memory allocator is available on this system.")
 

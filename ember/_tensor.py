@@ -130,16 +130,15 @@ class Tensor:
     def storage_offset(self):
         if type(self._data) is _MetaArray:
             return 0
-        base = self._data
-        while base.base is not None and isinstance(base.base, _ndarray):
+        base, array_type = self._data, type(self._data)
+        while base.base is not None and isinstance(base.base, (_ndarray, array_type)):
             base = base.base
-        return (self._data.__array_interface__["data"][0]
-                - base.__array_interface__["data"][0]) // self._data.itemsize
+        return (_address(self._data) - _address(base)) // self._data.itemsize
 
     def data_ptr(self):
         if type(self._data) is _MetaArray:
             return 0  # as PyTorch's meta tensors: no memory
-        return self._data.__array_interface__["data"][0]
+        return _address(self._data)
 
     def is_contiguous(self, memory_format=None):
         if self._wrapper_strides is not None:
@@ -437,6 +436,15 @@ def _is_row_major(shape, strides):
             return False
         step *= size
     return True
+
+
+def _address(array):
+    """Where ``array``'s first element is: host memory for NumPy's arrays, device memory
+    for arrays with the CUDA array interface (CuPy's)."""
+    if type(array) is _ndarray:
+        return array.__array_interface__["data"][0]
+    interface = getattr(array, "__cuda_array_interface__", None)
+    return (array.__array_interface__ if interface is None else interface)["data"][0]
 
 
 def _check_on_host(t):

@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from .backend import get_array_module, broadcast_shapes
+from .backend import get_array_module, broadcast_shapes, device_module as get_device_module
 from . import _functions as F
 from ._creation import legacy_tensor_data, tensor, beside, _filled, _empty
 from ._tensor import Tensor
@@ -114,7 +114,7 @@ def type_(self, dtype: dtype | str | None = None, non_blocking: bool = False,
           **kwargs: Any) -> Tensor | str:
     """No argument: the legacy type name ('torch.FloatTensor'); else convert."""
     if dtype is None:
-        return "torch." + _LEGACY_NAME[self.dtype.name]
+        return ("torch.cuda." if self.is_cuda else "torch.") + _LEGACY_NAME[self.dtype.name]
     return to(self, _parse_dtype(dtype))
 
 
@@ -179,8 +179,15 @@ def is_pinned(self, device: device | str | None = None) -> bool:
 
 @method
 def pin_memory(self, device: device | str | None = None) -> Tensor:
-    """Raises as PyTorch does on a machine with no accelerator."""
-    raise RuntimeError("Cannot access accelerator device when none is available.")
+    """A copy in host memory for fast moves to the GPU; ember's is an ordinary copy (CuPy
+    copies from any host memory). Raises as PyTorch does on a machine with no accelerator."""
+    if not self.is_cpu:
+        name = _LEGACY_NAME[self.dtype.name]
+        name = f"Meta{name[:-len('Tensor')]}Type" if self.is_meta else f"torch.cuda.{name}"
+        raise RuntimeError(f"cannot pin '{name}' only dense CPU tensors can be pinned")
+    if get_device_module("cuda") is None:
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    return F.clone(self)
 
 
 # ---- new_* constructors -------------------------------------------------------------------

@@ -222,3 +222,27 @@ def test_state_dict_round_trip_through_cpu(fake_cuda):
     fresh.load_state_dict(state)
     np.testing.assert_array_equal(fresh[0].weight.detach().numpy(),
                                   model[0].weight.detach().cpu().numpy())
+
+
+def test_save_and_load_keep_the_device(fake_cuda, tmp_path):
+    model = _mlp().cuda()
+    ember.save(model.state_dict(), tmp_path / "m.pt")
+    loaded = ember.load(tmp_path / "m.pt")
+    assert all(_on_cuda(v) for v in loaded.values())
+    on_cpu = ember.load(tmp_path / "m.pt", map_location="cpu")
+    assert all(v.device.type == "cpu" for v in on_cpu.values())
+    np.testing.assert_array_equal(on_cpu["0.weight"].numpy(),
+                                  model[0].weight.detach().cpu().numpy())
+
+
+def test_accelerator_pinning_and_type_names(fake_cuda):
+    assert ember.accelerator.is_available() and ember.accelerator.device_count() == 1
+    assert ember.accelerator.current_accelerator() == ember.device("cuda")
+    assert ember.accelerator.current_device_index() == 0
+    x = ember.ones(2)
+    pinned = x.pin_memory()
+    assert pinned is not x and pinned.device.type == "cpu" and pinned.tolist() == [1.0, 1.0]
+    assert _on_cuda(ember.tensor([1.0], pin_memory=True).cuda(non_blocking=True))
+    with pytest.raises(RuntimeError, match="^cannot pin 'torch.cuda.FloatTensor' only dense CPU"):
+        x.cuda().pin_memory()
+    assert x.cuda().type() == "torch.cuda.FloatTensor" and x.type() == "torch.FloatTensor"
