@@ -18,7 +18,8 @@ Class attributes an op may set: ``saves_output`` (output 0 is appended to
 """
 
 from ..backend import as_array as _asarray, numpy_ndarray as _ndarray, get_array_module, \
-    move_array
+    move_array, is_array
+from ..device import device_of
 
 from ..autograd import grad_mode, anomaly as _anomaly, forward_ad as _forward_ad
 from ..autograd.batching import hooks as _batching
@@ -517,29 +518,32 @@ _dispatch.ones_like[0] = OnesLike.apply
 _dispatch.detach[0] = Detach.apply
 
 
-def _tensors_in(args):
-    """The tensors among ``args`` and inside the lists and tuples among them."""
+def _data_in(args):
+    """``(argument, array)`` for the tensors and raw arrays among ``args`` and inside the
+    lists and tuples among them."""
     for a in args:
         if isinstance(a, Tensor):
-            yield a
+            yield a, a._data
         elif type(a) in (list, tuple):
-            yield from (t for t in a if isinstance(t, Tensor))
+            yield from _data_in(a)
+        elif is_array(a):
+            yield a, a
 
 
 def _across_devices(args):
-    """For an op that failed: ``args`` with their 0-d CPU tensors copied to the one other
-    device the tensors are on, None when the tensors are all on one device (or one is
-    'meta', which raises its own error); PyTorch's RuntimeError when tensors of more than
-    one element are on two devices."""
-    tensors = list(_tensors_in(args))
-    if all(type(t._data) is _ndarray for t in tensors):
+    """For an op that failed: ``args`` with their 0-d CPU tensors (and arrays) copied to
+    the one other device the data is on, None when it is all on one device (or some is on
+    'meta', which raises its own error); PyTorch's RuntimeError when data of more than one
+    element is on two devices."""
+    data = [d for _, d in _data_in(args)]
+    if all(type(d) is _ndarray for d in data):
         return None
     found, scalars = None, False
-    for t in tensors:
-        where = t.device
+    for d in data:
+        where = device_of(d)
         if where.type == "meta":
             return None
-        if where.type == "cpu" and t._data.ndim == 0:
+        if where.type == "cpu" and d.ndim == 0:
             scalars = True
         elif found is None:
             found = where
@@ -550,10 +554,13 @@ def _across_devices(args):
         return None
 
     def moved(a):
-        if isinstance(a, Tensor) and a._data.ndim == 0 and a.device.type == "cpu":
-            return ToDevice.apply(a, found, None)
         if type(a) in (list, tuple):
             return type(a)(moved(t) for t in a)
+        if isinstance(a, Tensor):
+            if a._data.ndim == 0 and a.device.type == "cpu":
+                return ToDevice.apply(a, found, None)
+        elif is_array(a) and a.ndim == 0 and device_of(a).type == "cpu":
+            return move_array(a, found.type)
         return a
     return tuple(moved(a) for a in args)
 

@@ -107,6 +107,11 @@ def unregister_array_module(array_type):
             del _DEVICES[device_type]
 
 
+def is_array(obj):
+    """Whether ``obj`` is an array of NumPy or of a registered module."""
+    return type(obj) in _MODULES or isinstance(obj, _ndarray)
+
+
 def device_type_of(array):
     """The type of the device holding ``array``: "cpu" for NumPy's (and unregistered
     types'), else what its module was registered with ("cuda", "meta")."""

@@ -154,7 +154,9 @@ def test_host_conversions(fake_cuda):
                                 lambda a, b: ember.cat([a, b]),
                                 lambda a, b: ember.where(a > 0, a, b),
                                 lambda a, b: a.add_(b),
-                                lambda a, b: nn.functional.mse_loss(a, b)])
+                                lambda a, b: nn.functional.mse_loss(a, b),
+                                lambda a, b: nn.functional.cross_entropy(a, b[:, 0].long()),
+                                lambda a, b: nn.functional.linear(a, b)])
 def test_two_devices_raise(fake_cuda, op):
     a, b = ember.ones(2, 3, device="cuda"), ember.ones(2, 3)
     with pytest.raises(RuntimeError, match="^" + CROSS.format("cuda:0", "cpu")):
