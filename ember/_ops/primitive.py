@@ -698,7 +698,3 @@ class ToDevice(Primitive):
     @staticmethod
     def backward(ctx, grad):
         return ToDevice.apply(grad, ctx.source, None), None, None
-
-    @staticmethod
-    def backward_arrays(ctx, grad):
-        return move_array(grad, ctx.source.type), None, None
