@@ -5,9 +5,10 @@ backend which module owns its arrays, ``xp = get_array_module(x._data)``, or,
 for arrays made from nothing (``zeros(3)``, ``randn``), the default module,
 ``xp = default_array_module()``, and calls that module: ``xp.exp(d)``,
 ``xp.zeros(shape, dtype)``. Array methods and operators (``d.sum()``,
-``a * b``, ``d[idx]``) need no module. NumPy is the only module today; another
-(CuPy) registers its array type with ``register_array_module`` and the ops run
-on its arrays unchanged.
+``a * b``, ``d[idx]``) need no module. NumPy holds the CPU's data; another module
+registers its array type and device with ``register_array_module`` (CuPy for "cuda":
+``cupy_backend.py``, looked for the first time CUDA is asked for) and the ops run on
+its arrays unchanged.
 
 What may still name NumPy, because it is not tensor data: dtype objects and
 their metadata (``backend.dtypes``, ``np.iinfo``, scalar types), shape

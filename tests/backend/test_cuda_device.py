@@ -129,6 +129,18 @@ def test_default_device_cuda(fake_cuda):
     finally:
         ember.set_default_device(None)
     assert ember.zeros(1).device == ember.device("cpu")
+    with ember.device("cuda"):
+        assert _on_cuda(ember.randn(2))
+    assert ember.zeros(1).device == ember.device("cpu")
+
+
+def test_copy_between_devices(fake_cuda):
+    x = ember.zeros(3, device="cuda")
+    x.copy_(ember.tensor([1.0, 2.0, 3.0]))
+    assert _on_cuda(x) and x.tolist() == [1.0, 2.0, 3.0]
+    y = ember.zeros(3)
+    y.copy_(x * 2)
+    assert y.device.type == "cpu" and y.tolist() == [2.0, 4.0, 6.0]
 
 
 def test_host_conversions(fake_cuda):
