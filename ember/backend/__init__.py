@@ -39,7 +39,9 @@ xp = numpy  # the default array module (read it through default_array_module())
 _MODULES = {_ndarray: numpy}
 #: array type -> the type of the device holding such arrays, for those not on the CPU
 _DEVICE_TYPES = {}
-#: device type ("cuda") -> (array module, runtime) registered for it
+#: array type -> (device type, module, runtime), in the order they were registered
+_REGISTERED = {}
+#: device type ("cuda") -> (array module, runtime) registered for it last
 _DEVICES = {}
 
 
@@ -95,17 +97,23 @@ def register_array_module(array_type, module, device_type="cpu", runtime=None):
     _MODULES[array_type] = module
     if device_type != "cpu":
         _DEVICE_TYPES[array_type] = device_type
+        _REGISTERED.pop(array_type, None)
+        _REGISTERED[array_type] = (device_type, module, runtime)
         _DEVICES[device_type] = (module, runtime)
 
 
 def unregister_array_module(array_type):
-    """Forget ``array_type`` (NumPy's own stays), and its device's module when it was the
-    one registered for its device."""
+    """Forget ``array_type`` (NumPy's own stays); its device goes back to the module
+    registered for it before (a test's stand-in gives CUDA back to CuPy), or to none."""
     if array_type is not _ndarray:
-        module = _MODULES.pop(array_type, None)
+        _MODULES.pop(array_type, None)
         device_type = _DEVICE_TYPES.pop(array_type, None)
-        if device_type is not None and _DEVICES.get(device_type, (None,))[0] is module:
-            del _DEVICES[device_type]
+        _REGISTERED.pop(array_type, None)
+        if device_type is not None:
+            _DEVICES.pop(device_type, None)
+            for kind, module, runtime in _REGISTERED.values():
+                if kind == device_type:
+                    _DEVICES[kind] = (module, runtime)
 
 
 def is_array(obj):

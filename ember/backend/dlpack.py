@@ -101,7 +101,8 @@ def array_from_dlpack(obj, copy=None):
     if hasattr(obj, "__dlpack__"):
         kind = obj.__dlpack_device__()[0]
         if kind in _CUDA_KINDS:
-            return _cuda_module().from_dlpack(obj)
+            array = _cuda_module().from_dlpack(obj)
+            return array.copy() if copy else array
         if kind != DLDeviceType.kDLCPU:
             raise BufferError(f"ember cannot import DLPack data of device type {kind}")
         return numpy.from_dlpack(obj, copy=copy)

@@ -1,9 +1,11 @@
 """cuda_sources and .cu files: refused with what to do instead (ember compiles no CUDA)."""
 import pytest
 
+import ember
 from ember.utils.cpp_extension import load, load_inline
 
 
+@pytest.mark.skipif(ember.cuda.is_available(), reason="CUDA (CuPy) is available")
 def test_cuda_sources_need_cuda():
     with pytest.raises(RuntimeError, match="^Error building extension 'k': cuda_sources need "
                                            "CUDA, and this ember has none"):
