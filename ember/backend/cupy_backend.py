@@ -7,14 +7,22 @@ imports and sees at least one GPU it hands back what the backend registers:
 ``CupyRuntime`` answers ``ember.cuda``'s queries. Otherwise it returns None and ember
 stays a CPU-only build ("Torch not compiled with CUDA enabled").
 
-CuPy is imported nowhere else, so a machine without it pays nothing.
+CuPy is imported nowhere else, so a machine without it pays nothing. The module the
+backend registers is ``CupyNamespace(cupy)``: CuPy's own functions, plus stand-ins for
+the few NumPy names ember's ops call that CuPy lacks (``errstate``: CuPy reports no
+floating-point errors; ``isposinf``/``isneginf``; ``put_along_axis``;
+``broadcast_shapes``); each is used only where CuPy has no function of that name.
 
 >>> from ember.backend.cupy_backend import load_cupy
 >>> found = load_cupy()
 >>> found is None or found[2] == "cuda"
 True
 """
+import contextlib
 import os
+import types
+
+import numpy
 
 #: set to "0" to keep CuPy out even where it would work (a CPU-only run on a GPU machine)
 ENABLE_VARIABLE = "EMBER_CUPY"
@@ -56,6 +64,68 @@ class CupyRuntime:
         self._cupy.get_default_memory_pool().free_all_blocks()
 
 
+def _errstate(cupy):
+    def errstate(**kwargs):  # GPU kernels raise no floating-point errors to silence
+        return contextlib.nullcontext()
+    return errstate
+
+
+def _isposinf(cupy):
+    return lambda x, out=None: cupy.logical_and(cupy.isinf(x), x > 0, out=out)
+
+
+def _isneginf(cupy):
+    return lambda x, out=None: cupy.logical_and(cupy.isinf(x), x < 0, out=out)
+
+
+def _put_along_axis(cupy):
+    def put_along_axis(arr, indices, values, axis):
+        """``arr[...]`` at ``indices`` along ``axis`` (NumPy's put_along_axis) set to
+        ``values``, through an advanced index of broadcast ranges."""
+        axis = axis % arr.ndim
+        index = []
+        for dim, size in enumerate(arr.shape):
+            if dim == axis:
+                index.append(indices)
+            else:
+                shape = [1] * arr.ndim
+                shape[dim] = size
+                index.append(cupy.arange(size).reshape(shape))
+        arr[tuple(index)] = values
+    return put_along_axis
+
+
+def _broadcast_shapes(cupy):
+    return numpy.broadcast_shapes  # shape arithmetic: no arrays involved
+
+
+#: NumPy names ember's ops call -> a stand-in built from CuPy, for a CuPy without them
+FILLS = {"errstate": _errstate, "isposinf": _isposinf, "isneginf": _isneginf,
+         "put_along_axis": _put_along_axis, "broadcast_shapes": _broadcast_shapes}
+
+
+class CupyNamespace(types.ModuleType):
+    """``cupy`` with ``FILLS`` for the names it lacks; each name is looked up once and then
+    read as a plain attribute."""
+
+    def __init__(self, cupy):
+        super().__init__("ember.backend.cupy_namespace")
+        self._cupy = cupy
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            value = getattr(self._cupy, name)
+        except AttributeError:
+            if name not in FILLS:
+                raise AttributeError(f"CuPy has no {name!r} (ember's CUDA device needs "
+                                     f"it)") from None
+            value = FILLS[name](self._cupy)
+        setattr(self, name, value)
+        return value
+
+
 def load_cupy():
     """``(cupy.ndarray, cupy, "cuda", CupyRuntime)`` when CuPy imports and sees a GPU,
     else None (not installed, no driver, no device, or ``EMBER_CUPY=0``)."""
@@ -71,4 +141,4 @@ def load_cupy():
         return None
     if count < 1:
         return None
-    return cupy.ndarray, cupy, "cuda", CupyRuntime(cupy)
+    return cupy.ndarray, CupyNamespace(cupy), "cuda", CupyRuntime(cupy)
