@@ -93,7 +93,7 @@ def to(self, *args: Any, **kwargs: Any) -> Tensor:
             dtype, device = a.dtype, a.device
         elif isinstance(a, (str, _device_cls)) or (isinstance(a, int)
                                                     and not isinstance(a, bool)):
-            device = a  # an int is an accelerator index: check_device raises for it
+            device = a  # an int is a CUDA index: check_device raises for it without CUDA
         elif a is not None:
             raise TypeError(f"to() received an invalid combination of arguments - got "
                             f"({type(a).__name__})")
