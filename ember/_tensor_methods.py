@@ -579,7 +579,8 @@ Tensor.as_subclass = as_subclass
 # until then they stay plain functions, which ember's own code calls everywhere.
 _OWN_DUNDERS = ("__len__", "__iter__", "__bool__", "__float__", "__int__", "__complex__",
                 "__index__", "__repr__", "__format__", "__array__", "__deepcopy__",
-                "__reduce_ex__", "__contains__", "__reversed__")
+                "__reduce_ex__", "__contains__", "__reversed__", "__dlpack__",
+                "__dlpack_device__")
 
 
 def _patch_own_members():
