@@ -26,7 +26,7 @@ from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inferen
                                  is_grad_enabled, is_inference_mode_enabled)
 from ._creation import (tensor, as_tensor, from_numpy, zeros, ones, empty, full, zeros_like,
                         ones_like, empty_like, full_like, arange, linspace, eye, rand, randn,
-                        rand_like, randn_like, randint, randint_like, randperm)
+                        rand_like, randn_like, randint, randint_like, randperm, from_dlpack)
 from ._creation import range_ as range  # noqa: A001  (PyTorch's deprecated inclusive range)
 from ._creation import STRIDED as strided
 from .random import (Generator, manual_seed, seed, initial_seed, get_rng_state,

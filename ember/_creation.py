@@ -1,7 +1,7 @@
 """Tensor creation: ``tensor``, ``zeros``, ``ones``, ``arange``, ``randn``, ...
 
-Every function takes ``dtype=`` and ``requires_grad=`` (and ``device=``,
-which must be 'cpu' for now).
+Every function takes ``dtype=`` and ``requires_grad=`` (and ``device=``: 'cpu',
+'meta', or 'cuda' where an array module holds CUDA data, see ``ember.backend``).
 
 >>> import ember
 >>> ember.zeros(2, 3).shape
@@ -17,12 +17,14 @@ import warnings
 import numpy as np
 
 from ._tensor import Tensor, Size, _init
-from .backend import get_array_module, default_array_module
+from .backend import get_array_module, default_array_module, move_array, to_host, \
+    device_type_of, device_module
 from .backend import dtypes
 from .backend.dtypes import get_default_dtype
 from . import random as _random
-from .backend.meta import MetaArray, meta_module
-from .device import check_device, device as _device, meta as _meta
+from .backend.meta import MetaArray, meta_module, NO_DATA
+from .backend.dlpack import array_from_dlpack
+from .device import check_device, device as _device, meta as _meta, cpu as _cpu, module_of
 
 
 def _np_dtype(dtype, default=None):
@@ -38,9 +40,12 @@ def _module(like, device=None):
     ``like``: the default device's), else the array module of tensor ``like``; a CPU
     array goes to the default module."""
     if device is not None or like is None:
-        if check_device(device) is _meta:
+        target = check_device(device)
+        if target is _meta:
             return meta_module
-        return default_array_module() if like is None or like.is_meta else \
+        if target is not _cpu:
+            return module_of(target)
+        return default_array_module() if like is None or not like.is_cpu else \
             get_array_module(like._data)
     return get_array_module(like._data)
 
@@ -56,9 +61,10 @@ def beside(t, like):
 def _finish(array, requires_grad=False, device=None, like=None):
     # device=None with a tensor ``like`` keeps like's device; otherwise the one named (or the
     # default) decides, and data made on the host for 'meta' keeps only its shape and dtype
-    if (check_device(device) if device is not None or like is None else None) is _meta \
-            and type(array) is not MetaArray:
-        array = meta_module.asarray(array)
+    if device is not None or like is None:
+        target = check_device(device)
+        if target is not _cpu or type(array) is not np.ndarray:
+            array = _place(array, target)
     t = Tensor._make(array)
     if requires_grad:
         if array.dtype.kind in "cV":  # complex, bfloat16 (ml_dtypes' kind)
@@ -69,6 +75,18 @@ def _finish(array, requires_grad=False, device=None, like=None):
                                "gradients")
         t._requires_grad = True
     return t
+
+
+def _place(array, target):
+    """``array`` on device ``target``: data made on the host keeps only its shape and dtype
+    for 'meta', is copied to a device's module, and comes back to the host for the CPU."""
+    if target is _meta:
+        return array if type(array) is MetaArray else meta_module.asarray(array)
+    if type(array) is MetaArray:
+        raise NotImplementedError(NO_DATA)
+    if target is _cpu:
+        return array if device_type_of(array) == "cpu" else to_host(array)
+    return move_array(array, target.type)
 
 
 _INT64_MIN, _INT64_MAX = -2 ** 63, 2 ** 63 - 1
@@ -444,7 +462,7 @@ def _check_layout(layout, name):
 
 
 def _check_pin_memory(pin_memory):
-    if pin_memory:  # as PyTorch on a machine with no accelerator
+    if pin_memory and device_module("cuda") is None:  # as PyTorch with no accelerator
         raise RuntimeError("pin_memory=True requires a CUDA or other accelerator backend; no "
                            "pinned memory allocator is available on this system.")
 
@@ -468,6 +486,29 @@ def from_numpy(array):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     dtypes.from_numpy_dtype(array.dtype)
     return Tensor._make(array)
+
+
+def from_dlpack(ext_tensor, *, device=None, copy=None):
+    """A tensor sharing memory with ``ext_tensor``: an object with ``__dlpack__`` (a NumPy
+    or CuPy array, a PyTorch tensor) or a DLPack capsule (``to_dlpack``'s), which can be
+    consumed once. ``device``: where the result goes (a copy if elsewhere); ``copy=True``
+    copies, ``copy=False`` refuses to.
+
+    >>> import numpy, ember
+    >>> a = numpy.arange(3.0); t = ember.from_dlpack(a); t[0] = 9; a
+    array([9., 1., 2.])
+    """
+    array = array_from_dlpack(ext_tensor, copy=copy)
+    dtypes.from_numpy_dtype(array.dtype)  # reject dtypes ember lacks
+    t = Tensor._make(array)
+    if device is not None:
+        target = check_device(device)
+        if target != t.device:
+            if copy is False:
+                raise BufferError(f"from_dlpack(copy=False) cannot move the data from "
+                                  f"{t.device} to {target}")
+            t = Tensor._make(_place(array, target))
+    return t
 
 
 def legacy_tensor_data(args, dtype=None, like=None):

@@ -19,10 +19,11 @@ import warnings
 from .backend import as_array as _as_array, broadcast_shapes as _broadcast_shapes, \
     contiguous_strides as _contiguous_strides, numpy_ndarray as _ndarray
 from .backend.meta import MetaArray as _MetaArray, NO_NUMPY as _NO_NUMPY
+from .backend.dlpack import DLDeviceType as _DLDeviceType
 
 from ._tensor_repr import tensor_repr
 from .backend.dtypes import _BY_NUMPY
-from .device import cpu, meta as _meta
+from .device import cpu, device_of as _device_of
 
 
 class Size(tuple):
@@ -129,16 +130,15 @@ class Tensor:
     def storage_offset(self):
         if type(self._data) is _MetaArray:
             return 0
-        base = self._data
-        while base.base is not None and isinstance(base.base, _ndarray):
+        base, array_type = self._data, type(self._data)
+        while base.base is not None and isinstance(base.base, (_ndarray, array_type)):
             base = base.base
-        return (self._data.__array_interface__["data"][0]
-                - base.__array_interface__["data"][0]) // self._data.itemsize
+        return (_address(self._data) - _address(base)) // self._data.itemsize
 
     def data_ptr(self):
         if type(self._data) is _MetaArray:
             return 0  # as PyTorch's meta tensors: no memory
-        return self._data.__array_interface__["data"][0]
+        return _address(self._data)
 
     def is_contiguous(self, memory_format=None):
         if self._wrapper_strides is not None:
@@ -153,7 +153,8 @@ class Tensor:
 
     @property
     def device(self):
-        return _meta if type(self._data) is _MetaArray else cpu
+        d = self._data
+        return cpu if type(d) is _ndarray else _device_of(d)
 
     @property
     def is_meta(self):
@@ -167,11 +168,11 @@ class Tensor:
 
     @property
     def is_cpu(self):
-        return type(self._data) is not _MetaArray
+        return type(self._data) is _ndarray or self.device.type == "cpu"
 
     @property
     def is_cuda(self):
-        return False
+        return type(self._data) is not _ndarray and self.device.type == "cuda"
 
     @property
     def layout(self):
@@ -263,15 +264,57 @@ class Tensor:
     # ---- conversion -------------------------------------------------------------------
     def numpy(self, *, force=False):
         """The NumPy array behind this tensor (shared memory, no copy)."""
+        if type(self._data) is not _ndarray:
+            _check_on_host(self)
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         return self._data
 
     def __array__(self, dtype=None, copy=None):
-        if type(self._data) is _MetaArray:
-            raise TypeError(_NO_NUMPY)
+        if type(self._data) is not _ndarray:
+            _check_on_host(self)
         return self._data if dtype is None else self._data.astype(dtype)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """This tensor's memory as a DLPack capsule (the array's own export), for
+        ``numpy.from_dlpack(t)``, ``torch.from_dlpack(t)``: they share the memory.
+
+        >>> import ember, numpy
+        >>> t = ember.zeros(2); numpy.from_dlpack(t)[0] = 5.0; t
+        tensor([5., 0.])
+        """
+        if self._requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use "
+                              "tensor.detach()")
+        d = self._data
+        where = self.device
+        if where.type == "meta":
+            raise BufferError("Cannot pack tensors on meta")
+        options = {k: v for k, v in (("max_version", max_version), ("dl_device", dl_device),
+                                     ("copy", copy)) if v is not None}
+        if where.type == "cpu":
+            if stream is not None and stream != -1:
+                raise AssertionError("stream should be None on cpu.")
+            if any(s < 0 for s in d.strides):  # PyTorch cannot take negative strides
+                d = d.copy()
+        elif stream is not None:
+            options["stream"] = stream
+        return d.__dlpack__(**options)
+
+    def __dlpack_device__(self):
+        """``(DLDeviceType, index)`` of this tensor's memory.
+
+        >>> import ember
+        >>> ember.zeros(1).__dlpack_device__()
+        (<DLDeviceType.kDLCPU: 1>, 0)
+        """
+        where = self.device
+        if where.type == "cpu":
+            return _DLDeviceType.kDLCPU, 0
+        if where.type == "cuda":
+            return _DLDeviceType.kDLCUDA, where.index
+        raise ValueError(f"Unknown device type {where.type} for Dlpack")
 
     def tolist(self):
         return self._data.tolist()
@@ -393,6 +436,25 @@ def _is_row_major(shape, strides):
             return False
         step *= size
     return True
+
+
+def _address(array):
+    """Where ``array``'s first element is: host memory for NumPy's arrays, device memory
+    for arrays with the CUDA array interface (CuPy's)."""
+    if type(array) is _ndarray:
+        return array.__array_interface__["data"][0]
+    interface = getattr(array, "__cuda_array_interface__", None)
+    return (array.__array_interface__ if interface is None else interface)["data"][0]
+
+
+def _check_on_host(t):
+    """PyTorch's TypeError for ``numpy()`` / ``numpy.asarray`` on a tensor off the CPU."""
+    where = t.device
+    if where.type == "meta":
+        raise TypeError(_NO_NUMPY)
+    if where.type != "cpu":
+        raise TypeError(f"can't convert {where} device type tensor to numpy. Use Tensor.cpu() "
+                        "to copy the tensor to host memory first.")
 
 
 def _wrap_dim(dim, ndim):

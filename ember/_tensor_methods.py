@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from .backend import get_array_module, broadcast_shapes
+from .backend import get_array_module, broadcast_shapes, device_module as get_device_module
 from . import _functions as F
 from ._creation import legacy_tensor_data, tensor, beside, _filled, _empty
 from ._tensor import Tensor
@@ -18,11 +18,11 @@ from ._registry import DECLARED, method, method_entry, method_impl
 from ._torch_function import (dispatching, dispatching_property, is_entry,
                               DisableTorchFunctionSubclass, _State as _tf_state)
 from ._ops import shape as S, indexing as I
-from ._ops.primitive import Primitive
+from ._ops.primitive import Primitive, ToDevice
 from ._ops.elementwise import Add as _AddOp, Sub as _SubOp, Mul as _MulOp, _check_broadcast
 from .backend import dtypes
 from .backend.dtypes import LEGACY_TENSOR_TYPES as _LEGACY
-from .device import check_device, device as _device_cls, device
+from .device import check_device, device as _device_cls, device, cpu as cpu_device
 from .backend.meta import meta_module, NO_DATA
 from .random import rng, check_inplace_draw
 from ._ops.sets import check_probability
@@ -90,18 +90,20 @@ def to(self, *args: Any, **kwargs: Any) -> Tensor:
         if isinstance(a, dtypes.dtype):
             dtype = a
         elif isinstance(a, Tensor):
-            dtype = a.dtype
+            dtype, device = a.dtype, a.device
         elif isinstance(a, (str, _device_cls)) or (isinstance(a, int)
                                                     and not isinstance(a, bool)):
-            device = a  # an int is an accelerator index: check_device raises for it
+            device = a  # an int is a CUDA index: check_device raises for it without CUDA
         elif a is not None:
             raise TypeError(f"to() received an invalid combination of arguments - got "
                             f"({type(a).__name__})")
     target = check_device(device) if device is not None else None
-    if target is not None and target.type != self.device.type:
-        if target.type != "meta":
+    if target is not None and target != self.device:
+        if self.is_meta:
             raise NotImplementedError(NO_DATA)  # out of meta: no data to copy
-        return ToMeta.apply(self, dtype)
+        if target.type == "meta":
+            return ToMeta.apply(self, dtype)
+        return ToDevice.apply(self, target, dtype)
     if dtype is None or dtype is self.dtype:
         return F.clone(self) if copy else self
     return ToDtype.apply(self, dtype)
@@ -112,7 +114,7 @@ def type_(self, dtype: dtype | str | None = None, non_blocking: bool = False,
           **kwargs: Any) -> Tensor | str:
     """No argument: the legacy type name ('torch.FloatTensor'); else convert."""
     if dtype is None:
-        return "torch." + _LEGACY_NAME[self.dtype.name]
+        return ("torch.cuda." if self.is_cuda else "torch.") + _LEGACY_NAME[self.dtype.name]
     return to(self, _parse_dtype(dtype))
 
 
@@ -143,16 +145,30 @@ def cpu(self, memory_format: Any = None) -> Tensor:
     dtypes.check_memory_format(memory_format, "cpu")
     if self.is_meta:
         raise NotImplementedError(NO_DATA)
-    return self
+    return self if self.is_cpu else ToDevice.apply(self, cpu_device, None)
 
 
 @method
 def cuda(self, device: device | int | str | None = None, non_blocking: bool = False,
          memory_format: Any = None) -> Tensor:
-    """Raises as a CPU-only PyTorch build does (``AssertionError: Torch not compiled with
-    CUDA enabled``); ``Module.cuda()`` raises the same."""
-    check_device("cuda")
-    return self  # not reached: check_device raises for 'cuda'
+    """A copy on the CUDA device (self when it is there already). Without a CUDA array
+    module (CuPy and a GPU) it raises as a CPU-only PyTorch build does
+    (``AssertionError: Torch not compiled with CUDA enabled``); so does ``Module.cuda()``."""
+    dtypes.check_memory_format(memory_format, "cuda")
+    target = check_device(_cuda_target(device))
+    if target.type != "cuda":
+        raise RuntimeError("Invalid device, must be cuda device")
+    return to(self, target)
+
+
+def _cuda_target(device):
+    """``.cuda(device)``'s argument as a device: None is the current CUDA device, an int
+    its index."""
+    if device is None:
+        return "cuda"
+    if isinstance(device, int) and not isinstance(device, bool):
+        return _device_cls("cuda", device)
+    return device
 
 
 @method
@@ -163,8 +179,15 @@ def is_pinned(self, device: device | str | None = None) -> bool:
 
 @method
 def pin_memory(self, device: device | str | None = None) -> Tensor:
-    """Raises as PyTorch does on a machine with no accelerator."""
-    raise RuntimeError("Cannot access accelerator device when none is available.")
+    """A copy in host memory for fast moves to the GPU; ember's is an ordinary copy (CuPy
+    copies from any host memory). Raises as PyTorch does on a machine with no accelerator."""
+    if not self.is_cpu:
+        name = _LEGACY_NAME[self.dtype.name]
+        name = f"Meta{name[:-len('Tensor')]}Type" if self.is_meta else f"torch.cuda.{name}"
+        raise RuntimeError(f"cannot pin '{name}' only dense CPU tensors can be pinned")
+    if get_device_module("cuda") is None:
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    return F.clone(self)
 
 
 # ---- new_* constructors -------------------------------------------------------------------
@@ -556,7 +579,8 @@ Tensor.as_subclass = as_subclass
 # until then they stay plain functions, which ember's own code calls everywhere.
 _OWN_DUNDERS = ("__len__", "__iter__", "__bool__", "__float__", "__int__", "__complex__",
                 "__index__", "__repr__", "__format__", "__array__", "__deepcopy__",
-                "__reduce_ex__", "__contains__", "__reversed__")
+                "__reduce_ex__", "__contains__", "__reversed__", "__dlpack__",
+                "__dlpack_device__")
 
 
 def _patch_own_members():

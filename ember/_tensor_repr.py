@@ -176,7 +176,7 @@ def tensor_repr(t):
     cls = type(t)  # a subclass prints its own name, bar those that print as tensors
     prefix = "tensor(" if cls.__dict__.get("_repr_as_tensor") else f"{cls.__name__}("
     summarize = a.size > PRINT_OPTS.threshold
-    suffixes = []
+    suffixes = [] if a is t._data else _device_suffix(t)
     if a.size == 0:
         body = "[]"
         if a.shape != (0,):
@@ -201,6 +201,12 @@ def tensor_repr(t):
     if fw is not None and fw[0].open:  # a dual tensor of an open forward-mode level
         suffixes.append(f"tangent={fw[1]!r}")
     return _with_suffixes(prefix + body, suffixes, len(prefix))
+
+
+def _device_suffix(t):
+    """``device='cuda:0'`` for a tensor off the CPU (copied to the host to be printed)."""
+    where = t.device
+    return [] if where.type == "cpu" else [f"device='{where}'"]
 
 
 def _with_suffixes(text, suffixes, indent):

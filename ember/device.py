@@ -1,7 +1,8 @@
 """``ember.device``: where a tensor lives, and the default device of creation functions.
 
-Only the CPU holds tensors until a GPU backend plugs in here: asking for CUDA
-fails the way a CPU-only PyTorch build does (``AssertionError: Torch not
+The CPU holds tensors, and "cuda" does when an array module is registered for it
+(CuPy on a machine with a GPU: ``backend/cupy_backend.py``). Without one, asking for
+CUDA fails the way a CPU-only PyTorch build does (``AssertionError: Torch not
 compiled with CUDA enabled``), other accelerators with a RuntimeError that names
 them.
 
@@ -12,6 +13,8 @@ device(type='cpu')
 device(type='cpu')
 """
 import builtins
+
+from .backend import device_module, device_runtime, device_type_of
 
 # The device types PyTorch's parser knows, in its order (its error message lists them).
 _KNOWN_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip",
@@ -107,20 +110,65 @@ def get_default_device():
 
 
 def check_device(d):
-    """The device a tensor may be put on: the CPU or 'meta'; anything else raises as a
-    CPU-only PyTorch build does. ``None`` means the default device."""
+    """The device a tensor may be put on: the CPU, 'meta', or 'cuda' when a module holds
+    its data (``cuda:0``, the current device); anything else raises as a CPU-only PyTorch
+    build does. ``None`` means the default device; an int, that CUDA device."""
     if d is None:
         if _default_device is None:
             return cpu
         d = _default_device
     elif isinstance(d, int) and not isinstance(d, bool):
-        raise RuntimeError(_NO_ACCELERATOR)
+        if device_module("cuda") is None:
+            raise RuntimeError(_NO_ACCELERATOR)
+        d = device("cuda", d)
     d = device(d) if not isinstance(d, device) else d
     if d.type == "cpu":
         return cpu
     if d.type == "meta":
         return meta
     if d.type == "cuda":
-        raise AssertionError(_NO_CUDA)
+        return _cuda_device(d.index)
     raise RuntimeError(f"ember has no '{d.type}' backend (only 'cpu'); tensors cannot be "
                        f"placed on {d}")
+
+
+_cuda_devices = {}  # index -> device('cuda', index), made once
+
+
+def _cuda_device(index):
+    """``cuda:index`` (the current device when None) once CUDA's index is checked."""
+    if device_module("cuda") is None:
+        raise AssertionError(_NO_CUDA)
+    runtime = device_runtime("cuda")
+    current = 0 if runtime is None else runtime.current_device()
+    index = current if index is None else index
+    if index != current:
+        count = 1 if runtime is None else runtime.device_count()
+        if not 0 <= index < count:
+            raise RuntimeError("CUDA error: invalid device ordinal")
+        raise NotImplementedError(f"ember places CUDA tensors on the current device only "
+                                  f"(cuda:{current}), not on cuda:{index}")
+    found = _cuda_devices.get(index)
+    if found is None:
+        found = _cuda_devices[index] = device("cuda", index)
+    return found
+
+
+def device_of(array):
+    """The device of a tensor holding ``array`` (NumPy's: the CPU)."""
+    kind = device_type_of(array)
+    if kind == "cpu":
+        return cpu
+    if kind == "meta":
+        return meta
+    index = getattr(getattr(array, "device", None), "id", 0)  # CuPy's Device; fakes: 0
+    found = _cuda_devices.get(index)
+    if found is None:
+        found = _cuda_devices[index] = device(kind, index)
+    return found
+
+
+def module_of(d):
+    """The array module holding data of device ``d`` (checked by ``check_device``);
+    None for the CPU, whose data goes to the default module."""
+    return None if d.type == "cpu" else device_module(d.type)

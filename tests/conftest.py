@@ -15,3 +15,13 @@ def pool2():
     yield
     parallel._CHECK_BLAS = check
     ember.set_num_threads(saved)
+
+
+@pytest.fixture
+def fake_cuda():
+    """A stand-in "cuda" array module (tests/backend/fake_cuda.py) registered for one test:
+    ``device="cuda"``, ``.cuda()`` and ``ember.cuda`` work on it; yields its runtime."""
+    from tests.backend import fake_cuda as fake
+    runtime = fake.install()
+    yield runtime
+    fake.uninstall()

@@ -98,6 +98,10 @@ MEMBERS = {
                     "inputs: Tensor | Sequence[Tensor] | None = None) -> None",
         "numpy": "(self, *, force: bool = False) -> np.ndarray",
         "__array__": "(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray",
+        "__dlpack__": "(self, *, stream: Any = None, max_version: tuple[int, int] | None = "
+                      "None, dl_device: tuple[int, int] | None = None, copy: bool | None = "
+                      "None) -> Any",
+        "__dlpack_device__": "(self) -> tuple[int, int]",
         "tolist": "(self) -> Any",
         "item": "(self) -> Number",
         "__len__": "(self) -> int",

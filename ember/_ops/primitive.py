@@ -17,7 +17,9 @@ Class attributes an op may set: ``saves_output`` (output 0 is appended to
 ``differentiable = False`` (comparisons and other ops with no gradient).
 """
 
-from ..backend import as_array as _asarray, numpy_ndarray as _ndarray, get_array_module
+from ..backend import as_array as _asarray, numpy_ndarray as _ndarray, get_array_module, \
+    move_array, is_array
+from ..device import device_of
 
 from ..autograd import grad_mode, anomaly as _anomaly, forward_ad as _forward_ad
 from ..autograd.batching import hooks as _batching
@@ -269,13 +271,19 @@ def _make_apply(cls, entry=None):
         try:
             out = forward(ctx, *args)
         except Exception as error:
-            if entry is None:
-                raise
             return failed(args, error)
         return finish(ctx, args, out)
 
     def failed(args, error):
-        """An entry point's answer when forward raised: an override's, else the error."""
+        """What a call whose forward raised gives: the op on one device, an entry point's
+        override's answer, or the error."""
+        # Only a failed op looks at devices (the CPU path pays nothing): tensors on two
+        # devices raise PyTorch's error; 0-d CPU tensors join a device's op, as there.
+        moved = _across_devices(args)
+        if moved is not None:
+            return apply(*moved)
+        if entry is None:
+            raise error
         out = _overridden(report[0], args, entry, failed=True)
         if out is _TF_PASS:
             raise error
@@ -322,7 +330,7 @@ def _make_apply(cls, entry=None):
     report[0] = apply
     if _native is not None and not is_view:
         # The compiled apply: the plain case in C, everything else handed to ``apply``.
-        report[0] = _native.Apply(apply, None if entry is None else failed, finish, forward,
+        report[0] = _native.Apply(apply, failed, finish, forward,
                                   node_cls, cls, cls.scalar_edges, cls.saves_output,
                                   differentiable)
     return report[0]
@@ -545,6 +553,53 @@ _dispatch.ones_like[0] = OnesLike.apply
 _dispatch.detach[0] = Detach.apply
 
 
+def _data_in(args):
+    """``(argument, array)`` for the tensors and raw arrays among ``args`` and inside the
+    lists and tuples among them."""
+    for a in args:
+        if isinstance(a, Tensor):
+            yield a, a._data
+        elif type(a) in (list, tuple):
+            yield from _data_in(a)
+        elif is_array(a):
+            yield a, a
+
+
+def _across_devices(args):
+    """For an op that failed: ``args`` with their 0-d CPU tensors (and arrays) copied to
+    the one other device the data is on, None when it is all on one device (or some is on
+    'meta', which raises its own error); PyTorch's RuntimeError when data of more than one
+    element is on two devices."""
+    data = [d for _, d in _data_in(args)]
+    if all(type(d) is _ndarray for d in data):
+        return None
+    found, scalars = None, False
+    for d in data:
+        where = device_of(d)
+        if where.type == "meta":
+            return None
+        if where.type == "cpu" and d.ndim == 0:
+            scalars = True
+        elif found is None:
+            found = where
+        elif where != found:
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
+                               f"least two devices, {found} and {where}!")
+    if not scalars or found is None or found.type == "cpu":
+        return None
+
+    def moved(a):
+        if type(a) in (list, tuple):
+            return type(a)(moved(t) for t in a)
+        if isinstance(a, Tensor):
+            if a._data.ndim == 0 and a.device.type == "cpu":
+                return ToDevice.apply(a, found, None)
+        elif is_array(a) and a.ndim == 0 and device_of(a).type == "cpu":
+            return move_array(a, found.type)
+        return a
+    return tuple(moved(a) for a in args)
+
+
 def _any_requires_grad(args):
     for a in args:
         if isinstance(a, Tensor) and a._requires_grad:
@@ -662,6 +717,22 @@ def unbroadcast(grad, shape):
 
 
 __all__ = ["Primitive", "PrimitiveNode", "unbroadcast", "sum_to"]
+
+
+class ToDevice(Primitive):
+    """A copy on another device (``.cuda()``, ``.cpu()``, ``.to("cuda")``), cast to
+    ``dtype`` when one is given; the gradient goes back to the source device."""
+    _backward_name = "ToCopyBackward0"
+
+    @staticmethod
+    def forward(ctx, x, target, dtype):
+        ctx.source = x.device
+        d = move_array(x._data, target.type)
+        return d if dtype is None or d.dtype == dtype.np else d.astype(dtype.np)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ToDevice.apply(grad, ctx.source, None), None, None
 
 
 if _native is not None:

@@ -9,8 +9,8 @@ imported, as ``ember/_tensor_methods.py`` attaches the ops.
 import warnings
 import weakref
 
-from ..backend.meta import NO_NUMPY
-from .._tensor import Tensor
+from ..backend import numpy_ndarray, to_host
+from .._tensor import Tensor, _check_on_host as check_on_host
 from . import grad_mode
 from .backprop import backward as _run_backward
 from .graph import accumulator_of, gradient_edge, add_post_accumulate_grad_hook
@@ -126,8 +126,10 @@ def numpy(self, *, force=False):
     ...     x.numpy()
     array([1., 1.], dtype=float32)
     """
-    if self.is_meta:
-        raise TypeError(NO_NUMPY)
+    if type(self._data) is not numpy_ndarray:
+        if force and not self.is_meta:  # PyTorch: detach().cpu().numpy()
+            return to_host(self._data)
+        check_on_host(self)
     if self._requires_grad and _state.enabled and not force:
         raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                            "tensor.detach().numpy() instead.")

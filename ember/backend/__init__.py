@@ -5,9 +5,10 @@ backend which module owns its arrays, ``xp = get_array_module(x._data)``, or,
 for arrays made from nothing (``zeros(3)``, ``randn``), the default module,
 ``xp = default_array_module()``, and calls that module: ``xp.exp(d)``,
 ``xp.zeros(shape, dtype)``. Array methods and operators (``d.sum()``,
-``a * b``, ``d[idx]``) need no module. NumPy is the only module today; another
-(CuPy) registers its array type with ``register_array_module`` and the ops run
-on its arrays unchanged.
+``a * b``, ``d[idx]``) need no module. NumPy holds the CPU's data; another module
+registers its array type and device with ``register_array_module`` (CuPy for "cuda":
+``cupy_backend.py``, looked for the first time CUDA is asked for) and the ops run on
+its arrays unchanged.
 
 What may still name NumPy, because it is not tensor data: dtype objects and
 their metadata (``backend.dtypes``, ``np.iinfo``, scalar types), shape
@@ -36,6 +37,12 @@ xp = numpy  # the default array module (read it through default_array_module())
 
 #: array type -> the module whose functions take and make such arrays
 _MODULES = {_ndarray: numpy}
+#: array type -> the type of the device holding such arrays, for those not on the CPU
+_DEVICE_TYPES = {}
+#: array type -> (device type, module, runtime), in the order they were registered
+_REGISTERED = {}
+#: device type ("cuda") -> (array module, runtime) registered for it last
+_DEVICES = {}
 
 
 def get_array_module(array=None, *arrays):
@@ -80,15 +87,87 @@ def set_default_array_module(module):
     return previous
 
 
-def register_array_module(array_type, module):
-    """Arrays of ``array_type`` belong to ``module`` (``cupy.ndarray`` -> ``cupy``)."""
+def register_array_module(array_type, module, device_type="cpu", runtime=None):
+    """Arrays of ``array_type`` belong to ``module`` (``cupy.ndarray`` -> ``cupy``).
+
+    ``device_type`` names the device holding them ("cuda": tensors of such arrays report
+    ``cuda:0`` and ``device="cuda"`` makes them); ``runtime`` answers ``ember.cuda``'s
+    queries for it (``device_count()``, ``current_device()``, ``synchronize()``,
+    ``get_device_name(index)``, ``memory_allocated()``; see ``backend/cupy_backend.py``)."""
     _MODULES[array_type] = module
+    if device_type != "cpu":
+        _DEVICE_TYPES[array_type] = device_type
+        _REGISTERED.pop(array_type, None)
+        _REGISTERED[array_type] = (device_type, module, runtime)
+        _DEVICES[device_type] = (module, runtime)
 
 
 def unregister_array_module(array_type):
-    """Forget ``array_type`` (NumPy's own stays)."""
+    """Forget ``array_type`` (NumPy's own stays); its device goes back to the module
+    registered for it before (a test's stand-in gives CUDA back to CuPy), or to none."""
     if array_type is not _ndarray:
         _MODULES.pop(array_type, None)
+        device_type = _DEVICE_TYPES.pop(array_type, None)
+        _REGISTERED.pop(array_type, None)
+        if device_type is not None:
+            _DEVICES.pop(device_type, None)
+            for kind, module, runtime in _REGISTERED.values():
+                if kind == device_type:
+                    _DEVICES[kind] = (module, runtime)
+
+
+def is_array(obj):
+    """Whether ``obj`` is an array of NumPy or of a registered module."""
+    return type(obj) in _MODULES or isinstance(obj, _ndarray)
+
+
+def device_type_of(array):
+    """The type of the device holding ``array``: "cpu" for NumPy's (and unregistered
+    types'), else what its module was registered with ("cuda", "meta")."""
+    return _DEVICE_TYPES.get(type(array), "cpu")
+
+
+def device_module(device_type):
+    """The array module holding data of ``device_type`` ("cuda"), None when there is none;
+    for "cuda" CuPy is looked for (once) when nothing is registered yet."""
+    entry = _DEVICES.get(device_type)
+    if entry is None and device_type == "cuda" and _probe_cuda():
+        entry = _DEVICES.get(device_type)
+    return None if entry is None else entry[0]
+
+
+def device_runtime(device_type):
+    """The runtime registered with ``device_type``'s module (None without one)."""
+    if device_module(device_type) is None:
+        return None
+    return _DEVICES[device_type][1]
+
+
+_cuda_probed = []  # holds True once CuPy was looked for
+
+
+def _probe_cuda():
+    """Register CuPy for "cuda" if it imports and sees a GPU (looked for once)."""
+    if _cuda_probed:
+        return False
+    _cuda_probed.append(True)
+    found = load_cupy()
+    if found is None:
+        return False
+    register_array_module(*found)
+    return True
+
+
+def move_array(array, device_type):
+    """``array``'s values on ``device_type``: ``array`` itself when it is there already,
+    else a copy (to the host with ``to_host``, to a device with its module's ``asarray``).
+    The caller has checked that the device exists."""
+    if device_type_of(array) == device_type:
+        return array
+    host = to_host(array)
+    if device_type == "cpu":
+        return host
+    return _DEVICES[device_type][0].asarray(host)
 
 
 def as_array(obj):
@@ -129,7 +208,9 @@ def to_host(array):
 broadcast_shapes = numpy.broadcast_shapes
 
 
+from .cupy_backend import load_cupy  # noqa: E402  (imports CuPy only when called)
+
 # Meta arrays (``device='meta'``: a shape and a dtype, no data) are a module of their own.
 from .meta import MetaArray, meta_module  # noqa: E402
 
-register_array_module(MetaArray, meta_module)
+register_array_module(MetaArray, meta_module, "meta")

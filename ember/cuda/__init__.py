@@ -1,16 +1,18 @@
-"""``ember.cuda`` on a CPU-only build: the queries scripts make before choosing a device.
+"""``ember.cuda``: the queries scripts make before choosing a device, and the GPU's.
 
-Answers as a CPU-only PyTorch build does: nothing is available, seeding and cache
-calls are harmless no-ops, and anything that needs a GPU raises
-``AssertionError: Torch not compiled with CUDA enabled``. A GPU backend replaces
-this module's answers.
+With a CUDA array module registered (CuPy on a machine with a GPU, see
+``ember/backend/cupy_backend.py``) the answers come from its runtime. Without one they
+are a CPU-only PyTorch build's: nothing is available, seeding and cache calls are
+harmless no-ops, and anything that needs a GPU raises
+``AssertionError: Torch not compiled with CUDA enabled``.
 
 >>> import ember
->>> ember.cuda.is_available(), ember.cuda.device_count()
-(False, 0)
 >>> device = "cuda" if ember.cuda.is_available() else "cpu"
+>>> ember.zeros(2, device=device).device.type == device
+True
 """
-from ..device import _NO_CUDA
+from ..backend import device_module, device_runtime
+from ..device import _NO_CUDA, device as _device
 from . import amp  # noqa: F401  (ember.cuda.amp.GradScaler / autocast, as scripts import them)
 
 
@@ -18,81 +20,156 @@ def _not_compiled(*args, **kwargs):
     raise AssertionError(_NO_CUDA)
 
 
+def _runtime():
+    """The CUDA runtime (CuPy's), or PyTorch's CPU-only AssertionError."""
+    runtime = device_runtime("cuda")
+    if runtime is None:
+        _not_compiled()
+    return runtime
+
+
+def _index(device=None):
+    """A device argument (None: the current device; an int, "cuda:1", a device) as an
+    index."""
+    if device is None:
+        return _runtime().current_device()
+    if isinstance(device, int) and not isinstance(device, bool):
+        return device
+    device = _device(device)
+    if device.type != "cuda":
+        raise ValueError(f"Expected a cuda device, but got: {device}")
+    return _runtime().current_device() if device.index is None else device.index
+
+
 def is_available():
-    """Whether a CUDA device can be used: never, on this build."""
-    return False
+    """Whether a CUDA device can be used: CuPy is installed and sees a GPU."""
+    return device_module("cuda") is not None
 
 
 def device_count():
-    """Number of CUDA devices: 0."""
-    return 0
+    """Number of CUDA devices (0 without CUDA)."""
+    runtime = device_runtime("cuda")
+    return 0 if runtime is None else runtime.device_count()
 
 
 def is_initialized():
-    return False
+    return is_available()
 
 
 def init():
-    _not_compiled()
+    _runtime()
+
+
+def current_device():
+    """Index of the current CUDA device."""
+    return _runtime().current_device()
+
+
+def set_device(device):
+    """Make ``device`` current (ember's tensors live on the current device)."""
+    _runtime().set_device(_index(device))
+
+
+def synchronize(device=None):
+    """Wait for the kernels queued on ``device`` (the current one) to finish."""
+    _runtime().synchronize(_index(device))
+
+
+def get_device_name(device=None):
+    """The GPU's name, e.g. 'NVIDIA H100 80GB HBM3'."""
+    return _runtime().get_device_name(_index(device))
+
+
+def get_device_capability(device=None):
+    """``(major, minor)`` compute capability."""
+    return _runtime().get_device_capability(_index(device))
 
 
 def is_bf16_supported(including_emulation=True):
-    return False
+    return False  # ember's bfloat16 lives in ml_dtypes, which CuPy cannot hold
 
 
-# Seeding the GPU generators is allowed without a GPU (it is deferred in PyTorch, and never
-# runs here): scripts call these unconditionally next to manual_seed.
+# Seeding the GPU generators is allowed without a GPU (it is deferred in PyTorch): scripts
+# call these unconditionally next to manual_seed. ember draws random numbers on the host
+# with its own Generator (ember.manual_seed), so there is no GPU generator to seed.
 def manual_seed(seed):
-    """No-op without CUDA (like PyTorch's deferred seeding)."""
+    """No-op: random numbers come from ember's host Generator (ember.manual_seed)."""
 
 
 def manual_seed_all(seed):
-    """No-op without CUDA."""
+    """No-op (see manual_seed)."""
 
 
 def seed():
-    """No-op without CUDA."""
+    """No-op (see manual_seed)."""
 
 
 def seed_all():
-    """No-op without CUDA."""
+    """No-op (see manual_seed)."""
 
 
 def empty_cache():
-    """No-op: there is no GPU cache to release."""
+    """Release the memory pool's unused blocks (no-op without CUDA)."""
+    runtime = device_runtime("cuda")
+    if runtime is not None:
+        runtime.empty_cache()
 
 
 def memory_allocated(device=None):
-    return 0
+    """Bytes held by tensors (CuPy's memory pool: used bytes); 0 without CUDA."""
+    runtime = device_runtime("cuda")
+    return 0 if runtime is None else runtime.memory_allocated()
 
 
 def max_memory_allocated(device=None):
-    return 0
+    return memory_allocated(device)  # CuPy's pool keeps no peak: the current value
 
 
 def memory_reserved(device=None):
-    return 0
+    """Bytes the memory pool holds (used and cached); 0 without CUDA."""
+    runtime = device_runtime("cuda")
+    return 0 if runtime is None else runtime.memory_reserved()
 
 
 def max_memory_reserved(device=None):
-    return 0
+    return memory_reserved(device)
 
 
-synchronize = current_device = get_device_name = get_device_properties = _not_compiled
-get_device_capability = set_device = current_stream = initial_seed = _not_compiled
-get_rng_state = set_rng_state = get_rng_state_all = set_rng_state_all = _not_compiled
-reset_peak_memory_stats = _not_compiled
+def _not_there(name):
+    def call(*args, **kwargs):
+        _runtime()
+        raise NotImplementedError(f"ember.cuda.{name} is not supported")
+    call.__name__ = name
+    return call
+
+
+get_device_properties = _not_there("get_device_properties")
+current_stream = _not_there("current_stream")
+initial_seed = _not_there("initial_seed")
+get_rng_state = _not_there("get_rng_state")
+set_rng_state = _not_there("set_rng_state")
+get_rng_state_all = _not_there("get_rng_state_all")
+set_rng_state_all = _not_there("set_rng_state_all")
+
+
+def reset_peak_memory_stats(device=None):
+    _runtime()
 
 
 class device:
     """Context manager selecting a CUDA device: constructing it is allowed, entering it
-    (which would switch devices) raises like every other GPU call."""
+    switches the current device (raising without CUDA)."""
 
     def __init__(self, device):
         self.idx = device
+        self._previous = None
 
     def __enter__(self):
-        _not_compiled()
+        runtime = _runtime()
+        self._previous = runtime.current_device()
+        runtime.set_device(_index(self.idx))
 
     def __exit__(self, *exc):
+        if self._previous is not None:
+            _runtime().set_device(self._previous)
         return False

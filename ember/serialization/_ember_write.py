@@ -15,6 +15,8 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ..backend import to_host
+
 from .._tensor import Tensor
 from ..backend.dtypes import dtype
 from ..device import device
@@ -56,7 +58,10 @@ class Encoder:
                     "shape": list(t.shape), "requires_grad": bool(t.requires_grad),
                     "parameter": isinstance(t, self.Parameter), "device": str(t.device)}
             self.tensor_nodes.append(node)
-            self.tensor_arrays.append(t._data)
+            data = t._data
+            if type(data) is not np.ndarray and t.device.type not in ("cpu", "meta"):
+                data = to_host(data)  # device memory is stored from a host copy
+            self.tensor_arrays.append(data)
             self.memo[id(t)] = node
             self.keep.append(t)
         return node

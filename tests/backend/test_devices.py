@@ -5,6 +5,9 @@ import pytest
 import ember
 from ember import nn
 
+pytestmark = pytest.mark.skipif(ember.cuda.is_available(),
+                                reason="CPU-only answers: CUDA (CuPy) is available here")
+
 
 def test_cuda_answers_nothing_available():
     assert ember.cuda.is_available() is False

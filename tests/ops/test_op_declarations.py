@@ -87,7 +87,7 @@ SHARED_NODE_NAMES = {
     "MaxPool3DWithIndicesBackwardBackward0": {"MaxPool3DScatter", "TiledScatter3D"},
     "MmBackward0": {"Matmul", "Mm", "LinearNoBias"},
     "UnsqueezeBackward0": {"Unsqueeze", "UnsqueezeIndex"},      # x.unsqueeze(d), x[None]
-    "ToCopyBackward0": {"ToDtype", "ToMeta"},                   # x.to(dtype), x.to("meta")
+    "ToCopyBackward0": {"ToDtype", "ToMeta", "ToDevice"},       # x.to(dtype / "meta" / "cuda")
 }
 
 

@@ -28,7 +28,7 @@ from ... import _creation
 from ..._tensor import Tensor
 from ...autograd.graph import RemovableHandle
 from ...backend.dtypes import dtype as dtype_cls, from_name
-from ...device import check_device
+from ...device import check_device, device as device_cls
 from ..parameter import Parameter, Buffer
 from . import hooks as _hooks
 from . import state_dict as _sd
@@ -697,7 +697,7 @@ class Module:
     def to(self: T, *args: Any, **kwargs: Any) -> T:
         """``to(dtype)``, ``to(device)``, ``to(tensor)``: converts floating parameters/buffers.
 
-        In place, like PyTorch's: returns self. Only the 'cpu' device exists.
+        In place, like PyTorch's: returns self. Gradients move with their parameters.
 
         >>> import ember
         >>> layer = ember.nn.Linear(2, 2).to(ember.float64)
@@ -711,7 +711,7 @@ class Module:
             if isinstance(a, dtype_cls):
                 dtype = a
             elif isinstance(a, Tensor):
-                dtype = a.dtype
+                dtype, device = a.dtype, a.device
             else:
                 device = a
         target = check_device(device) if device is not None else None
@@ -720,7 +720,8 @@ class Module:
                             f"got desired dtype={dtype!r}")
         if target is not None:
             self._check_leaves_meta(target)
-        if dtype is None and (target is None or target.type != "meta"):
+        if dtype is None and (target is None
+                              or all(t.device == target for t in self._all_tensors())):
             return self
         return self._apply(lambda t: t.to(target, dtype if t.is_floating_point() else None))
 
@@ -779,26 +780,34 @@ class Module:
         return self.to(_dtype("float16"))
 
     def cpu(self: T) -> T:
-        """Returns self: every ember tensor is on the CPU.
+        """Moves parameters, buffers and gradients to the CPU, in place; returns self.
 
         >>> import ember
         >>> layer = ember.nn.Linear(2, 2)
         >>> layer.cpu() is layer
         True
         """
-        return self
+        return self.to("cpu")
 
     def cuda(self: T, device: Optional[Union[int, str, device]] = None) -> T:
-        """Raises as a CPU-only PyTorch build does: ember has no CUDA backend (yet).
+        """Moves parameters, buffers and gradients to the CUDA device, in place. Without a
+        CUDA array module (CuPy and a GPU) it raises as a CPU-only PyTorch build does.
 
         >>> import ember
-        >>> ember.nn.Linear(2, 2).cuda()
+        >>> if not ember.cuda.is_available():
+        ...     ember.nn.Linear(2, 2).cuda()
         Traceback (most recent call last):
             ...
         AssertionError: Torch not compiled with CUDA enabled
         """
-        check_device("cuda")
-        return self  # not reached: check_device raises for 'cuda'
+        if device is None:
+            device = "cuda"
+        elif isinstance(device, int) and not isinstance(device, bool):
+            device = device_cls("cuda", device)
+        target = check_device(device)
+        if target.type != "cuda":
+            raise RuntimeError("Invalid device, must be cuda device")
+        return self.to(target)
 
     # ---- hooks ------------------------------------------------------------------------
     def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,

@@ -48,6 +48,7 @@ from ._compiler import (EMBER_INCLUDE, ExtensionBuildError, build_shared_library
                         python_include_dirs)
 from ._names import check_extension_name
 from .._oplib import load_library, raising_registration_failures
+from ...backend import device_module
 from ._setuptools import BuildExtension, CppExtension, include_paths
 
 __all__ = ["load", "load_inline", "CppExtension", "BuildExtension", "include_paths",
@@ -123,6 +124,8 @@ def load(name: str, sources: Union[_Path, Sequence[_Path]],
     """
     if isinstance(sources, (str, os.PathLike)):
         sources = [sources]
+    if any(os.fspath(s).endswith((".cu", ".cuh")) for s in sources):
+        raise _no_cuda(name)
     files = []
     for s in sources:
         path = os.path.abspath(os.fspath(s))
@@ -142,7 +145,9 @@ def load_inline(name: str, cpp_sources: Union[str, Sequence[str]],
                 extra_include_paths: Optional[Sequence[_Path]] = None,
                 build_directory: Optional[_Path] = None,
                 verbose: bool = False,
-                is_python_module: bool = True) -> Union[types.ModuleType, str]:
+                is_python_module: bool = True,
+                cuda_sources: Union[str, Sequence[str], None] = None,
+                with_cuda: Optional[bool] = None) -> Union[types.ModuleType, str]:
     """Compile C++ source given as a string (or a list of strings) into a module and import it.
 
     ``<ember/extension.h>`` and ``<torch/extension.h>`` are included first. ``functions`` (a
@@ -157,7 +162,12 @@ def load_inline(name: str, cpp_sources: Union[str, Sequence[str]],
     ...                   functions={"relu_sq": "max(x, 0) squared"})  # doctest: +SKIP
     >>> ext.relu_sq(ember.tensor([-1.0, 2.0]))                        # doctest: +SKIP
     tensor([0., 4.])
+
+    ``cuda_sources`` (and ``with_cuda=True``) are refused: ember's C++ tensors live on the
+    host and it has no nvcc build. CUDA kernels run through CuPy instead (see ``_no_cuda``).
     """
+    if cuda_sources or with_cuda:
+        raise _no_cuda(name)
     if isinstance(cpp_sources, str):
         cpp_sources = [cpp_sources]
     text = _INLINE_PRELUDE + "\n".join(cpp_sources)
@@ -166,6 +176,19 @@ def load_inline(name: str, cpp_sources: Union[str, Sequence[str]],
         text += module_block(functions)
     return _load(name, None, text, extra_cflags, extra_ldflags, extra_include_paths,
                  build_directory, verbose, is_python_module)
+
+
+def _no_cuda(name):
+    """Why ``cuda_sources`` cannot be built, and what to do instead."""
+    if device_module("cuda") is None:
+        return RuntimeError(
+            f"Error building extension '{name}': cuda_sources need CUDA, and this ember has "
+            "none (it runs CUDA through CuPy: pip install 'ember[cuda]' on a machine with an "
+            "NVIDIA GPU)")
+    return NotImplementedError(
+        f"Error building extension '{name}': ember does not compile cuda_sources (its C++ "
+        "tensors live on the host). Compile the kernels with cupy.RawModule(code=...) and "
+        "launch them on a CUDA tensor's memory, cupy.from_dlpack(tensor)")
 
 
 def _say(verbose, msg):

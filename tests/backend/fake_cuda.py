@@ -1,0 +1,175 @@
+"""A stand-in "cuda" array module for tests on machines without a GPU.
+
+``FakeCudaArray`` is a NumPy array underneath that behaves, where ember could tell, like
+a CuPy array: results of its ufuncs, functions and methods are FakeCudaArrays (scalars
+as 0-d arrays), and a plain NumPy array mixed into its arithmetic or passed to the
+namespace's functions raises CuPy's ``TypeError: Unsupported type <class
+'numpy.ndarray'>`` (CuPy refuses host arrays, 0-d ones too). Only the namespace's
+``asarray``/``array`` take host data, and copy it, as a transfer to a GPU does.
+``FAKE_CUDA`` is the module-like namespace, ``FakeRuntime`` answers ``ember.cuda``'s
+queries. The ``fake_cuda`` fixture (tests/conftest.py) registers them for device "cuda".
+"""
+import types
+
+import numpy
+
+from ember import backend
+
+
+class FakeCudaArray(numpy.ndarray):
+    """A NumPy array standing for CUDA device memory (see the module docstring)."""
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        _refuse_host_arrays(inputs, kwargs)
+        return _wrap(getattr(ufunc, method)(*_unwrap(inputs), **_unwrap(kwargs)),
+                     kwargs.get("out"))
+
+    def __array_function__(self, func, types, args, kwargs):
+        _refuse_host_arrays(args, kwargs)
+        return _wrap(func(*_unwrap(args), **_unwrap(kwargs)), kwargs.get("out"))
+
+    def __getitem__(self, index):
+        out = numpy.ndarray.__getitem__(self, _unwrap(index))
+        return numpy.asarray(out).view(FakeCudaArray) if isinstance(out, numpy.generic) else out
+
+
+def _host_array(obj):
+    """A plain NumPy array found in ``obj`` (also inside lists, tuples, dicts), or None."""
+    if isinstance(obj, numpy.ndarray):
+        return None if isinstance(obj, FakeCudaArray) else obj
+    if type(obj) in (list, tuple):
+        return next((a for a in map(_host_array, obj) if a is not None), None)
+    if type(obj) is dict:
+        return _host_array(list(obj.values()))
+    return None
+
+
+def _refuse_host_arrays(*parts):
+    found = _host_array(list(parts))
+    if found is not None:
+        raise TypeError(f"Unsupported type {type(found)}")
+
+
+def _unwrap(obj):
+    if isinstance(obj, FakeCudaArray):
+        return obj.view(numpy.ndarray)
+    if type(obj) in (list, tuple):
+        return type(obj)(_unwrap(o) for o in obj)
+    if type(obj) is dict:
+        return {k: _unwrap(v) for k, v in obj.items()}
+    return obj
+
+
+def _wrap(obj, out=None):
+    if out is not None:  # ``out=``: the caller's arrays
+        return out[0] if isinstance(out, tuple) and len(out) == 1 else out
+    if type(obj) is numpy.ndarray:
+        return obj.view(FakeCudaArray)
+    if isinstance(obj, numpy.generic):
+        return numpy.asarray(obj).view(FakeCudaArray)
+    if isinstance(obj, tuple):
+        items = [_wrap(o) for o in obj]
+        return type(obj)(*items) if hasattr(obj, "_fields") else tuple(items)
+    if type(obj) is list:
+        return [_wrap(o) for o in obj]
+    return obj
+
+
+# arrays from the host may be given to these (a copy to the device)
+_TRANSFERS = {"asarray", "array", "asanyarray", "ascontiguousarray"}
+
+
+def _function(fn, name):
+    def call(*args, **kwargs):
+        if name in _TRANSFERS:
+            copy = _host_array([args[:1]]) is not None
+            result = fn(*_unwrap(args), **_unwrap(kwargs))
+            return _wrap(numpy.array(result, copy=True) if copy else result)
+        _refuse_host_arrays(args, kwargs)
+        return _wrap(fn(*_unwrap(args), **_unwrap(kwargs)), kwargs.get("out"))
+    call.__name__ = name
+    return call
+
+
+class _Ufunc:
+    def __init__(self, ufunc):
+        self._ufunc = ufunc
+        self._call = _function(ufunc, ufunc.__name__)
+
+    def __call__(self, *args, **kwargs):
+        return self._call(*args, **kwargs)
+
+    def __getattr__(self, name):
+        attr = getattr(self._ufunc, name)
+        return _function(attr, name) if callable(attr) else attr
+
+
+class FakeNamespace:
+    """NumPy's namespace (or a submodule's) taking and making FakeCudaArrays."""
+
+    def __init__(self, module):
+        self._module = module
+
+    def __getattr__(self, name):
+        attr = getattr(self._module, name)
+        if isinstance(attr, types.ModuleType):
+            wrapped = FakeNamespace(attr)
+        elif isinstance(attr, numpy.ufunc):
+            wrapped = _Ufunc(attr)
+        elif isinstance(attr, type) or not callable(attr):
+            wrapped = attr
+        else:
+            wrapped = _function(attr, name)
+        setattr(self, name, wrapped)
+        return wrapped
+
+
+FAKE_CUDA = FakeNamespace(numpy)
+FAKE_CUDA.ndarray = FakeCudaArray
+FAKE_CUDA.asnumpy = lambda a: numpy.array(_unwrap(a), copy=True)
+
+
+class FakeRuntime:
+    """``ember.cuda``'s answers for one fake device; counts synchronize calls."""
+
+    def __init__(self):
+        self.synchronized = 0
+
+    def device_count(self):
+        return 1
+
+    def current_device(self):
+        return 0
+
+    def set_device(self, index):
+        if index != 0:
+            raise RuntimeError("CUDA error: invalid device ordinal")
+
+    def synchronize(self, index=None):
+        self.synchronized += 1
+
+    def get_device_name(self, index):
+        return "Fake CUDA device"
+
+    def get_device_capability(self, index):
+        return 9, 0
+
+    def memory_allocated(self):
+        return 0
+
+    def memory_reserved(self):
+        return 0
+
+    def empty_cache(self):
+        pass
+
+
+def install():
+    """Register the fake for device "cuda"; returns its runtime."""
+    runtime = FakeRuntime()
+    backend.register_array_module(FakeCudaArray, FAKE_CUDA, "cuda", runtime)
+    return runtime
+
+
+def uninstall():
+    backend.unregister_array_module(FakeCudaArray)

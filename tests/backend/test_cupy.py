@@ -1,0 +1,92 @@
+"""The "cuda" device on real CuPy: skipped unless CuPy imports and sees a GPU.
+
+The same behaviour as tests/backend/test_cuda_device.py checks on the stand-in module,
+here on device memory, plus DLPack with CuPy and a training step against the CPU's."""
+import numpy as np
+import pytest
+
+cupy = pytest.importorskip("cupy")
+try:
+    _GPUS = cupy.cuda.runtime.getDeviceCount()
+except Exception:  # no driver or no device
+    _GPUS = 0
+if _GPUS < 1:
+    pytest.skip("CuPy sees no GPU", allow_module_level=True)
+
+import ember  # noqa: E402
+from ember import nn  # noqa: E402
+
+
+def test_cupy_is_the_cuda_module():
+    assert ember.cuda.is_available() and ember.cuda.device_count() == _GPUS
+    x = ember.arange(4.0, device="cuda")
+    assert type(x._data) is cupy.ndarray and x.device == ember.device("cuda", 0) and x.is_cuda
+    assert isinstance(ember.cuda.get_device_name(), str)
+    ember.cuda.synchronize()
+    assert x.sum().item() == 6.0 and x.cpu().numpy().tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert repr(x) == "tensor([0., 1., 2., 3.], device='cuda:0')"
+
+
+def test_errors_like_pytorch():
+    x = ember.ones(2, 3, device="cuda")
+    with pytest.raises(TypeError, match="can't convert cuda:0 device type tensor to numpy"):
+        x.numpy()
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device, but "
+                                           "found at least two devices, cuda:0 and cpu!"):
+        x + ember.ones(2, 3)
+    assert (x * ember.tensor(2.0)).tolist() == [[2.0] * 3] * 2  # a 0-d CPU tensor joins
+
+
+def test_dlpack_with_cupy_shares_memory():
+    a = cupy.arange(6, dtype=cupy.float32).reshape(2, 3)
+    t = ember.from_dlpack(a)
+    assert t.is_cuda and t.shape == (2, 3)
+    t[0, 0] = 42.0
+    assert float(a[0, 0]) == 42.0
+    back = cupy.from_dlpack(t)
+    back[1, 2] = -1.0
+    assert t[1, 2].item() == -1.0
+
+
+def _mlp():
+    ember.manual_seed(0)
+    return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+
+
+def test_mlp_training_step_matches_cpu():
+    def train(device):
+        model = _mlp().to(device)
+        opt = ember.optim.Adam(model.parameters(), lr=0.01)
+        ember.manual_seed(1)
+        x, y = ember.randn(32, 8).to(device), ember.randint(0, 4, (32,)).to(device)
+        losses = []
+        for _ in range(3):
+            opt.zero_grad()
+            loss = nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        return losses, [p.detach().cpu().numpy() for p in model.parameters()]
+    cpu_losses, cpu_params = train("cpu")
+    gpu_losses, gpu_params = train("cuda")
+    np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=1e-4)
+    for a, b in zip(gpu_params, cpu_params):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_conv_net_forward_backward_matches_cpu():
+    ember.manual_seed(0)
+    net = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                        nn.MaxPool2d(2), nn.Flatten(), nn.Linear(4 * 4 * 4, 2))
+    x = ember.randn(2, 3, 8, 8)
+    cpu_out = net(x)
+    cpu_out.sum().backward()
+    cpu_grads = [p.grad.numpy().copy() for p in net.parameters()]
+    net.zero_grad()
+    net.cuda()
+    gpu_out = net(x.cuda())
+    gpu_out.sum().backward()
+    np.testing.assert_allclose(gpu_out.detach().cpu().numpy(), cpu_out.detach().numpy(),
+                               rtol=1e-4, atol=1e-5)
+    for p, g in zip(net.parameters(), cpu_grads):
+        np.testing.assert_allclose(p.grad.cpu().numpy(), g, rtol=1e-3, atol=1e-4)
