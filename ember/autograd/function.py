@@ -27,6 +27,7 @@ import inspect
 import warnings
 
 from .._tensor import Tensor
+from ..backend.dtypes import _BY_NUMPY
 from ..backend import get_array_module
 from . import grad_mode
 from . import anomaly
@@ -480,9 +481,17 @@ def _is_legacy(cls):
 
 def _inspect_args(args):
     """(tensor mask, needs_input_grad, whether to record) for the arguments of a call."""
-    mask = [isinstance(a, Tensor) for a in args]
-    needs = tuple(m and a._requires_grad for m, a in zip(mask, args))
-    return mask, needs, _state.enabled and any(needs)
+    mask, needs = [], []
+    wanted = False
+    for a in args:
+        if isinstance(a, Tensor):
+            mask.append(True)
+            needs.append(a._requires_grad)
+            wanted = wanted or a._requires_grad
+        else:
+            mask.append(False)
+            needs.append(False)
+    return mask, tuple(needs), wanted and _state.enabled
 
 
 def _validate_grad(ctx, i, g, shape, dtype):
@@ -555,16 +564,24 @@ def _wrap_outputs(ctx, args, tensor_mask, output, record):
     if not record:
         ctx._to_save = ()
         return output
-    inputs = [a for m, a in zip(tensor_mask, args) if m]
+    # (plain loops rather than generator expressions: this runs on every user Function call)
+    inputs, input_meta, edges = [], [], []
+    for is_tensor, t in zip(tensor_mask, args):
+        if is_tensor:
+            inputs.append(t)
+            input_meta.append((t._data.shape, _BY_NUMPY[t._data.dtype]))
+            edges.append(gradient_edge(t))
     ctx._tensor_mask = tensor_mask
-    ctx._input_meta = tuple((t._data.shape, t.dtype) for t in inputs)
-    ctx.next_functions = tuple(gradient_edge(t) for t in inputs)
+    ctx._input_meta = tuple(input_meta)
+    ctx.next_functions = tuple(edges)
     ctx._sequence_nr = next(_sequence)
     if anomaly._state.enabled:
         anomaly.record_forward_trace(ctx)
     non_diff = {id(t) for t in ctx._non_differentiable} if ctx._non_differentiable else ()
     wrapped, meta = [], []
-    for nr, o in enumerate(outputs):
+    nr = -1
+    for o in outputs:
+        nr += 1
         if not isinstance(o, Tensor):
             wrapped.append(o)
             meta.append(None)
@@ -572,15 +589,19 @@ def _wrap_outputs(ctx, args, tensor_mask, output, record):
         if dirty and id(o) in dirty:
             _rebase_dirty(ctx, o, nr)
         else:
-            if any(o is t for t in inputs):
-                prev = _state.enabled
-                _state.enabled = False
-                o = o.view_as(o)  # an input returned as is: a fresh alias carries the node
-                _state.enabled = prev
-            o._requires_grad = o._data.dtype.kind == "f" and id(o) not in non_diff
-            o._grad_fn = ctx if o._requires_grad else None
+            for t in inputs:
+                if o is t:  # an input returned as is: a fresh alias carries the node
+                    prev = _state.enabled
+                    _state.enabled = False
+                    o = o.view_as(o)
+                    _state.enabled = prev
+                    break
+            data = o._data
+            o._requires_grad = wants = data.dtype.kind == "f" and id(o) not in non_diff
+            o._grad_fn = ctx if wants else None
             o._output_nr = nr
-        meta.append((o._data.shape, o.dtype))
+        data = o._data
+        meta.append((data.shape, _BY_NUMPY[data.dtype]))
         wrapped.append(o)
     ctx._output_meta = tuple(meta)
     if ctx._to_save:
