@@ -437,8 +437,10 @@ class Tensor {
   /// The tensor's NumPy array (shares memory).
   py::array array() const {
     check_defined("array");
-    py::object data = obj_.attr("_data");
-    return py::reinterpret_steal<py::array>(data.release());
+    static PyObject* name = PyUnicode_InternFromString("_data");  // looked up on every call
+    PyObject* data = PyObject_GetAttr(obj_.ptr(), name);
+    if (!data) throw py::error_already_set();
+    return py::reinterpret_steal<py::array>(data);
   }
   int64_t dim() const { return static_cast<int64_t>(array().ndim()); }
   int64_t ndimension() const { return dim(); }
@@ -656,7 +658,11 @@ class Tensor {
   std::vector<Tensor> split(int64_t size, int64_t d = 0) const {
     return unpack(obj_.attr("split")(size, d));
   }
-  Tensor contiguous() const { return is_contiguous() ? *this : call("contiguous"); }
+  Tensor contiguous() const {
+    if (is_contiguous()) return *this;
+    if (py::object r = detail::fast::contiguous(obj_)) return Tensor(r);
+    return call("contiguous");
+  }
   Tensor clone() const { return call("clone"); }
   Tensor detach() const { return call("detach"); }
   Tensor& requires_grad_(bool r = true) { call("requires_grad_", r); return *this; }

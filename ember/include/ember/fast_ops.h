@@ -722,6 +722,18 @@ inline py::object slice(const py::object& t, int64_t dim, int64_t start, int64_t
               "narrow", py::make_tuple(dim, len > 0 ? start : 0, len));
 }
 
+/// A C-contiguous copy of a float tensor (any layout), or a null object.
+inline py::object contiguous(const py::object& t) {
+  std::vector<Operand> ops;
+  if (!qualify({t.ptr()}, ops)) return py::object();
+  constexpr int kCOrder = 0;  // NPY_CORDER
+  PyObject* copy = py::detail::npy_api::get().PyArray_NewCopy_(ops[0].array.ptr(), kCOrder);
+  if (!copy) throw py::error_already_set();
+  py::object out = py::reinterpret_steal<py::object>(copy);
+  if (Py_TYPE(copy) != state().ndarray_type) return py::object();
+  return wrap(std::move(out));
+}
+
 // ---- factories --------------------------------------------------------------------------------
 
 enum class Fill { None, Zeros, Ones };
