@@ -298,7 +298,9 @@ inline py::handle ember_attr(const char* path) {
 }
 
 inline bool is_tensor(py::handle h) {
-  int r = PyObject_IsInstance(h.ptr(), ember_attr("Tensor").ptr());
+  static PyObject* tensor_type = ember_attr("Tensor").ptr();
+  if (Py_TYPE(h.ptr()) == reinterpret_cast<PyTypeObject*>(tensor_type)) return true;
+  int r = PyObject_IsInstance(h.ptr(), tensor_type);
   if (r < 0) throw py::error_already_set();
   return r == 1;
 }
@@ -496,12 +498,14 @@ class Tensor {
   /// Pointer to the first element; TypeError when T is not the tensor's element type.
   template <typename T>
   T* data_ptr() const {
-    ScalarType want = CppTypeToScalarType<std::remove_cv_t<T>>::value, have = scalar_type();
+    py::array a = array();
+    ScalarType want = CppTypeToScalarType<std::remove_cv_t<T>>::value;
+    ScalarType have = detail::scalar_type_of(a.dtype());
     if (want != have) {
       throw py::type_error(detail::str("data_ptr<", toString(want), ">() called on a tensor of dtype ",
                                        have, "; expected dtype ", want));
     }
-    return static_cast<T*>(data_ptr());
+    return static_cast<T*>(const_cast<void*>(a.data()));
   }
   void* data_ptr() const { return const_cast<void*>(array().data()); }
   template <typename T> T* mutable_data_ptr() const { return data_ptr<T>(); }
