@@ -9,11 +9,20 @@
 // contiguous layout, and no graph to record -- grad mode off (as in an autograd.Function's
 // forward and backward) or no input requiring grad -- with no __torch_function__ mode or
 // dispatching subclass, no __torch_dispatch__, no vmap and no forward-AD level active.
-// Anything else (other dtypes, broadcasting, shape errors, views, in-place ops) returns a null
-// object and the caller takes the general path, which also raises ember's errors.
+//
+// Fast: + - * / (tensor-tensor of one shape, tensor-scalar, scalar-tensor), add/sub (alpha 1),
+// mul, div, neg, exp, log, sqrt, abs, sigmoid, tanh, relu, sum() and sum(dim, keepdim) of 1-/2-D
+// tensors, mm/matmul of 2-D tensors, addmm (bias (m,), (1, m) or (n, m)), cat of contiguous
+// tensors, contiguous(), the views t/transpose/narrow/slice (step 1)/chunk (sharing the
+// source's version counter and base, re-derivable from the base as ember's views are), and
+// empty/zeros/ones with a float dtype and their *_like forms. Anything else (other dtypes,
+// broadcasting, 3-D strided inputs, shape or index errors, in-place ops) returns a null object
+// and the caller takes the general path, which also raises ember's errors.
 //
 // Matrix products go through ember.backend.gemm.matmul on the arrays (BLAS, ember's threads),
-// or NumPy's matmul where gemm.matmul would use one thread, skipping the tensor-level layers. Build with -DEMBER_NO_FAST_OPS to turn all of it off.
+// or NumPy's matmul where gemm.matmul would use one thread, skipping the tensor-level layers.
+// Build with -DEMBER_NO_FAST_OPS to turn all of it off; detail::fast::taken() counts the results
+// made here.
 #pragma once
 
 #include <pybind11/numpy.h>
