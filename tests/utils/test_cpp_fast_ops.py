@@ -65,6 +65,23 @@ torch::Tensor with_scalar(const std::string& f, torch::Tensor a, double s) {
   throw std::invalid_argument(f);
 }
 
+torch::Tensor power(torch::Tensor x, double e) { return torch::pow(x, e); }
+torch::Tensor elu(torch::Tensor x, double alpha) { return torch::elu(x, alpha); }
+
+torch::Tensor comparison(const std::string& f, torch::Tensor a, torch::Tensor b, double s) {
+  if (f == "lt") return a < b;
+  if (f == "ge") return a >= b;
+  if (f == "eq") return a == b;
+  if (f == "gt_scalar") return a > s;
+  if (f == "le_scalar") return a <= s;
+  if (f == "ne_scalar") return a != s;
+  if (f == "scalar_lt") return s < a;
+  throw std::invalid_argument(f);
+}
+
+torch::Tensor to_double(torch::Tensor x) { return x.to(torch::kFloat64); }
+torch::Tensor type_as(torch::Tensor x, torch::Tensor like) { return x.type_as(like); }
+
 torch::Tensor sum_all(torch::Tensor x) { return x.sum(); }
 torch::Tensor sum_dim(torch::Tensor x, int64_t d, bool keepdim) {
   return torch::sum(x, d, keepdim);
@@ -85,7 +102,8 @@ std::vector<torch::Tensor> factories(torch::Tensor like) {
           torch::empty_like(like)};
 }
 """
-FUNCS = ["taken", "unary", "binary", "with_scalar", "sum_all", "sum_dim", "cat", "addmm",
+FUNCS = ["taken", "unary", "binary", "with_scalar", "power", "elu", "comparison", "to_double",
+         "type_as", "sum_all", "sum_dim", "cat", "addmm",
          "views", "chunk", "factories"]
 FLAGS = ["-O1"]
 
@@ -185,6 +203,49 @@ def test_scalar_ops_keep_the_tensor_dtype(mods, f, dtype):
         got, want, taken = run_both(mods, "with_scalar", f, a, 2.5)
     same(got, want, dtype)
     assert taken == 1
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind", LAYOUTS)
+def test_pow_and_elu(mods, kind, dtype):
+    x = layout(randn(4, 5, dtype=dtype), kind)
+    with ember.no_grad():
+        for name, args in (("power", (x, 2.0)), ("power", (x, 3.0)), ("power", (x.abs(), 0.5)),
+                           ("elu", (x, 1.0)), ("elu", (x, 0.3))):
+            got, want, taken = run_both(mods, name, *args)
+            same(got, want, dtype)
+            assert taken == 1
+    np.testing.assert_allclose(mods[0].power(x, 3.0).numpy(), x.numpy() ** 3, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind", LAYOUTS)
+@pytest.mark.parametrize("f", ["lt", "ge", "eq", "gt_scalar", "le_scalar", "ne_scalar",
+                               "scalar_lt"])
+def test_comparisons_give_bool(mods, f, kind, dtype):
+    a = layout(randn(4, 5, dtype=dtype, seed=1), kind)
+    b = a.clone()
+    b[1] = 0.25
+    with ember.no_grad():
+        got, want, taken = run_both(mods, "comparison", f, a, b, 0.25)
+    assert taken == 1 and got.dtype == want.dtype == ember.bool
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("kind", LAYOUTS)
+def test_conversions(mods, kind):
+    x = layout(randn(3, 4), kind)
+    mask = x > 0
+    with ember.no_grad():
+        for name, args, dtype in (("to_double", (x,), ember.float64),
+                                  ("type_as", (mask, x), ember.float32),
+                                  ("type_as", (mask, x.double()), ember.float64),
+                                  ("to_double", (mask,), ember.float64)):
+            got, want, taken = run_both(mods, name, *args)
+            same(got, want, dtype)
+            assert taken == 1
+        # already that dtype: the tensor itself, as PyTorch's to()
+        assert mods[0].type_as(x, x) is x and mods[1].type_as(x, x) is x
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -568,7 +568,11 @@ class Tensor {
   Tensor sigmoid() const { return fast_unary(detail::fast::Unary::Sigmoid, "sigmoid"); }
   Tensor tanh() const { return fast_unary(detail::fast::Unary::Tanh, "tanh"); }
   Tensor relu() const { return fast_unary(detail::fast::Unary::Relu, "relu"); }
-  Tensor pow(const Scalar& e) const { return call("pow", e); }
+  Tensor pow(const Scalar& e) const {
+    check_defined("pow");
+    if (py::object r = detail::fast::pow_scalar(obj_, e.toDouble())) return Tensor(r);
+    return call("pow", e);
+  }
   Tensor pow(const Tensor& e) const { return call("pow", e); }
   Tensor clamp(const Scalar& lo, const Scalar& hi) const { return call("clamp", lo, hi); }
   Tensor clamp_min(const Scalar& lo) const { return call("clamp", lo); }
@@ -670,9 +674,23 @@ class Tensor {
   Tensor clone() const { return call("clone"); }
   Tensor detach() const { return call("detach"); }
   Tensor& requires_grad_(bool r = true) { call("requires_grad_", r); return *this; }
-  Tensor to(ScalarType t) const { return call("to", t); }
+  Tensor to(ScalarType t) const {
+    check_defined("to");
+    if (t == kFloat32 || t == kFloat64)
+      if (py::object r = detail::fast::convert(obj_, t == kFloat32 ? py::detail::npy_api::NPY_FLOAT_
+                                                                   : py::detail::npy_api::NPY_DOUBLE_))
+        return Tensor(r);
+    return call("to", t);
+  }
   Tensor toType(ScalarType t) const { return to(t); }
-  Tensor type_as(const Tensor& o) const { return call("type_as", o); }
+  Tensor type_as(const Tensor& o) const {
+    check_defined("type_as");
+    if (o.defined()) {
+      const ScalarType t = o.scalar_type();
+      if (t == kFloat32 || t == kFloat64) return to(t);
+    }
+    return call("type_as", o);
+  }
 
   static std::vector<Tensor> unpack(const py::object& seq) {
     std::vector<Tensor> out;
@@ -743,6 +761,23 @@ inline py::object binary(int op, const Tensor& a, py::object b, bool reflected =
 
 // operators: tensor (+) tensor, tensor (+) scalar, scalar (+) tensor
 namespace detail {
+// The fast path of a comparison (a bool tensor), or a null object.
+inline py::object fast_comparison(int op, const Tensor& a, const Tensor* b, const Scalar* s,
+                                  bool reflected) {
+  fast::Compare c;
+  switch (op - 1000) {
+    case Py_LT: c = fast::Compare::LT; break;
+    case Py_LE: c = fast::Compare::LE; break;
+    case Py_GT: c = fast::Compare::GT; break;
+    case Py_GE: c = fast::Compare::GE; break;
+    case Py_EQ: c = fast::Compare::EQ; break;
+    case Py_NE: c = fast::Compare::NE; break;
+    default: return py::object();
+  }
+  if (!a.defined() || (b && !b->defined())) return py::object();
+  if (b) return fast::compare(a.obj(), &b->obj(), 0.0, c, false);
+  return fast::compare(a.obj(), nullptr, s->toDouble(), c, reflected);
+}
 // The fast path of an arithmetic operator (<ember/fast_ops.h>), or a null object.
 inline py::object fast_operator(int op, const Tensor& a, const Tensor* b, const Scalar* s,
                                 bool reflected) {
@@ -752,7 +787,7 @@ inline py::object fast_operator(int op, const Tensor& a, const Tensor* b, const 
     case '-': f = fast::Binary::Sub; break;
     case '*': f = fast::Binary::Mul; break;
     case '/': f = fast::Binary::Div; break;
-    default: return py::object();  // comparisons: ember's
+    default: return fast_comparison(op, a, b, s, reflected);
   }
   if (!a.defined()) return py::object();
   if (b) return b->defined() ? fast::binary(a.obj(), b->obj(), f) : py::object();
@@ -908,6 +943,8 @@ inline Tensor pow(const Tensor& t, const Scalar& e) { return t.pow(e); }
 inline Tensor pow(const Tensor& t, const Tensor& e) { return t.pow(e); }
 inline Tensor clamp(const Tensor& t, const Scalar& lo, const Scalar& hi) { return t.clamp(lo, hi); }
 inline Tensor elu(const Tensor& t, const Scalar& alpha = 1.0) {
+  if (t.defined())
+    if (py::object r = detail::fast::elu(t.obj(), alpha.toDouble())) return Tensor(r);
   return Tensor(detail::ember_attr("nn.functional").attr("elu")(t.obj(), alpha.to_py()));
 }
 inline Tensor cat(const std::vector<Tensor>& ts, int64_t d = 0) {

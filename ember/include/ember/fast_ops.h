@@ -11,7 +11,9 @@
 // dispatching subclass, no __torch_dispatch__, no vmap and no forward-AD level active.
 //
 // Fast: + - * / (tensor-tensor of one shape, tensor-scalar, scalar-tensor), add/sub (alpha 1),
-// mul, div, neg, exp, log, sqrt, abs, sigmoid, tanh, relu, sum() and sum(dim, keepdim) of 1-/2-D
+// mul, div, neg, exp, log, sqrt, abs, sigmoid, tanh, relu, elu, pow(number), the comparisons
+// < <= > >= == != (bool results), to/type_as float32/float64 (from bool too), sum() and
+// sum(dim, keepdim) of 1-/2-D
 // tensors, mm/matmul of 2-D tensors, addmm (bias (m,), (1, m) or (n, m)), cat of contiguous
 // tensors, contiguous(), the views t/transpose/narrow/slice (step 1)/chunk (sharing the
 // source's version counter and base, re-derivable from the base as ember's views are), and
@@ -33,6 +35,7 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <type_traits>
 #include <vector>
 
 namespace ember {
@@ -159,8 +162,9 @@ struct Operand {
   }
 };
 
-/// Read ``t`` into ``op``; false when it does not qualify (the general path then runs).
-inline bool read_operand(const State& s, PyObject* t, Operand& op) {
+/// Read ``t`` into ``op``; false when it does not qualify (the general path then runs): a float
+/// tensor, or (``allow_bool``) a bool one.
+inline bool read_operand(const State& s, PyObject* t, Operand& op, bool allow_bool = false) {
   if (!t || (Py_TYPE(t) != s.tensor_type && Py_TYPE(t) != s.parameter_type)) return false;
   PyObject* a = PyObject_GetAttr(t, s.s_data);
   if (!a) {
@@ -172,7 +176,9 @@ inline bool read_operand(const State& s, PyObject* t, Operand& op) {
   auto* arr = py::detail::array_proxy(a);
   auto* descr = py::detail::array_descriptor_proxy(arr->descr);
   constexpr int kFloat = py::detail::npy_api::NPY_FLOAT_, kDouble = py::detail::npy_api::NPY_DOUBLE_;
-  if (descr->type_num != kFloat && descr->type_num != kDouble) return false;
+  constexpr int kBool = py::detail::npy_api::NPY_BOOL_;
+  const bool is_bool = allow_bool && descr->type_num == kBool;
+  if (descr->type_num != kFloat && descr->type_num != kDouble && !is_bool) return false;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
   if (descr->byteorder == '<') return false;
 #else
@@ -185,7 +191,7 @@ inline bool read_operand(const State& s, PyObject* t, Operand& op) {
   op.shape = arr->dimensions;
   op.strides = arr->strides;
   op.typenum = descr->type_num;
-  op.itemsize = descr->type_num == kFloat ? 4 : 8;
+  op.itemsize = is_bool ? 1 : descr->type_num == kFloat ? 4 : 8;
   op.contiguous = (arr->flags & py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_) != 0;
   for (int i = 0; i < op.nd; ++i)
     if (op.strides[i] % op.itemsize != 0) return false;
@@ -296,12 +302,12 @@ inline T unary_value(Unary f, T x) {
 }
 
 // One loop per function so that each inner loop is a plain vectorizable loop.
-template <typename T, typename F>
-inline void map_plane(const T* x, const Plane& p, T* out, F f) {
+template <typename T, typename U, typename F>
+inline void map_plane(const T* x, const Plane& p, U* out, F f) {
   if (p.col_stride == 1) {
     for (Py_ssize_t r = 0; r < p.rows; ++r) {
       const T* xr = x + r * p.row_stride;
-      T* o = out + r * p.cols;
+      U* o = out + r * p.cols;
       for (Py_ssize_t c = 0; c < p.cols; ++c) o[c] = f(xr[c]);
     }
     return;
@@ -426,6 +432,117 @@ inline py::object with_scalar(const py::object& t, double s, Binary f, bool scal
     scalar_kernel(f, reinterpret_cast<const double*>(x.data), p, s, scalar_first,
                   reinterpret_cast<double*>(array_data(out)));
   }
+  return wrap(std::move(out));
+}
+
+/// ``t ** e`` for a Python number ``e``, or a null object.
+inline py::object pow_scalar(const py::object& t, double e) {
+  std::vector<Operand> ops;
+  if (!qualify({t.ptr()}, ops)) return py::object();
+  const Operand& x = ops[0];
+  Plane p;
+  if (!as_plane(x, p)) return py::object();
+  py::object out = new_array(x.typenum, x.nd, x.shape);
+  auto run = [&](auto* in, auto* o) {
+    using T = std::remove_const_t<std::remove_pointer_t<decltype(in)>>;
+    const T et = static_cast<T>(e);
+    if (e == 2.0) map_plane(in, p, o, [](T v) { return v * v; });
+    else map_plane(in, p, o, [et](T v) { return std::pow(v, et); });
+  };
+  if (x.itemsize == 4) run(reinterpret_cast<const float*>(x.data), reinterpret_cast<float*>(array_data(out)));
+  else run(reinterpret_cast<const double*>(x.data), reinterpret_cast<double*>(array_data(out)));
+  return wrap(std::move(out));
+}
+
+/// ``elu(t, alpha)``: ``t`` where positive, else ``alpha * expm1(t)``, or a null object.
+inline py::object elu(const py::object& t, double alpha) {
+  std::vector<Operand> ops;
+  if (!qualify({t.ptr()}, ops)) return py::object();
+  const Operand& x = ops[0];
+  Plane p;
+  if (!as_plane(x, p)) return py::object();
+  py::object out = new_array(x.typenum, x.nd, x.shape);
+  auto run = [&](auto* in, auto* o) {
+    using T = std::remove_const_t<std::remove_pointer_t<decltype(in)>>;
+    const T a = static_cast<T>(alpha);
+    map_plane(in, p, o, [a](T v) { return v > T(0) ? v : std::expm1(std::min(v, T(0))) * a; });
+  };
+  if (x.itemsize == 4) run(reinterpret_cast<const float*>(x.data), reinterpret_cast<float*>(array_data(out)));
+  else run(reinterpret_cast<const double*>(x.data), reinterpret_cast<double*>(array_data(out)));
+  return wrap(std::move(out));
+}
+
+enum class Compare { LT, LE, GT, GE, EQ, NE };
+
+template <typename T>
+inline bool compare_values(Compare c, T a, T b) {
+  switch (c) {
+    case Compare::LT: return a < b;
+    case Compare::LE: return a <= b;
+    case Compare::GT: return a > b;
+    case Compare::GE: return a >= b;
+    case Compare::EQ: return a == b;
+    case Compare::NE: return a != b;
+  }
+  return false;
+}
+
+/// ``a (c) b`` as a bool tensor: two float tensors of one shape and dtype (``b`` non-null) or
+/// a tensor and a Python number ``s`` (``s (c) a`` when ``scalar_first``), or a null object.
+inline py::object compare(const py::object& a, const py::object* b, double s, Compare c,
+                          bool scalar_first) {
+  std::vector<Operand> ops;
+  if (b ? !qualify({a.ptr(), b->ptr()}, ops) : !qualify({a.ptr()}, ops)) return py::object();
+  const Operand& x = ops[0];
+  if (b && !x.same_shape(ops[1])) return py::object();
+  const bool flat = x.contiguous && (!b || ops[1].contiguous);
+  Plane px, py_;
+  if (!as_plane(x, px, flat) || (b && !as_plane(ops[1], py_, flat))) return py::object();
+  py::object out = new_array(py::detail::npy_api::NPY_BOOL_, x.nd, x.shape);
+  bool* o = reinterpret_cast<bool*>(array_data(out));
+  auto run = [&](auto* xa, auto* ya) {
+    using T = std::remove_const_t<std::remove_pointer_t<decltype(xa)>>;
+    const T st = static_cast<T>(s);
+    for (Py_ssize_t r = 0; r < px.rows; ++r)
+      for (Py_ssize_t k = 0; k < px.cols; ++k) {
+        const T v = xa[r * px.row_stride + k * px.col_stride];
+        const T w = ya ? ya[r * py_.row_stride + k * py_.col_stride] : st;
+        o[r * px.cols + k] = scalar_first ? compare_values(c, w, v) : compare_values(c, v, w);
+      }
+  };
+  if (x.itemsize == 4) {
+    run(reinterpret_cast<const float*>(x.data),
+        b ? reinterpret_cast<const float*>(ops[1].data) : nullptr);
+  } else {
+    run(reinterpret_cast<const double*>(x.data),
+        b ? reinterpret_cast<const double*>(ops[1].data) : nullptr);
+  }
+  return wrap(std::move(out));
+}
+
+/// ``t.to(dtype)`` from bool, float32 or float64 to float32 or float64 (``typenum``): ``t``
+/// itself when it has that dtype already, else a new contiguous tensor; or a null object.
+inline py::object convert(const py::object& t, int typenum) {
+  State& s = state();
+  if (!nothing_intercepts(s)) return py::object();
+  Operand x;
+  if (!read_operand(s, t.ptr(), x, true)) return py::object();
+  if (x.requires_grad && grad_enabled(s)) return py::object();
+  if (x.typenum == typenum) return t;
+  Plane p;
+  if (!as_plane(x, p)) return py::object();
+  py::object out = new_array(typenum, x.nd, x.shape);
+  auto run = [&](auto* in) {
+    if (typenum == py::detail::npy_api::NPY_FLOAT_)
+      map_plane(in, p, reinterpret_cast<float*>(array_data(out)),
+                [](auto v) { return static_cast<float>(v); });
+    else
+      map_plane(in, p, reinterpret_cast<double*>(array_data(out)),
+                [](auto v) { return static_cast<double>(v); });
+  };
+  if (x.itemsize == 1) run(reinterpret_cast<const bool*>(x.data));
+  else if (x.itemsize == 4) run(reinterpret_cast<const float*>(x.data));
+  else run(reinterpret_cast<const double*>(x.data));
   return wrap(std::move(out));
 }
 
