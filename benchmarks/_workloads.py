@@ -5,8 +5,13 @@ workload (one training step, one matmul, ...) and returns its result (a loss ten
 so a caller can time it or check it. The same math runs on both libraries; models are built in
 torch first and their weights copied into ember through ``state_dict`` and NumPy (see
 ``copy_weights``), so both start from identical float32 parameters. Used by ``benchmarks/run.py``
-and by ``tests/examples/test_benchmarks_smoke.py``; nothing here imports torch.
+and by ``tests/examples/test_benchmarks_smoke.py``; nothing here imports torch (the lltm
+workload reaches torch's ``utils.cpp_extension`` through the library it is given).
 """
+import importlib
+import os
+import sys
+
 import numpy as np
 
 #: the targets for ember time / torch time (lower is better)
@@ -19,6 +24,7 @@ TARGETS = {
     "lstm": 1.2,
     "transformer": 1.2,
     "memory": 1.0,
+    "lltm": 1.2,
 }
 
 CHAIN_OPS = 200  # 50 rounds of 4 element-wise ops (the final sum is not counted)
@@ -243,6 +249,111 @@ def make_cnn_steps(libs, channels=32, batch=64, hw=28):
     models = build_pair(cnn_model, libs, channels=channels, hw=hw)
     data = batches((batch, 1, hw, hw))
     return {name: make_train_step(libs[name], m, data) for name, m in models.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# the LLTM C++ extension (examples/extensions/lltm): one source, built by each library
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LLTM_DIR = os.path.join(os.path.dirname(HERE), "examples", "extensions", "lltm")
+#: holds an <ember/extension.h> that maps lltm.cpp's ember names onto torch's
+LLTM_TORCH_INCLUDE = os.path.join(HERE, "lltm_torch_include")
+
+
+class LLTMUnavailable(RuntimeError):
+    """The lltm workload cannot run here (no C++ compiler); the message says why."""
+
+
+def lltm_module():
+    """examples/extensions/lltm/lltm.py, imported (its LLTMFunction and ember's build)."""
+    if LLTM_DIR not in sys.path:
+        sys.path.insert(0, LLTM_DIR)
+    return importlib.import_module("lltm")
+
+
+def lltm_build_dir():
+    """Where torch's build of lltm.cpp is cached ($EMBER_BENCH_BUILD_DIR, else
+    ~/.cache/ember_benchmarks/lltm_torch): a later run only re-links nothing."""
+    root = os.environ.get("EMBER_BENCH_BUILD_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "ember_benchmarks")
+    path = os.path.join(root, "lltm_torch")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def lltm_extension(lib):
+    """lltm.cpp compiled for ``lib``: ember's cpp_extension (lltm.py's cached build), or
+    torch's ``torch.utils.cpp_extension.load`` with the same flags (cached in
+    ``lltm_build_dir()``; the first build takes about a minute). Raises LLTMUnavailable
+    without a C++ compiler."""
+    lltm = lltm_module()
+    from ember.utils.cpp_extension._compiler import find_compiler
+    if find_compiler() is None:
+        raise LLTMUnavailable("no C++ compiler found ($CXX, c++, g++ or clang++)")
+    if libname(lib) == "ember":
+        return lltm.extension()
+    cpp_extension = importlib.import_module(libname(lib) + ".utils.cpp_extension")
+    return cpp_extension.load("lltm_bench_torch", [os.path.join(LLTM_DIR, "lltm.cpp")],
+                              extra_cflags=list(lltm.EXTRA_CFLAGS),
+                              extra_include_paths=[LLTM_TORCH_INCLUDE],
+                              build_directory=lltm_build_dir(), verbose=False)
+
+
+def lltm_function_class(lib, ext):
+    """lltm.py's LLTMFunction written for ``lib`` around the compiled module ``ext`` (the
+    torch side of the pair; ember's is lltm.py's own)."""
+    once_differentiable = lib.autograd.function.once_differentiable
+
+    class LLTMFunction(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, input, weights, bias, old_h, old_cell):
+            new_h, new_cell, *saved = ext.forward(input, weights, bias, old_h, old_cell)
+            ctx.save_for_backward(new_cell, *saved, weights)
+            return new_h, new_cell
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, grad_h, grad_cell):
+            d_old_h, d_input, d_weights, d_bias, d_old_cell = ext.backward(
+                grad_h, grad_cell, *ctx.saved_tensors)
+            return d_input, d_weights, d_bias, d_old_h, d_old_cell
+    return LLTMFunction
+
+
+def make_lltm_steps(libs, batch=16, features=32, state=128, seed=0):
+    """{name: step} of the LLTM cell through its C++ extension, float32, the tutorial's
+    sizes: ``new_h, new_cell = LLTMFunction.apply(x, W, b, h, c)``, then
+    ``(new_h.sum() + new_cell.sum()).backward()`` (W and b require grad; their .grad
+    accumulates). A library whose build fails is left out with a note on stderr; no
+    compiler at all raises LLTMUnavailable."""
+    rng = np.random.default_rng(seed)
+    bound = 1.0 / np.sqrt(state)
+    arrays = [rng.standard_normal((batch, features)),
+              rng.uniform(-bound, bound, (3 * state, features + state)),
+              rng.uniform(-bound, bound, 3 * state),
+              rng.standard_normal((batch, state)), rng.standard_normal((batch, state))]
+    arrays = [a.astype(np.float32) for a in arrays]
+    steps = {}
+    for name, lib in libs.items():
+        try:
+            ext = lltm_extension(lib)
+        except LLTMUnavailable:
+            raise
+        except Exception as e:  # e.g. torch's JIT build needs ninja
+            print(f"  lltm: {name}'s build of lltm.cpp failed, left out: {e}", file=sys.stderr)
+            continue
+        fn = (lltm_module().LLTMFunction if name == "ember" else lltm_function_class(lib, ext))
+        x, w, b, h, c = (lib.from_numpy(a.copy()) for a in arrays)
+        w.requires_grad_()
+        b.requires_grad_()
+
+        def step(fn=fn, x=x, w=w, b=b, h=h, c=c):
+            new_h, new_cell = fn.apply(x, w, b, h, c)
+            loss = new_h.sum() + new_cell.sum()
+            loss.backward()
+            return loss
+        steps[name] = step
+    return steps
 
 
 def to_float(result):

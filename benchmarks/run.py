@@ -20,6 +20,12 @@ Sections (``--only`` takes any of these names, comma-separated):
 * ``transformer`` one training step of a 2-layer TransformerEncoder (d_model 256, 4 heads,
                feed-forward 1024, dropout 0, batch first) with a 10-class head on the mean
                over the sequence, batch 16 x seq 64;
+* ``lltm``     the LLTM cell of PyTorch's C++-extension tutorial through its C++ extension,
+               forward + backward (``(new_h.sum() + new_cell.sum()).backward()``), batch 16,
+               32 features, state 128, float32: examples/extensions/lltm/lltm.cpp built by
+               ember's cpp_extension (lltm.py's LLTMFunction) and the same file by torch's
+               ``torch.utils.cpp_extension.load`` (an equivalent torch Function; built once
+               into ~/.cache/ember_benchmarks, about a minute); skipped without a C++ compiler;
 * ``memory``   peak RSS of 200 MLP steps, 50 CNN steps, 20 LSTM and 20 Transformer steps,
                each library in its own fresh subprocess (``memory-mlp``, ``memory-cnn``,
                ``memory-lstm``, ``memory-transformer`` for one of them);
@@ -67,7 +73,7 @@ try:
 except ImportError:  # ember alone: the torch column stays empty
     torch = None
 
-MAIN = ("matmul", "mlp", "cnn", "function", "chain", "lstm", "transformer")
+MAIN = ("matmul", "mlp", "cnn", "function", "chain", "lstm", "transformer", "lltm")
 MEMORY = ("memory-mlp", "memory-cnn", "memory-lstm", "memory-transformer")
 SCALING = ("scaling-width", "scaling-batch", "scaling-cnn")
 GROUPS = {"memory": MEMORY, "scaling": SCALING}
@@ -82,6 +88,7 @@ TITLES = {
     "chain": "200-op chain fwd+bwd, 16 el.",
     "lstm": "LSTM LM step 2x256 seq35 b20",
     "transformer": "TransformerEncoder step d256 h4 s64 b16",
+    "lltm": "LLTM C++ ext fwd+bwd b16 f32 s128",
 }
 
 MEM_STEPS = {"mlp": 200, "cnn": 50, "lstm": 20, "transformer": 20}
@@ -229,6 +236,14 @@ def run_main(names, args):
             cases = W.make_lstm_steps(L)
         elif name == "transformer":
             cases = W.make_transformer_steps(L)
+        elif name == "lltm":
+            try:
+                cases = W.make_lltm_steps(L)
+            except W.LLTMUnavailable as e:
+                print(f"  {TITLES[name]}: skipped ({e})", file=sys.stderr, flush=True)
+                rows.append([TITLES[name], "-", "-", "-", "-", f"<= {W.TARGETS[name]}",
+                             f"skipped: {e}", "-"])
+                continue
         samples = {}
         others = Others()
         med = bench(cases, args.rounds, args.min_round, samples=samples)

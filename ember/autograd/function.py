@@ -629,14 +629,12 @@ def _rebase_dirty(ctx, t, nr):
 
 
 def _save(ctx, to_save, outputs):
-    saved = []
-    for t in to_save:
-        if t is None:
-            saved.append(None)
-            continue
-        nr = next((i for i, o in enumerate(outputs) if o is t), None)
-        saved.append(saved_tensor(t, nr))
-    return tuple(saved)
+    # output number of each saved output (its first place): one dict, not a scan per tensor
+    output_nr = {}
+    for i, o in enumerate(outputs):
+        output_nr.setdefault(id(o), i)
+    return tuple(None if t is None else saved_tensor(t, output_nr.get(id(t)))
+                 for t in to_save)
 
 
 def _stash_outputs(ctx, outputs):

@@ -40,14 +40,18 @@ def _cases(name):
         "chain": lambda: {n: W.make_chain(lib, n=16, ops=8) for n, lib in L.items()},
         "lstm": lambda: W.make_lstm_steps(L, vocab=50, seq=5, batch=3),
         "transformer": lambda: W.make_transformer_steps(L, seq=5, batch=2),
+        "lltm": lambda: W.make_lltm_steps(L, batch=3, features=4, state=5),
     }
     return make[name]()
 
 
 @pytest.mark.parametrize("name", ["matmul", "mlp", "cnn", "function", "chain", "lstm",
-                                  "transformer"])
+                                  "transformer", "lltm"])
 def test_workload_runs_finite_and_agrees(name):
-    cases = _cases(name)
+    try:
+        cases = _cases(name)
+    except W.LLTMUnavailable as e:  # lltm without a C++ compiler
+        pytest.skip(str(e))
     values = {}
     for lib, fn in cases.items():
         values[lib] = [W.to_float(fn()) for _ in range(2)]

@@ -4,7 +4,10 @@
 // converted to and from ember tensors without copying: data_ptr<T>() points into the tensor's
 // NumPy buffer, so writes through it change the ember tensor. Metadata (sizes, strides in
 // elements, dtype) is read from that buffer; ops (+, mm, sum, sigmoid, cat, ...) call back into
-// ember, so they record autograd history when called under grad mode.
+// ember, so they record autograd history when called under grad mode -- except where no history
+// can be recorded (grad mode off, as in an autograd.Function's forward and backward, or no input
+// requiring grad): then the common ops on float32/float64 tensors compute on the buffers in C++
+// without a call into Python (<ember/fast_ops.h> says which).
 //
 // Errors: EMBER_CHECK(cond, msg...) throws ember::Error, which reaches Python as RuntimeError;
 // any other std::exception becomes a Python exception too (pybind11's translation), and
@@ -23,6 +26,8 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+
+#include <ember/fast_ops.h>
 
 #include <array>
 #include <cstdint>
@@ -293,7 +298,9 @@ inline py::handle ember_attr(const char* path) {
 }
 
 inline bool is_tensor(py::handle h) {
-  int r = PyObject_IsInstance(h.ptr(), ember_attr("Tensor").ptr());
+  static PyObject* tensor_type = ember_attr("Tensor").ptr();
+  if (Py_TYPE(h.ptr()) == reinterpret_cast<PyTypeObject*>(tensor_type)) return true;
+  int r = PyObject_IsInstance(h.ptr(), tensor_type);
   if (r < 0) throw py::error_already_set();
   return r == 1;
 }
@@ -432,8 +439,10 @@ class Tensor {
   /// The tensor's NumPy array (shares memory).
   py::array array() const {
     check_defined("array");
-    py::object data = obj_.attr("_data");
-    return py::reinterpret_steal<py::array>(data.release());
+    static PyObject* name = PyUnicode_InternFromString("_data");  // looked up on every call
+    PyObject* data = PyObject_GetAttr(obj_.ptr(), name);
+    if (!data) throw py::error_already_set();
+    return py::reinterpret_steal<py::array>(data);
   }
   int64_t dim() const { return static_cast<int64_t>(array().ndim()); }
   int64_t ndimension() const { return dim(); }
@@ -489,12 +498,14 @@ class Tensor {
   /// Pointer to the first element; TypeError when T is not the tensor's element type.
   template <typename T>
   T* data_ptr() const {
-    ScalarType want = CppTypeToScalarType<std::remove_cv_t<T>>::value, have = scalar_type();
+    py::array a = array();
+    ScalarType want = CppTypeToScalarType<std::remove_cv_t<T>>::value;
+    ScalarType have = detail::scalar_type_of(a.dtype());
     if (want != have) {
       throw py::type_error(detail::str("data_ptr<", toString(want), ">() called on a tensor of dtype ",
                                        have, "; expected dtype ", want));
     }
-    return static_cast<T*>(data_ptr());
+    return static_cast<T*>(const_cast<void*>(a.data()));
   }
   void* data_ptr() const { return const_cast<void*>(array().data()); }
   template <typename T> T* mutable_data_ptr() const { return data_ptr<T>(); }
@@ -522,18 +533,22 @@ class Tensor {
   }
   Tensor add(const Tensor& o, const Scalar& alpha = 1) const {
     check_defined("add");
+    if (alpha.toDouble() == 1.0)
+      if (py::object r = detail::fast::binary(obj_, o.obj(), detail::fast::Binary::Add)) return Tensor(r);
     return Tensor(obj_.attr("add")(o.obj(), py::arg("alpha") = alpha.to_py()));
   }
-  Tensor add(const Scalar& o) const { return call("add", o); }
+  Tensor add(const Scalar& o) const { return fast_scalar(o, detail::fast::Binary::Add, "add"); }
   Tensor sub(const Tensor& o, const Scalar& alpha = 1) const {
     check_defined("sub");
+    if (alpha.toDouble() == 1.0)
+      if (py::object r = detail::fast::binary(obj_, o.obj(), detail::fast::Binary::Sub)) return Tensor(r);
     return Tensor(obj_.attr("sub")(o.obj(), py::arg("alpha") = alpha.to_py()));
   }
-  Tensor sub(const Scalar& o) const { return call("sub", o); }
-  Tensor mul(const Tensor& o) const { return call("mul", o); }
-  Tensor mul(const Scalar& o) const { return call("mul", o); }
-  Tensor div(const Tensor& o) const { return call("div", o); }
-  Tensor div(const Scalar& o) const { return call("div", o); }
+  Tensor sub(const Scalar& o) const { return fast_scalar(o, detail::fast::Binary::Sub, "sub"); }
+  Tensor mul(const Tensor& o) const { return fast_binary(o, detail::fast::Binary::Mul, "mul"); }
+  Tensor mul(const Scalar& o) const { return fast_scalar(o, detail::fast::Binary::Mul, "mul"); }
+  Tensor div(const Tensor& o) const { return fast_binary(o, detail::fast::Binary::Div, "div"); }
+  Tensor div(const Scalar& o) const { return fast_scalar(o, detail::fast::Binary::Div, "div"); }
   Tensor& add_(const Tensor& o) { call("add_", o); return *this; }
   Tensor& add_(const Scalar& o) { call("add_", o); return *this; }
   Tensor& sub_(const Tensor& o) { call("sub_", o); return *this; }
@@ -545,29 +560,57 @@ class Tensor {
   Tensor& fill_(const Scalar& v) { call("fill_", v); return *this; }
   Tensor& zero_() { call("zero_"); return *this; }
   Tensor& copy_(const Tensor& src) { call("copy_", src); return *this; }
-  Tensor neg() const { return call("neg"); }
-  Tensor exp() const { return call("exp"); }
-  Tensor log() const { return call("log"); }
-  Tensor sqrt() const { return call("sqrt"); }
-  Tensor abs() const { return call("abs"); }
-  Tensor sigmoid() const { return call("sigmoid"); }
-  Tensor tanh() const { return call("tanh"); }
-  Tensor relu() const { return call("relu"); }
-  Tensor pow(const Scalar& e) const { return call("pow", e); }
+  Tensor neg() const { return fast_unary(detail::fast::Unary::Neg, "neg"); }
+  Tensor exp() const { return fast_unary(detail::fast::Unary::Exp, "exp"); }
+  Tensor log() const { return fast_unary(detail::fast::Unary::Log, "log"); }
+  Tensor sqrt() const { return fast_unary(detail::fast::Unary::Sqrt, "sqrt"); }
+  Tensor abs() const { return fast_unary(detail::fast::Unary::Abs, "abs"); }
+  Tensor sigmoid() const { return fast_unary(detail::fast::Unary::Sigmoid, "sigmoid"); }
+  Tensor tanh() const { return fast_unary(detail::fast::Unary::Tanh, "tanh"); }
+  Tensor relu() const { return fast_unary(detail::fast::Unary::Relu, "relu"); }
+  Tensor pow(const Scalar& e) const {
+    check_defined("pow");
+    if (py::object r = detail::fast::pow_scalar(obj_, e.toDouble())) return Tensor(r);
+    return call("pow", e);
+  }
   Tensor pow(const Tensor& e) const { return call("pow", e); }
   Tensor clamp(const Scalar& lo, const Scalar& hi) const { return call("clamp", lo, hi); }
   Tensor clamp_min(const Scalar& lo) const { return call("clamp", lo); }
-  Tensor sum() const { return call("sum"); }
-  Tensor sum(int64_t d, bool keepdim = false) const { return call("sum", d, keepdim); }
+  Tensor sum() const {
+    check_defined("sum");
+    if (py::object r = detail::fast::sum(obj_, true, 0, false)) return Tensor(r);
+    return call("sum");
+  }
+  Tensor sum(int64_t d, bool keepdim = false) const {
+    check_defined("sum");
+    if (py::object r = detail::fast::sum(obj_, false, d, keepdim)) return Tensor(r);
+    return call("sum", d, keepdim);
+  }
   Tensor sum(const IntArrayRef& dims, bool keepdim = false) const { return call("sum", dims, keepdim); }
   Tensor mean() const { return call("mean"); }
   Tensor mean(int64_t d, bool keepdim = false) const { return call("mean", d, keepdim); }
   Tensor max() const { return call("max"); }
   Tensor min() const { return call("min"); }
-  Tensor mm(const Tensor& o) const { return call("mm", o); }
-  Tensor matmul(const Tensor& o) const { return call("matmul", o); }
-  Tensor t() const { return call("t"); }
-  Tensor transpose(int64_t d0, int64_t d1) const { return call("transpose", d0, d1); }
+  Tensor mm(const Tensor& o) const {
+    check_defined("mm");
+    if (py::object r = detail::fast::mm(obj_, o.obj())) return Tensor(r);
+    return call("mm", o);
+  }
+  Tensor matmul(const Tensor& o) const {  // the fast path takes 2-D @ 2-D only
+    check_defined("matmul");
+    if (py::object r = detail::fast::mm(obj_, o.obj())) return Tensor(r);
+    return call("matmul", o);
+  }
+  Tensor t() const {
+    check_defined("t");
+    if (py::object r = detail::fast::transpose(obj_, 0, 1, true)) return Tensor(r);
+    return call("t");
+  }
+  Tensor transpose(int64_t d0, int64_t d1) const {
+    check_defined("transpose");
+    if (py::object r = detail::fast::transpose(obj_, d0, d1, false)) return Tensor(r);
+    return call("transpose", d0, d1);
+  }
   Tensor permute(const IntArrayRef& dims) const { return call("permute", dims); }
   Tensor view(const IntArrayRef& shape) const { return call("view", shape); }
   Tensor reshape(const IntArrayRef& shape) const { return call("reshape", shape); }
@@ -577,11 +620,21 @@ class Tensor {
   Tensor squeeze() const { return call("squeeze"); }
   Tensor squeeze(int64_t d) const { return call("squeeze", d); }
   Tensor flatten() const { return call("flatten"); }
-  Tensor narrow(int64_t d, int64_t start, int64_t length) const { return call("narrow", d, start, length); }
+  Tensor narrow(int64_t d, int64_t start, int64_t length) const {
+    check_defined("narrow");
+    if (py::object r = fast_narrow(d, start, length)) return Tensor(r);
+    return call("narrow", d, start, length);
+  }
   Tensor select(int64_t d, int64_t index) const { return call("select", d, index); }
   /// ``t[:, start:end:step]`` along dim ``d``.
   Tensor slice(int64_t d = 0, std::optional<int64_t> start = std::nullopt,
                std::optional<int64_t> end = std::nullopt, int64_t step = 1) const {
+    check_defined("slice");
+    if (step == 1) {  // a narrow: the fast path (replayed as narrow)
+      const int64_t lo = start.value_or(0);
+      const int64_t hi = end.value_or(std::numeric_limits<int64_t>::max());
+      if (py::object r = detail::fast::slice(obj_, d, lo, hi)) return Tensor(r);
+    }
     int64_t nd = detail::wrap_dim(d, dim());
     auto opt = [](const std::optional<int64_t>& v) -> py::object {
       if (!v || *v == std::numeric_limits<int64_t>::max()) return py::none();
@@ -595,18 +648,49 @@ class Tensor {
   }
   Tensor operator[](int64_t i) const { return select(0, i); }
   std::vector<Tensor> chunk(int64_t chunks, int64_t d = 0) const {
+    check_defined("chunk");
+    const int64_t nd = dim();
+    if (chunks > 0 && d >= -nd && d < nd && nd > 0) {  // narrow views, as PyTorch's chunk
+      const int64_t n = size(d), step = (n + chunks - 1) / chunks;
+      std::vector<Tensor> out;
+      for (int64_t lo = 0; step > 0 && lo < n; lo += step) {
+        py::object r = fast_narrow(d, lo, std::min(step, n - lo));
+        if (!r) break;
+        out.emplace_back(std::move(r));
+      }
+      if (n > 0 && !out.empty() && static_cast<int64_t>(out.size()) == (n + step - 1) / step)
+        return out;
+    }
     return unpack(obj_.attr("chunk")(chunks, d));
   }
   std::vector<Tensor> split(int64_t size, int64_t d = 0) const {
     return unpack(obj_.attr("split")(size, d));
   }
-  Tensor contiguous() const { return is_contiguous() ? *this : call("contiguous"); }
+  Tensor contiguous() const {
+    if (is_contiguous()) return *this;
+    if (py::object r = detail::fast::contiguous(obj_)) return Tensor(r);
+    return call("contiguous");
+  }
   Tensor clone() const { return call("clone"); }
   Tensor detach() const { return call("detach"); }
   Tensor& requires_grad_(bool r = true) { call("requires_grad_", r); return *this; }
-  Tensor to(ScalarType t) const { return call("to", t); }
+  Tensor to(ScalarType t) const {
+    check_defined("to");
+    if (t == kFloat32 || t == kFloat64)
+      if (py::object r = detail::fast::convert(obj_, t == kFloat32 ? py::detail::npy_api::NPY_FLOAT_
+                                                                   : py::detail::npy_api::NPY_DOUBLE_))
+        return Tensor(r);
+    return call("to", t);
+  }
   Tensor toType(ScalarType t) const { return to(t); }
-  Tensor type_as(const Tensor& o) const { return call("type_as", o); }
+  Tensor type_as(const Tensor& o) const {
+    check_defined("type_as");
+    if (o.defined()) {
+      const ScalarType t = o.scalar_type();
+      if (t == kFloat32 || t == kFloat64) return to(t);
+    }
+    return call("type_as", o);
+  }
 
   static std::vector<Tensor> unpack(const py::object& seq) {
     std::vector<Tensor> out;
@@ -615,6 +699,30 @@ class Tensor {
   }
 
  private:
+  // the fast path (<ember/fast_ops.h>) when it applies, else ember's method ``name``
+  py::object fast_narrow(int64_t d, int64_t start, int64_t length) const {
+    const int64_t nd = dim();
+    if (nd == 0 || d < -nd || d >= nd) return py::object();
+    const int64_t n = size(d);
+    if (start < 0) start += n;
+    if (start < 0 || length < 0 || start > n - length) return py::object();  // ember's errors
+    return detail::fast::slice(obj_, d, start, start + length);
+  }
+  Tensor fast_unary(detail::fast::Unary f, const char* name) const {
+    check_defined(name);
+    if (py::object r = detail::fast::unary(obj_, f)) return Tensor(r);
+    return call(name);
+  }
+  Tensor fast_binary(const Tensor& o, detail::fast::Binary f, const char* name) const {
+    check_defined(name);
+    if (py::object r = detail::fast::binary(obj_, o.obj(), f)) return Tensor(r);
+    return call(name, o);
+  }
+  Tensor fast_scalar(const Scalar& o, detail::fast::Binary f, const char* name) const {
+    check_defined(name);
+    if (py::object r = detail::fast::with_scalar(obj_, o.toDouble(), f, false)) return Tensor(r);
+    return call(name, o);
+  }
   void check_defined(const char* what) const {
     if (!defined()) throw Error(std::string(what) + "() called on an undefined tensor");
   }
@@ -652,14 +760,52 @@ inline py::object binary(int op, const Tensor& a, py::object b, bool reflected =
 }  // namespace detail
 
 // operators: tensor (+) tensor, tensor (+) scalar, scalar (+) tensor
+namespace detail {
+// The fast path of a comparison (a bool tensor), or a null object.
+inline py::object fast_comparison(int op, const Tensor& a, const Tensor* b, const Scalar* s,
+                                  bool reflected) {
+  fast::Compare c;
+  switch (op - 1000) {
+    case Py_LT: c = fast::Compare::LT; break;
+    case Py_LE: c = fast::Compare::LE; break;
+    case Py_GT: c = fast::Compare::GT; break;
+    case Py_GE: c = fast::Compare::GE; break;
+    case Py_EQ: c = fast::Compare::EQ; break;
+    case Py_NE: c = fast::Compare::NE; break;
+    default: return py::object();
+  }
+  if (!a.defined() || (b && !b->defined())) return py::object();
+  if (b) return fast::compare(a.obj(), &b->obj(), 0.0, c, false);
+  return fast::compare(a.obj(), nullptr, s->toDouble(), c, reflected);
+}
+// The fast path of an arithmetic operator (<ember/fast_ops.h>), or a null object.
+inline py::object fast_operator(int op, const Tensor& a, const Tensor* b, const Scalar* s,
+                                bool reflected) {
+  fast::Binary f;
+  switch (op) {
+    case '+': f = fast::Binary::Add; break;
+    case '-': f = fast::Binary::Sub; break;
+    case '*': f = fast::Binary::Mul; break;
+    case '/': f = fast::Binary::Div; break;
+    default: return fast_comparison(op, a, b, s, reflected);
+  }
+  if (!a.defined()) return py::object();
+  if (b) return b->defined() ? fast::binary(a.obj(), b->obj(), f) : py::object();
+  return fast::with_scalar(a.obj(), s->toDouble(), f, reflected);
+}
+}  // namespace detail
+
 #define EMBER_BINARY_OP(OP, CODE)                                                             \
   inline Tensor operator OP(const Tensor& a, const Tensor& b) {                              \
+    if (py::object r = detail::fast_operator(CODE, a, &b, nullptr, false)) return Tensor(r); \
     return Tensor(detail::binary(CODE, a, detail::to_py(b)));                                \
   }                                                                                          \
   inline Tensor operator OP(const Tensor& a, const Scalar& b) {                              \
+    if (py::object r = detail::fast_operator(CODE, a, nullptr, &b, false)) return Tensor(r); \
     return Tensor(detail::binary(CODE, a, b.to_py()));                                       \
   }                                                                                          \
   inline Tensor operator OP(const Scalar& a, const Tensor& b) {                              \
+    if (py::object r = detail::fast_operator(CODE, b, nullptr, &a, true)) return Tensor(r);  \
     return Tensor(detail::binary(CODE, b, a.to_py(), true));                                 \
   }
 EMBER_BINARY_OP(+, '+')
@@ -709,13 +855,33 @@ inline Tensor like(const char* name, const Tensor& t, const std::optional<Tensor
 }
 }  // namespace detail
 
+namespace detail {
+// The fast path of a factory given a float32/float64 dtype and no requires_grad, or null.
+inline py::object fast_factory(const IntArrayRef& size, const TensorOptions& o, fast::Fill fill) {
+  if (!o.dtype_opt() || o.requires_grad_opt()) return py::object();  // default dtype: ember's
+  const ScalarType t = *o.dtype_opt();
+  if (t != kFloat32 && t != kFloat64) return py::object();
+  return fast::factory(size, t == kFloat32 ? py::detail::npy_api::NPY_FLOAT_
+                                           : py::detail::npy_api::NPY_DOUBLE_, fill);
+}
+inline Tensor fast_like(const char* name, const Tensor& t, const std::optional<TensorOptions>& o,
+                        fast::Fill fill) {
+  if (!o && t.defined())
+    if (py::object r = fast::like(t.obj(), fill)) return Tensor(r);
+  return like(name, t, o);
+}
+}  // namespace detail
+
 inline Tensor empty(const IntArrayRef& size, const TensorOptions& o = {}) {
+  if (py::object r = detail::fast_factory(size, o, detail::fast::Fill::None)) return Tensor(r);
   return detail::factory("empty", detail::to_py(size), o);
 }
 inline Tensor zeros(const IntArrayRef& size, const TensorOptions& o = {}) {
+  if (py::object r = detail::fast_factory(size, o, detail::fast::Fill::Zeros)) return Tensor(r);
   return detail::factory("zeros", detail::to_py(size), o);
 }
 inline Tensor ones(const IntArrayRef& size, const TensorOptions& o = {}) {
+  if (py::object r = detail::fast_factory(size, o, detail::fast::Fill::Ones)) return Tensor(r);
   return detail::factory("ones", detail::to_py(size), o);
 }
 inline Tensor full(const IntArrayRef& size, const Scalar& value, const TensorOptions& o = {}) {
@@ -723,13 +889,13 @@ inline Tensor full(const IntArrayRef& size, const Scalar& value, const TensorOpt
   return Tensor(detail::ember_attr("").attr("full")(detail::to_py(size), value.to_py(), **kw));
 }
 inline Tensor empty_like(const Tensor& t, std::optional<TensorOptions> o = std::nullopt) {
-  return detail::like("empty_like", t, o);
+  return detail::fast_like("empty_like", t, o, detail::fast::Fill::None);
 }
 inline Tensor zeros_like(const Tensor& t, std::optional<TensorOptions> o = std::nullopt) {
-  return detail::like("zeros_like", t, o);
+  return detail::fast_like("zeros_like", t, o, detail::fast::Fill::Zeros);
 }
 inline Tensor ones_like(const Tensor& t, std::optional<TensorOptions> o = std::nullopt) {
-  return detail::like("ones_like", t, o);
+  return detail::fast_like("ones_like", t, o, detail::fast::Fill::Ones);
 }
 
 inline Tensor add(const Tensor& a, const Tensor& b) { return a + b; }
@@ -740,10 +906,22 @@ inline Tensor mul(const Tensor& a, const Tensor& b) { return a * b; }
 inline Tensor mul(const Tensor& a, const Scalar& b) { return a * b; }
 inline Tensor div(const Tensor& a, const Tensor& b) { return a / b; }
 inline Tensor div(const Tensor& a, const Scalar& b) { return a / b; }
-inline Tensor mm(const Tensor& a, const Tensor& b) { return detail::call_fn("mm", a, b); }
-inline Tensor matmul(const Tensor& a, const Tensor& b) { return detail::call_fn("matmul", a, b); }
+inline Tensor mm(const Tensor& a, const Tensor& b) {
+  if (a.defined() && b.defined())
+    if (py::object r = detail::fast::mm(a.obj(), b.obj())) return Tensor(r);
+  return detail::call_fn("mm", a, b);
+}
+inline Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (a.defined() && b.defined())
+    if (py::object r = detail::fast::mm(a.obj(), b.obj())) return Tensor(r);
+  return detail::call_fn("matmul", a, b);
+}
 inline Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b,
                     const Scalar& beta = 1, const Scalar& alpha = 1) {
+  if (bias.defined() && a.defined() && b.defined())
+    if (py::object r = detail::fast::addmm(bias.obj(), a.obj(), b.obj(), beta.toDouble(),
+                                           alpha.toDouble()))
+      return Tensor(r);
   return Tensor(detail::ember_attr("").attr("addmm")(bias.obj(), a.obj(), b.obj(),
                                                     py::arg("beta") = beta.to_py(),
                                                     py::arg("alpha") = alpha.to_py()));
@@ -765,9 +943,17 @@ inline Tensor pow(const Tensor& t, const Scalar& e) { return t.pow(e); }
 inline Tensor pow(const Tensor& t, const Tensor& e) { return t.pow(e); }
 inline Tensor clamp(const Tensor& t, const Scalar& lo, const Scalar& hi) { return t.clamp(lo, hi); }
 inline Tensor elu(const Tensor& t, const Scalar& alpha = 1.0) {
+  if (t.defined())
+    if (py::object r = detail::fast::elu(t.obj(), alpha.toDouble())) return Tensor(r);
   return Tensor(detail::ember_attr("nn.functional").attr("elu")(t.obj(), alpha.to_py()));
 }
-inline Tensor cat(const std::vector<Tensor>& ts, int64_t d = 0) { return detail::call_fn("cat", ts, d); }
+inline Tensor cat(const std::vector<Tensor>& ts, int64_t d = 0) {
+  std::vector<py::object> objs;
+  objs.reserve(ts.size());
+  for (const Tensor& t : ts) objs.push_back(t.obj());
+  if (py::object r = detail::fast::cat(objs, d)) return Tensor(r);
+  return detail::call_fn("cat", ts, d);
+}
 inline Tensor stack(const std::vector<Tensor>& ts, int64_t d = 0) { return detail::call_fn("stack", ts, d); }
 inline Tensor transpose(const Tensor& t, int64_t d0, int64_t d1) { return t.transpose(d0, d1); }
 inline Tensor t(const Tensor& x) { return x.t(); }
