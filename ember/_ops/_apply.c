@@ -508,6 +508,114 @@ static PyTypeObject ApplyType = {
     .tp_members = apply_members,
 };
 
+/* ---- PrimitiveNode._apply ------------------------------------------------------------------
+ * The common case of a built-in node's backward (one gradient given, no graph to record, no
+ * dispatch, the op has backward_arrays): call ``backward_arrays(node, grad array)`` and hand
+ * back its arrays. Anything else -- and nodes whose gradients need filtering or casting --
+ * goes to the Python method, which ``slow`` holds. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *slow;
+    vectorcallfunc vectorcall;
+} NodeApply;
+
+static PyObject *s_forward_cls, *s_backward_arrays;
+
+static PyObject *node_apply_call(PyObject *self_obj, PyObject *const *args, size_t nargsf,
+                                 PyObject *kwnames) {
+    NodeApply *self = (NodeApply *)self_obj;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 3 || !ready || !enabled) goto slow;
+    PyObject *node = args[0], *grads = args[1];
+    if (nargs == 3 && args[2] != Py_False) goto slow;  /* create_graph */
+    if (PyList_GET_ITEM(dispatch_active, 0) != Py_False && is_true_item0(dispatch_active)) goto slow;
+    PyObject *grad;
+    if (PyList_CheckExact(grads) && PyList_GET_SIZE(grads) == 1) grad = PyList_GET_ITEM(grads, 0);
+    else if (PyTuple_CheckExact(grads) && PyTuple_GET_SIZE(grads) == 1) grad = PyTuple_GET_ITEM(grads, 0);
+    else goto slow;
+    if (grad == Py_None) goto slow;
+    int plain = attr_true(node, s_plain_grads);
+    if (plain < 0) return NULL;
+    if (!plain) goto slow;
+    PyObject *cls = PyObject_GetAttr(node, s_forward_cls);
+    if (!cls) return NULL;
+    PyObject *backward_arrays = PyObject_GetAttr(cls, s_backward_arrays);
+    Py_DECREF(cls);
+    if (!backward_arrays) return NULL;
+    if (backward_arrays == Py_None) { Py_DECREF(backward_arrays); goto slow; }
+    PyObject *array = PyObject_TypeCheck(grad, Tensor) ? SLOT(grad, off_data) : grad;
+    PyObject *call_args[2] = {node, array};
+    PyObject *result = PyObject_Vectorcall(backward_arrays, call_args, 2, NULL);
+    Py_DECREF(backward_arrays);
+    if (!result || PyTuple_Check(result)) return result;
+    PyObject *one = PyTuple_Pack(1, result);
+    Py_DECREF(result);
+    return one;
+slow:
+    return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
+}
+
+static PyObject *node_apply_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    PyObject *slow;
+    if (!PyArg_ParseTuple(args, "O", &slow)) return NULL;
+    NodeApply *self = (NodeApply *)type->tp_alloc(type, 0);
+    if (!self) return NULL;
+    Py_INCREF(slow);
+    self->slow = slow;
+    self->vectorcall = node_apply_call;
+    return (PyObject *)self;
+}
+
+static int node_apply_traverse(NodeApply *self, visitproc visit, void *arg) {
+    Py_VISIT(self->slow);
+    return 0;
+}
+
+static int node_apply_clear(NodeApply *self) {
+    Py_CLEAR(self->slow);
+    return 0;
+}
+
+static void node_apply_dealloc(NodeApply *self) {
+    PyObject_GC_UnTrack(self);
+    node_apply_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *node_apply_getattro(PyObject *self, PyObject *name) {
+    NodeApply *na = (NodeApply *)self;
+    if (PyUnicode_CompareWithASCIIString(name, "__wrapped__") == 0) {
+        Py_INCREF(na->slow);
+        return na->slow;
+    }
+    PyObject *v = PyObject_GetAttr(na->slow, name);
+    if (v || !PyErr_ExceptionMatches(PyExc_AttributeError)) return v;
+    PyErr_Clear();
+    return PyObject_GenericGetAttr(self, name);
+}
+
+static PyMemberDef node_apply_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(NodeApply, vectorcall), READONLY},
+    {NULL}};
+
+static PyTypeObject NodeApplyType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "ember._ops._apply.NodeApply",
+    .tp_basicsize = sizeof(NodeApply),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+                Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_doc = "PrimitiveNode._apply, compiled for the common case (see primitive.py).",
+    .tp_new = node_apply_new,
+    .tp_dealloc = (destructor)node_apply_dealloc,
+    .tp_traverse = (traverseproc)node_apply_traverse,
+    .tp_clear = (inquiry)node_apply_clear,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(NodeApply, vectorcall),
+    .tp_descr_get = apply_descr_get,
+    .tp_getattro = node_apply_getattro,
+    .tp_members = node_apply_members,
+};
+
 static PyObject *set_enabled(PyObject *self, PyObject *flag) {
     int on = PyObject_IsTrue(flag);
     if (on < 0) return NULL;
@@ -538,10 +646,15 @@ PyMODINIT_FUNC PyInit__apply(void) {
                           &s_tensor_mask, &s_input_meta};
     for (int i = 0; i < 16; i++)
         if (!(*slots[i] = PyUnicode_InternFromString(names[i]))) return NULL;
-    if (PyType_Ready(&ApplyType) < 0) return NULL;
+    if (!(s_forward_cls = PyUnicode_InternFromString("_forward_cls")) ||
+        !(s_backward_arrays = PyUnicode_InternFromString("backward_arrays")))
+        return NULL;
+    if (PyType_Ready(&ApplyType) < 0 || PyType_Ready(&NodeApplyType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     Py_INCREF(&ApplyType);
     if (PyModule_AddObject(m, "Apply", (PyObject *)&ApplyType) < 0) return NULL;
+    Py_INCREF(&NodeApplyType);
+    if (PyModule_AddObject(m, "NodeApply", (PyObject *)&NodeApplyType) < 0) return NULL;
     return m;
 }

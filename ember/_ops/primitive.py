@@ -736,6 +736,8 @@ class ToDevice(Primitive):
 
 
 if _native is not None:
+    # the common case of a built-in node's backward in C; the method above does the rest
+    PrimitiveNode._apply = _native.NodeApply(PrimitiveNode._apply)
     _native.setup(Tensor, _ndarray, _asarray, _connect, gradient_edge, _sequence, _tf_active,
                   _batching, _dispatch_active, _fw_active, _state, _anomaly_state,
                   _saved_hooks_state, _NO_EDGE)
