@@ -15,9 +15,11 @@
 Each measurement runs under ``mpiexec`` (the launcher's) in its own job; the parent
 prints the table.
 
-Result (2026-11-27, 2 shared vCPUs, load average 5.7, one run): all_reduce ember/mpi4py
-bandwidth ratio 1.02 (1 MB), 0.74 (10 MB), 0.98 (100 MB); DDP step 52.4 ms on 1 rank,
-37.5 ms on 2 ranks (1.40x).
+Results (2 shared vCPUs): a busy machine (load average 5.7) gave all_reduce ratios 1.02
+(1 MB), 0.74 (10 MB), 0.98 (100 MB) and DDP 52.4 -> 37.5 ms (1.40x). Quiet (load ~0.4), two
+runs: 0.83/0.82/0.98 while the watchdog thread woke for every collective; 0.91-0.92 (1 MB),
+0.90-0.91 (10 MB), 1.00 (100 MB) once it wakes only for an earlier deadline; DDP 25.7 ms on
+1 rank, 14.5 ms on 2 ranks (1.76-1.78x).
 """
 import argparse
 import json

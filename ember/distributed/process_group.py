@@ -269,6 +269,7 @@ class _Watchdog:
         self._next = 0
         self._thread = None
         self._comm = self._rank = None
+        self._wake_at = float("inf")  # when the watching thread wakes next by itself
 
     def start(self, comm, rank):
         with self._cond:
@@ -287,8 +288,12 @@ class _Watchdog:
         """Register a wait; returns the key to pass to ``done``."""
         with self._cond:
             self._next += 1
-            self._waits[self._next] = (time.monotonic() + seconds, what, seconds)
-            self._cond.notify()
+            deadline = time.monotonic() + seconds
+            self._waits[self._next] = (deadline, what, seconds)
+            # Wake the thread only when it would look too late: every wait of a job usually
+            # has the same timeout, and a wake-up per collective takes a core from MPI.
+            if deadline < self._wake_at:
+                self._cond.notify()
             return self._next
 
     def done(self, key):
@@ -311,7 +316,9 @@ class _Watchdog:
                     sys.stderr.flush()
                     self._comm.Abort(1)
                 soonest = min((w[0] for w in self._waits.values()), default=now + 3600)
+                self._wake_at = soonest
                 self._cond.wait(max(soonest - now, 0.001))
+                self._wake_at = float("inf")
 
 
 watchdog = _Watchdog()
