@@ -109,7 +109,7 @@ def method_entry(fn, name, *, operator=False):
     cls = getattr(fn, "_primitive", None)
     if cls is not None:
         return cls.entry(name, operator=operator)
-    return dispatching(fn, name=name, qualname=f"Tensor.{name}")
+    return dispatching(fn, name=name, qualname=f"Tensor.{name}", operator=operator)
 
 
 def op(fn: Callable | None = None, *, name: str | None = None, method: bool | Callable = True,

@@ -38,6 +38,20 @@ ACTIVE = [False]
 PASS = object()
 
 
+class OperandTypeError(TypeError):
+    """An operand of a type no op takes (None, a string, a list, ...), raised by the ops'
+    operand handling with PyTorch's function-call wording. A binary operator whose call
+    fails with it -- and that no override takes -- returns NotImplemented instead, so
+    Python raises its own ``unsupported operand type(s)`` error, as PyTorch's operators do.
+
+    >>> import ember
+    >>> ember.ones(2) + None
+    Traceback (most recent call last):
+    ...
+    TypeError: unsupported operand type(s) for +: 'Tensor' and 'NoneType'
+    """
+
+
 def _disabled_torch_function_impl(func: Callable, types: tuple, args: tuple = (),
                                   kwargs: dict | None = None) -> Any:
     """What a Tensor subclass that takes no part in the protocol sets as its
@@ -343,16 +357,20 @@ def dispatch_failed(func, args, kwargs, python_level=False):
 
 # ---- entry points ---------------------------------------------------------------------------
 def dispatching(impl, *, name=None, qualname=None, module=None, public=None,
-                python_level=False, modes_only=False):
+                python_level=False, modes_only=False, operator=False):
     """``impl`` as a public entry point: overrides first (``dispatch``) when
     ``ACTIVE[0]``, duck types after a failure. ``public``: the function reported to the
     overrides (the wrapper itself when None). ``modes_only``: overloaded arguments are not
-    consulted (factories with no tensor argument). The wrapper's ``__ember_impl__`` is
-    ``impl``."""
+    consulted (factories with no tensor argument). ``operator``: a binary operator, which
+    returns NotImplemented for an operand of a type no op takes (``OperandTypeError``).
+    The wrapper's ``__ember_impl__`` is ``impl``."""
     impl = getattr(impl, "__ember_impl__", impl)
     report = [public]
-    make = _factory_entry if modes_only else _entry
-    entry = functools.wraps(impl)(make(impl, report, python_level))
+    if modes_only:
+        made = _factory_entry(impl, report, python_level)
+    else:
+        made = _entry(impl, report, python_level, operator)
+    entry = functools.wraps(impl)(made)
     if name is not None:
         entry.__name__ = name
     if qualname is not None or name is not None:
@@ -366,7 +384,7 @@ def dispatching(impl, *, name=None, qualname=None, module=None, public=None,
     return entry
 
 
-def _entry(impl, report, python_level):
+def _entry(impl, report, python_level, operator=False):
     def entry(*args, **kwargs):
         # a first argument that is no plain Tensor (a subclass, a duck, a list of tensors,
         # a scalar) is checked before the code runs; a duck further on makes the code fail
@@ -376,9 +394,11 @@ def _entry(impl, report, python_level):
                 return result
         try:
             return impl(*args, **kwargs)
-        except Exception:
+        except Exception as error:
             result = dispatch_failed(report[0], args, kwargs or None, python_level)
             if result is PASS:
+                if operator and isinstance(error, OperandTypeError):
+                    return NotImplemented
                 raise
             return result
     return entry

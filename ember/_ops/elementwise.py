@@ -4,11 +4,13 @@ Each op is a ``Primitive``: forward on arrays, backward on tensors (so it is
 differentiable again), side by side.
 """
 import math
+import numbers
 
 import numpy as np
 
 from .._tensor import Tensor
-from ..backend import get_array_module, broadcast_shapes, numpy_function, numpy_ndarray
+from .._torch_function import OperandTypeError
+from ..backend import get_array_module, broadcast_shapes, is_array, numpy_function, numpy_ndarray
 from ..backend import dtypes
 from .activation_ops import erf_array, sigmoid_array
 from .primitive import Primitive, unbroadcast, sum_to
@@ -29,9 +31,24 @@ def _arrays(a, b):
             if x.dtype.kind == "f" and (type(b) is float or type(b) is int):
                 return x, b  # NumPy's weak scalars keep the tensor's float dtype
             # (NumPy scalars are not weak in NumPy 2: they take the general path below)
+    _check_operand(a, 1)
+    _check_operand(b, 2)
     dt = dtypes.result_type(a, b).np
     xp = _module(a, b)
     return _as(a, dt, xp), _as(b, dt, xp)
+
+
+#: what an element-wise op takes besides tensors: numbers (bool, int, float, complex, NumPy
+#: scalars) and arrays (ember's own code passes them)
+_OPERAND_TYPES = (Tensor, numbers.Number, np.generic, np.ndarray)
+
+
+def _check_operand(x, position):
+    """PyTorch's TypeError for an operand that is no tensor, number or array (None, a
+    string, a list: NumPy would make NaNs or object arrays of them)."""
+    if not isinstance(x, _OPERAND_TYPES) and not is_array(x):
+        raise OperandTypeError(f"argument '{('input', 'other')[position - 1]}' (position "
+                               f"{position}) must be Tensor, not {type(x).__name__}")
 
 
 def _module(*operands):

@@ -31,7 +31,8 @@ from .._tensor import Tensor
 from ..backend.dtypes import _BY_NUMPY
 from ..autograd.saved_hooks import _state as _saved_hooks_state
 from .saved_hooks import pack_node as _pack_saved
-from .._torch_function import (ACTIVE as _tf_active, PASS as _TF_PASS, dispatch as _tf_dispatch,
+from .._torch_function import (OperandTypeError as _OperandTypeError, ACTIVE as _tf_active,
+                               PASS as _TF_PASS, dispatch as _tf_dispatch,
                                dispatch_failed as _tf_dispatch_failed)
 
 try:  # the plain case of apply in C (optional, built by setup.py; set up at the end)
@@ -286,6 +287,8 @@ def _make_apply(cls, entry=None):
             raise error
         out = _overridden(report[0], args, entry, failed=True)
         if out is _TF_PASS:
+            if entry[1] and isinstance(error, _OperandTypeError):
+                return NotImplemented  # Python's reflected operator or its TypeError next
             raise error
         return out
 

@@ -82,3 +82,36 @@ def test_tensor_infers_dtype_of_numpy_scalars_in_sequences(data):
 def test_reduction_node_names(expr):
     names = [expr(lib.ones(2, 3, requires_grad=True)).grad_fn.name() for lib in (torch, ember)]
     assert names[0] == names[1]
+
+
+# Operands no op takes: PyTorch's operators return NotImplemented (Python's own TypeError
+# follows, or identity for ==/!=); its functions raise TypeError naming the argument.
+BAD_OPERANDS = [None, "a", [1.0, 2.0, 3.0], object()]
+OPERATOR_EXPRESSIONS = ["x + s", "s + x", "x - s", "x * s", "x / s", "x ** s", "x < s",
+                        "x >= s", "x == s", "x != s", "x & s"]
+
+
+@pytest.mark.parametrize("expression", OPERATOR_EXPRESSIONS)
+@pytest.mark.parametrize("bad", BAD_OPERANDS, ids=lambda s: type(s).__name__)
+def test_operators_with_operands_of_no_tensor_type(expression, bad):
+    def run(lib):
+        x, s = lib.ones(3), bad
+        try:
+            result = eval(expression)
+        except TypeError as error:
+            return "TypeError", str(error).replace("torch", "ember")
+        return "result", result if isinstance(result, bool) else result.tolist()
+    if expression in ("x * s", "s + x") and isinstance(bad, (str, list)):
+        # str/list repetition asks the tensor for __index__: both raise TypeError
+        assert run(torch)[0] == run(ember)[0] == "TypeError"
+        return
+    assert run(ember) == run(torch)
+
+
+@pytest.mark.parametrize("fn", ["add", "mul", "sub", "div"])
+@pytest.mark.parametrize("bad", BAD_OPERANDS, ids=lambda s: type(s).__name__)
+def test_functions_reject_operands_of_no_tensor_type(fn, bad):
+    for lib in (torch, ember):
+        with pytest.raises(TypeError, match=f"argument 'other' \\(position 2\\) must be Tensor, "
+                                            f"not {type(bad).__name__}"):
+            getattr(lib, fn)(lib.ones(3), bad)
