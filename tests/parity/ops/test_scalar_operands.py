@@ -95,9 +95,8 @@ OPERATOR_EXPRESSIONS = ["x + s", "s + x", "x - s", "x * s", "x / s", "x ** s", "
 @pytest.mark.parametrize("bad", BAD_OPERANDS, ids=lambda s: type(s).__name__)
 def test_operators_with_operands_of_no_tensor_type(expression, bad):
     def run(lib):
-        x, s = lib.ones(3), bad
         try:
-            result = eval(expression)
+            result = eval(expression, {"x": lib.ones(3), "s": bad})
         except TypeError as error:
             return "TypeError", str(error).replace("torch", "ember")
         return "result", result if isinstance(result, bool) else result.tolist()
