@@ -221,6 +221,8 @@ def result_type(*operands):
     wrapped_cat = -1
     for x in operands:
         d = None if isinstance(x, np.generic) else getattr(x, "dtype", None)
+        if isinstance(d, np.dtype):  # a NumPy array operand counts as a tensor of its dtype
+            d = from_numpy_dtype(d)
         if d is None:  # Python and NumPy scalars are "wrapped numbers", as in PyTorch
             if x is None:
                 continue

@@ -4,6 +4,8 @@ PyTorch treats a NumPy scalar like a Python number ("wrapped number"): it does n
 promote a float32 tensor to float64. Binary arithmetic with a scalar records a
 ``(None, 0)`` edge for it in ``grad_fn.next_functions``.
 """
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -114,3 +116,12 @@ def test_functions_reject_operands_of_no_tensor_type(fn, bad):
         with pytest.raises(TypeError, match=f"argument 'other' \\(position 2\\) must be Tensor, "
                                             f"not {type(bad).__name__}"):
             getattr(lib, fn)(lib.ones(3), bad)
+
+
+def test_numpy_array_operand_counts_as_a_tensor_of_its_dtype():
+    with warnings.catch_warnings():  # torch's own __array_wrap__ DeprecationWarning
+        warnings.simplefilter("ignore")
+        t = torch.ones(3) + np.full(3, 0.5)
+    e = ember.ones(3) + np.full(3, 0.5)
+    assert str(e.dtype).split(".")[1] == str(t.dtype).split(".")[1] == "float64"
+    np.testing.assert_array_equal(e.numpy(), t.numpy())
