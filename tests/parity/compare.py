@@ -6,6 +6,8 @@ and once with ``lib=ember`` on tensors made from the same NumPy arrays
 then backpropagates the same random cotangent and checks every input gradient.
 ``noncontiguous=True`` feeds transposed views instead of contiguous tensors.
 """
+import os
+
 import numpy as np
 import torch
 
@@ -18,13 +20,25 @@ def _dtype_name(d):
     return str(d).split(".")[-1]
 
 
+#: where compare() makes ember's tensors: EMBER_PARITY_DEVICE=cuda (or fake-cuda, the stand-in
+#: module installed by tests/parity/conftest.py); results come back to the host to be compared
+DEVICE = {None: None, "": None, "fake-cuda": "cuda"}.get(os.environ.get("EMBER_PARITY_DEVICE"),
+                                                       os.environ.get("EMBER_PARITY_DEVICE"))
+
+
 def _make(lib, a, grad, noncontiguous):
+    device = DEVICE if lib is ember else None
     if noncontiguous and a.ndim >= 2:
         base = np.ascontiguousarray(np.swapaxes(a, -1, -2))
-        t = lib.tensor(base, requires_grad=grad)
+        t = lib.tensor(base, requires_grad=grad, device=device)
         return t, t.transpose(-1, -2)
-    t = lib.tensor(a, requires_grad=grad)
+    t = lib.tensor(a, requires_grad=grad, device=device)
     return t, t
+
+
+def _host(t):
+    """``t``'s values as a NumPy array (copied from the device where ember ran)."""
+    return t.detach().cpu().numpy()
 
 
 def _flatten(out):
@@ -56,12 +70,14 @@ def compare(fn, *arrays, grad=True, noncontiguous=False, rtol=None, atol=None, s
     for t, e in zip(t_out, e_out):
         assert tuple(t.shape) == tuple(e.shape), (t.shape, e.shape)
         assert _dtype_name(t.dtype) == e.dtype.name, (t.dtype, e.dtype)
-        e_np = e.detach().numpy()
+        e_np = _host(e)
         if e_np.dtype.kind not in "fc":  # integer and bool results must match exactly
             np.testing.assert_array_equal(e_np, t.detach().numpy())
             continue
         out_tol = tol if dtype is not None else tolerance(e_np.dtype.type)
         np.testing.assert_allclose(e_np, t.detach().numpy(), **out_tol)
+        if DEVICE is not None and isinstance(e, ember.Tensor):
+            assert e.device.type == DEVICE, f"output on {e.device}, inputs on {DEVICE}"
     diff = [(t, e) for t, e in zip(t_out, e_out) if t.requires_grad]
     assert [e.requires_grad for e in e_out] == [t.requires_grad for t in t_out]
     if not diff:
@@ -69,13 +85,13 @@ def compare(fn, *arrays, grad=True, noncontiguous=False, rtol=None, atol=None, s
     rng = np.random.default_rng(seed)
     cots = [rng.standard_normal(tuple(t.shape)).astype(_dtype_name(t.dtype)) for t, _ in diff]
     torch.autograd.backward([t for t, _ in diff], [torch.tensor(c) for c in cots])
-    ember.autograd.backward([e for _, e in diff], [ember.tensor(c) for c in cots])
+    ember.autograd.backward([e for _, e in diff], [ember.tensor(c, device=DEVICE) for c in cots])
     for i, (t, e) in enumerate(zip(leaves[torch], leaves[ember])):
         if t.grad is None:
             assert e.grad is None, f"input {i}: torch has no grad, ember has one"
             continue
         assert e.grad is not None, f"input {i}: ember has no grad"
-        np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), err_msg=f"grad of input {i}",
+        np.testing.assert_allclose(_host(e.grad), t.grad.numpy(), err_msg=f"grad of input {i}",
                                    **tol)
 
 
