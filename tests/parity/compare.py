@@ -36,6 +36,18 @@ def _make(lib, a, grad, noncontiguous):
     return t, t
 
 
+def _on_device(fn, *args):
+    """``fn(*args)`` with DEVICE as the default device (tensors ``fn`` makes land there too)."""
+    if DEVICE is None:
+        return fn(*args)
+    previous = ember.get_default_device()
+    ember.set_default_device(DEVICE)
+    try:
+        return fn(*args)
+    finally:
+        ember.set_default_device(previous)
+
+
 def _host(t):
     """``t``'s values as a NumPy array (copied from the device where ember ran)."""
     return t.detach().cpu().numpy()
@@ -65,7 +77,7 @@ def compare(fn, *arrays, grad=True, noncontiguous=False, rtol=None, atol=None, s
         made = [_make(lib, a, grad and a.dtype.kind == "f", noncontiguous) for a in arrays]
         leaves[lib], views[lib] = [m[0] for m in made], [m[1] for m in made]
     t_out = _flatten(fn(torch, *views[torch]))
-    e_out = _flatten(fn(ember, *views[ember]))
+    e_out = _flatten(_on_device(fn, ember, *views[ember]))
     assert len(t_out) == len(e_out)
     for t, e in zip(t_out, e_out):
         assert tuple(t.shape) == tuple(e.shape), (t.shape, e.shape)

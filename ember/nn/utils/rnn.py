@@ -31,7 +31,8 @@ _PackedSequenceFields = namedtuple("PackedSequence_",
 
 
 def _int64(values):
-    return _tensor(list(values), dtype=dtypes.int64)
+    """Host int64 values (batch sizes, lengths: on the CPU whatever the default device)."""
+    return _tensor(list(values), dtype=dtypes.int64, device="cpu")
 
 
 def invert_permutation(permutation):
