@@ -33,7 +33,7 @@ from . import grad_mode
 from . import anomaly
 from . import forward_ad
 from .graph import (Node, FREED_MESSAGE, _sequence, _OutputRecord, c_type_name,
-                    gradient_edge, saved_tensor)
+                    gradient_edge, saved_tensors)
 from .views import rebase_view
 from .batching import hooks as _batching
 
@@ -633,8 +633,7 @@ def _save(ctx, to_save, outputs):
     output_nr = {}
     for i, o in enumerate(outputs):
         output_nr.setdefault(id(o), i)
-    return tuple(None if t is None else saved_tensor(t, output_nr.get(id(t)))
-                 for t in to_save)
+    return saved_tensors(to_save, output_nr)
 
 
 def _stash_outputs(ctx, outputs):

@@ -393,6 +393,17 @@ def saved_tensor(tensor, output_nr=None):
     return HookedSavedTensor(tensor, output_nr, hooks)
 
 
+def saved_tensors(tensors, output_nrs):
+    """``saved_tensor`` of each of ``tensors`` (None stays None), the hooks looked up once;
+    ``output_nrs``: ``{id(tensor): output number}`` for the node's own outputs."""
+    hooks = _current_saved_hooks()
+    if hooks is None:
+        return tuple(None if t is None else SavedTensor(t, output_nrs.get(id(t)))
+                     for t in tensors)
+    return tuple(None if t is None else HookedSavedTensor(t, output_nrs.get(id(t)), hooks)
+                 for t in tensors)
+
+
 class HookedSavedTensor:
     """A saved tensor kept as what the active pack hook returned.
 
