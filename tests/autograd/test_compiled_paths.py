@@ -11,6 +11,7 @@ import pytest
 import ember
 from ember._ops import primitive
 from ember.autograd import engine
+from tests.autograd.custom_functions import MulConstant
 
 COMBOS = list(itertools.product([True, False], [True, False]))
 
@@ -193,16 +194,6 @@ def test_create_graph_and_autograd_grad(paths):
 
 
 def test_user_function_in_graph(paths):
-    class MulConstant(ember.autograd.Function):
-        @staticmethod
-        def forward(ctx, tensor, constant):
-            ctx.constant = constant
-            return tensor * constant
-
-        @staticmethod
-        def backward(ctx, grad_output):
-            return grad_output * ctx.constant, None
-
     def run():
         x, = leaves((4,))
         y = MulConstant.apply(x * 2, 3.0).sum()
