@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
-from ..backend import get_array_module, broadcast_shapes
+from ..backend import get_array_module, broadcast_shapes, device_type_of, move_array
 from ..backend.meta import is_meta
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.batching import per_sample_under_vmap, index_under_vmap
@@ -20,10 +20,20 @@ from .._typing import Number
 
 
 # ---- turning a Python index into a NumPy one ----------------------------------------------
-def _index_array(t):
+def _index_array(t, data):
+    """The array of index tensor ``t`` for indexing ``data``: CPU indices of a tensor on
+    another device are copied there, as PyTorch does; indices on a device index only a
+    tensor on that device."""
     d = t._data
     if d.dtype.kind == "f":
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    if type(d) is not type(data):
+        src, dst = device_type_of(d), device_type_of(data)
+        if src != dst and "meta" not in (src, dst):
+            if src != "cpu":
+                raise RuntimeError("indices should be either on cpu or on the same device as "
+                                   f"the indexed tensor ({dst})")
+            d = move_array(d, dst)
     return d.astype(bool) if d.dtype == np.uint8 else d
 
 
@@ -44,7 +54,7 @@ def normalize_index(index, shape, data):
     consumed = sum(_dims_consumed(i) for i in index)
     for item in index:
         if isinstance(item, Tensor):
-            item = _index_array(item)
+            item = _index_array(item, data)
             if item.dtype == np.bool_:
                 _check_mask(item, shape, dim)
                 dim += item.ndim

@@ -274,3 +274,22 @@ def test_uninstalling_a_stand_in_restores_the_module_before_it(fake_cuda):
     assert backend.device_module("cuda") == "other module"
     backend.unregister_array_module(Other)
     assert backend.device_module("cuda") is before
+
+
+def test_cpu_index_tensors_index_a_cuda_tensor(fake_cuda):
+    # PyTorch copies CPU indices to the indexed tensor's device; the reverse is refused
+    data = np.arange(12.0).reshape(3, 4)
+    x = ember.tensor(data).cuda().requires_grad_()
+    y = x[ember.tensor([2, 0])]
+    assert y.device.type == "cuda"
+    np.testing.assert_array_equal(y.cpu().detach().numpy(), data[[2, 0]])
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.cpu().numpy(), [[1] * 4, [0] * 4, [1] * 4])
+    np.testing.assert_array_equal(x[ember.tensor([True, False, True])].cpu().detach().numpy(),
+                                  data[[0, 2]])
+    z = ember.zeros(3, device="cuda")
+    z[ember.tensor([1])] = 5.0
+    assert z.device.type == "cuda" and z.cpu().tolist() == [0.0, 5.0, 0.0]
+    with pytest.raises(RuntimeError, match=r"indices should be either on cpu or on the same "
+                                           r"device as the indexed tensor \(cpu\)"):
+        ember.arange(3.0)[ember.tensor([0], device="cuda")]
