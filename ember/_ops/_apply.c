@@ -463,6 +463,30 @@ static PyObject *apply_descr_get(PyObject *self, PyObject *obj, PyObject *type) 
     return PyMethod_New(self, obj);
 }
 
+/* Copies are the object itself and pickles refer to it by name, as for a function. */
+static PyObject *apply_self(PyObject *self, PyObject *unused) {
+    Py_INCREF(self);
+    return self;
+}
+
+static PyObject *apply_reduce(PyObject *self, PyObject *unused) {
+    return PyObject_GetAttrString(self, "__qualname__");  /* pickled as a global, by name */
+}
+
+static PyMethodDef apply_methods[] = {
+    {"__reduce__", apply_reduce, METH_NOARGS, NULL},
+    {"__copy__", apply_self, METH_NOARGS, NULL},
+    {"__deepcopy__", apply_self, METH_O, NULL},
+    {NULL}};
+
+static int own_attribute(PyObject *name) {
+    return PyUnicode_CompareWithASCIIString(name, "__reduce__") == 0 ||
+           PyUnicode_CompareWithASCIIString(name, "__reduce_ex__") == 0 ||
+           PyUnicode_CompareWithASCIIString(name, "__copy__") == 0 ||
+           PyUnicode_CompareWithASCIIString(name, "__deepcopy__") == 0 ||
+           PyUnicode_CompareWithASCIIString(name, "__class__") == 0;
+}
+
 /* Attributes live on the Python function this object stands in for. */
 static PyObject *apply_getattro(PyObject *self, PyObject *name) {
     Apply *op = (Apply *)self;
@@ -470,6 +494,7 @@ static PyObject *apply_getattro(PyObject *self, PyObject *name) {
         Py_INCREF(op->slow);
         return op->slow;
     }
+    if (own_attribute(name)) return PyObject_GenericGetAttr(self, name);
     PyObject *v = PyObject_GetAttr(op->slow, name);
     if (v || !PyErr_ExceptionMatches(PyExc_AttributeError)) return v;
     PyErr_Clear();
@@ -506,6 +531,7 @@ static PyTypeObject ApplyType = {
     .tp_setattro = apply_setattro,
     .tp_repr = apply_repr,
     .tp_members = apply_members,
+    .tp_methods = apply_methods,
 };
 
 /* ---- PrimitiveNode._apply ------------------------------------------------------------------
@@ -588,6 +614,7 @@ static PyObject *node_apply_getattro(PyObject *self, PyObject *name) {
         Py_INCREF(na->slow);
         return na->slow;
     }
+    if (own_attribute(name)) return PyObject_GenericGetAttr(self, name);
     PyObject *v = PyObject_GetAttr(na->slow, name);
     if (v || !PyErr_ExceptionMatches(PyExc_AttributeError)) return v;
     PyErr_Clear();
@@ -614,6 +641,7 @@ static PyTypeObject NodeApplyType = {
     .tp_descr_get = apply_descr_get,
     .tp_getattro = node_apply_getattro,
     .tp_members = node_apply_members,
+    .tp_methods = apply_methods,
 };
 
 static PyObject *set_enabled(PyObject *self, PyObject *flag) {

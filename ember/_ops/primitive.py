@@ -327,6 +327,7 @@ def _make_apply(cls, entry=None):
         return t
 
     apply.__qualname__ = f"{cls.__qualname__}.apply"
+    apply.__module__ = cls.__module__  # where pickle finds it by name
     apply.__doc__ = f"Apply {cls.__name__} (a built-in op) to the arguments."
     apply._tf_report = report
     apply._primitive = cls

@@ -1,7 +1,9 @@
 """The compiled apply (ember/_ops/_apply.c) and engine loop (ember/autograd/_engine_loop.c)
 against the Python code they stand in for: every scenario runs under all four combinations
 and must give the same values, gradients, graph structure and errors."""
+import copy
 import itertools
+import pickle
 import shutil
 import warnings
 
@@ -220,3 +222,13 @@ def test_non_tensor_arguments_dropped_from_edges(paths):
         return [y.detach().numpy(), str(len(y.grad_fn.next_functions)),
                 str(len(x.sum(dim=0).grad_fn.next_functions))] + grads_of(x)
     same(paths(run))
+
+
+def test_compiled_apply_copies_and_pickles_as_a_function_does():
+    # a module holding an op's method is deep-copied (nn.TransformerEncoder clones layers so)
+    for fn in (ember.Tensor.tanh, ember.Tensor.__mul__, primitive.PrimitiveNode._apply):
+        assert copy.deepcopy(fn) is fn and copy.copy(fn) is fn
+        assert pickle.loads(pickle.dumps(fn)) is fn
+    layer = ember.nn.Linear(2, 2)
+    layer.act = ember.Tensor.tanh
+    assert copy.deepcopy(layer).act is ember.Tensor.tanh
