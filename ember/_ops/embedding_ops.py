@@ -31,6 +31,11 @@ class Embedding(Primitive):
     def forward(ctx, weight, indices, padding_idx=None, scale_grad_by_freq=False):
         if weight._data.ndim != 2:
             raise RuntimeError("'weight' must be 2-D")
+        if type(indices._data) is not type(weight._data) and \
+                indices.device != weight.device and "meta" not in (indices.device.type,
+                                                                   weight.device.type):
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
+                               f"least two devices, {weight.device} and {indices.device}!")
         idx = _check_indices(indices, weight._data.shape[0])
         ctx.indices = indices
         ctx.num = weight._data.shape[0]

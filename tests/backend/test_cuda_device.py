@@ -293,3 +293,12 @@ def test_cpu_index_tensors_index_a_cuda_tensor(fake_cuda):
     with pytest.raises(RuntimeError, match=r"indices should be either on cpu or on the same "
                                            r"device as the indexed tensor \(cpu\)"):
         ember.arange(3.0)[ember.tensor([0], device="cuda")]
+
+
+def test_embedding_indices_on_another_device_are_refused(fake_cuda):
+    weight = ember.randn(5, 3).cuda()
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device, but "
+                                           "found at least two devices, cuda:0 and cpu!"):
+        nn.functional.embedding(ember.tensor([0, 2]), weight)
+    out = nn.functional.embedding(ember.tensor([0, 2]).cuda(), weight)
+    assert out.device.type == "cuda" and out.shape == (2, 3)
