@@ -17,6 +17,7 @@
  *                                               [n, g*Cg+c, y, x] (offsets in order)
  *   relu(src, dst, is_double)                   dst = src < 0 ? 0 : src
  *   relu_backward(grad, out, dst, is_double)    dst = out <= 0 ? 0 : grad
+ *   sub_scaled(dst, src, alpha, is_double)       dst -= (T)alpha * src, in place
  *
  * dims = (N, C, H, W, G, KH, KW, OH, OW, SH, SW, DH, DW, PH, PW); strides = (g, n, p, k, c)
  * in elements of dst (im2col) or cols (col2im), k = kh * KW + kw. The caller (ember/_ops/conv.py)
@@ -311,6 +312,48 @@ done:
     return result;
 }
 
+/* dst[i] = dst[i] - (T)alpha * src[i]: NumPy's ``dst -= alpha * src`` for a Python float alpha
+ * (a weak scalar: cast to the arrays' type first), element by element in one pass and with no
+ * temporary; the product is rounded before the subtraction (no fused multiply-add: setup.py
+ * builds with -ffp-contract=off), so the bits are NumPy's. */
+#define SUB_SCALED_LOOP(T)                                                                   \
+    do {                                                                                     \
+        T *d = (T *)dst_buf.buf;                                                             \
+        const T *x = (const T *)src_buf.buf;                                                 \
+        const T a = (T)alpha;                                                                \
+        for (Py_ssize_t i = 0; i < count; i++) {                                             \
+            T scaled = a * x[i];                                                             \
+            d[i] = d[i] - scaled;                                                            \
+        }                                                                                    \
+    } while (0)
+
+static PyObject *sub_scaled(PyObject *self, PyObject *args) {
+    Py_buffer dst_buf, src_buf;
+    double alpha;
+    int is_double;
+    if (!PyArg_ParseTuple(args, "w*y*dp", &dst_buf, &src_buf, &alpha, &is_double))
+        return NULL;
+    Py_ssize_t size = is_double ? 8 : 4;
+    Py_ssize_t count = dst_buf.len / size;
+    PyObject *result = NULL;
+    if (src_buf.len != dst_buf.len) {
+        PyErr_SetString(PyExc_ValueError, "_kernels.sub_scaled: buffers of unequal sizes");
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (is_double)
+        SUB_SCALED_LOOP(double);
+    else
+        SUB_SCALED_LOOP(float);
+    Py_END_ALLOW_THREADS
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&dst_buf);
+    PyBuffer_Release(&src_buf);
+    return result;
+}
+
 static PyMethodDef kernel_functions[] = {
     {"im2col", im2col, METH_VARARGS,
      "im2col(src, dst, itemsize, dims, strides)\n--\n\nConvolution columns of the "
@@ -320,6 +363,8 @@ static PyMethodDef kernel_functions[] = {
      "(N, C, H, W) = sum of the columns' terms, offsets added in order."},
     {"relu", relu, METH_VARARGS,
      "relu(src, dst, is_double)\n--\n\ndst = src < 0 ? 0 : src (float32 or float64)."},
+    {"sub_scaled", sub_scaled, METH_VARARGS,
+     "sub_scaled(dst, src, alpha, is_double)\n--\n\ndst -= (T)alpha * src in place, NumPy's bits."},
     {"relu_backward", relu_backward, METH_VARARGS,
      "relu_backward(grad, out, dst, is_double)\n--\n\ndst = out <= 0 ? 0 : grad."},
     {NULL, NULL, 0, NULL}

@@ -4,7 +4,8 @@ fallback.
 The C extension is optional (built by setup.py when a compiler is there). Callers ask
 ``native_for(*arrays)`` whether it applies -- NumPy arrays, C-contiguous, one dtype that the
 kernel handles -- and otherwise run their NumPy code, which gives the same results
-(im2col is a copy; col2im adds the same terms in the same order; ReLU is exact).
+(im2col is a copy; col2im adds the same terms in the same order; ReLU is exact; an
+optimizer's ``p -= lr * g`` rounds the product first, as NumPy does).
 ``set_enabled(False)`` turns the compiled path off (tests run both paths).
 
 >>> import numpy as np
@@ -22,7 +23,7 @@ except ImportError:  # built without a C compiler: the NumPy paths run
     _native = None
 
 __all__ = ["available", "set_enabled", "native_for", "im2col_rows",
-           "col2im", "relu", "relu_backward"]
+           "col2im", "relu", "relu_backward", "sub_scaled_"]
 
 _enabled = [_native is not None]
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -95,3 +96,10 @@ def relu_backward(grad, out, res):
     """``res[...] = out <= 0 ? 0 : grad`` (float32/float64, C-contiguous, same shape)."""
     _native.relu_backward(grad, out, res, grad.dtype == np.float64)
     return res
+
+
+def sub_scaled_(dst, alpha, src):
+    """``dst -= alpha * src`` in place in one pass, no temporary (float32/float64,
+    C-contiguous, same shape; ``alpha`` a Python float): NumPy's bits."""
+    _native.sub_scaled(dst, src, alpha, dst.dtype == np.float64)
+    return dst

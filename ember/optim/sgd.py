@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Optional, Union
 
 from .._tensor import Tensor
+from ..backend import kernels as _kernels
 from .optimizer import LossClosure, Optimizer, ParamsT
 from ._common import (_lr_check, reject_differentiable, check_fused, check_fused_params,
                       to_scalar)
@@ -107,7 +108,11 @@ class SGD(Optimizer):
                         bd += gd
                     buf._vc[0] += 1
                 gd = gd + momentum * bd if nesterov else bd
-            pd -= lr * gd
+            if (type(lr) is float or type(lr) is int) and pd.shape == gd.shape and \
+                    _kernels.native_for(pd, gd):
+                _kernels.sub_scaled_(pd, lr, gd)  # one pass, no temporary; NumPy's bits
+            else:
+                pd -= lr * gd
             p._vc[0] += 1
 
 

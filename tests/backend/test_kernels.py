@@ -154,3 +154,37 @@ def test_buffers_too_small_raise_instead_of_writing_past_them():
     with pytest.raises(ValueError, match="buffer too small"):
         kernels._native.col2im(np.empty(5, np.float32), np.empty((1, 1, 4, 4), np.float32),
                                False, dims, (36, 36, 4, 1, 1))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("lr", [0.0137, 1, 1e-30])
+def test_sub_scaled_gives_numpys_bits(dtype, lr):
+    rng = np.random.default_rng(3)
+    p = rng.standard_normal(10007).astype(dtype)
+    g = rng.standard_normal(10007).astype(dtype)
+    g[:3] = [np.inf, np.nan, -0.0]
+    expected = p.copy()
+    expected -= lr * g
+    got = p.copy()
+    kernels.sub_scaled_(got, lr, g)
+    np.testing.assert_array_equal(got.view(np.uint8), expected.view(np.uint8))
+
+
+def test_sgd_update_is_the_same_with_and_without_the_loop():
+    import ember
+    results = []
+    for native in (True, False):
+        previous = kernels.set_enabled(native)
+        try:
+            ember.manual_seed(0)
+            model = ember.nn.Linear(64, 32)
+            opt = ember.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=1e-3)
+            for _ in range(3):
+                opt.zero_grad()
+                model(ember.ones(8, 64)).square().sum().backward()
+                opt.step()
+            results.append([p.detach().numpy().copy() for p in model.parameters()])
+        finally:
+            kernels.set_enabled(previous)
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
