@@ -2,7 +2,7 @@
 (repeated indices add up), skips ``padding_idx`` and can scale by inverse frequency."""
 import numpy as np
 
-from .primitive import Primitive
+from .primitive import Primitive, devices_differ
 from .._tensor import Tensor
 from ..backend import get_array_module
 from ..backend.meta import is_meta
@@ -34,8 +34,7 @@ class Embedding(Primitive):
         if type(indices._data) is not type(weight._data) and \
                 indices.device != weight.device and "meta" not in (indices.device.type,
                                                                    weight.device.type):
-            raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
-                               f"least two devices, {weight.device} and {indices.device}!")
+            raise devices_differ(weight.device, indices.device)
         idx = _check_indices(indices, weight._data.shape[0])
         ctx.indices = indices
         ctx.num = weight._data.shape[0]

@@ -569,6 +569,12 @@ def _data_in(args):
             yield a, a
 
 
+def devices_differ(first, second):
+    """PyTorch's error for an op given data on two devices (``first`` the one met first)."""
+    return RuntimeError(f"Expected all tensors to be on the same device, but found at least "
+                        f"two devices, {first} and {second}!")
+
+
 def _across_devices(args):
     """For an op that failed: ``args`` with their 0-d CPU tensors (and arrays) copied to
     the one other device the data is on, None when it is all on one device (or some is on
@@ -587,8 +593,7 @@ def _across_devices(args):
         elif found is None:
             found = where
         elif where != found:
-            raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
-                               f"least two devices, {found} and {where}!")
+            raise devices_differ(found, where)
     if not scalars or found is None or found.type == "cpu":
         return None
 
