@@ -419,6 +419,10 @@ def machine():
                                  for p in threadpool_info() if p["user_api"] == "blas") + ")"
     except Exception:
         pass
+    forced = [f"{v}={os.environ[v]}" for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+              if os.environ.get(v)]
+    if forced:  # a kernel set chosen by the environment, not by OpenBLAS for this CPU
+        blas += " [set by the environment: " + ", ".join(forced) + "]"
     try:
         load = "%.2f %.2f %.2f" % os.getloadavg()
     except OSError:

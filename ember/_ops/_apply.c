@@ -20,7 +20,7 @@
 static PyTypeObject *Tensor;
 static PyObject *ndarray_type, *as_array, *connect_py, *gradient_edge, *sequence,
     *tf_active, *batching_hooks, *dispatch_active, *fw_active, *grad_state, *anomaly_state,
-    *saved_hooks_state, *no_edge, *float_kinds, *empty_tuple;
+    *saved_hooks_state, *no_edge, *float_kinds, *empty_tuple, *scalar_type, *scalar_to_array;
 static Py_ssize_t off_data, off_requires_grad, off_grad_fn, off_output_nr, off_vc, off_base;
 static PyObject *s_enabled, *s_hooks, *s_dtype, *s_kind, *s_accumulator, *s_needs_input_grad,
     *s_next_functions, *s_sequence_nr, *s_saved, *s_versions, *s_out_data, *s_out_vc,
@@ -60,12 +60,14 @@ static PyObject *setup(PyObject *self, PyObject *args) {
     PyObject *tensor;
     PyObject **slots[] = {&ndarray_type, &as_array, &connect_py, &gradient_edge, &sequence,
                           &tf_active, &batching_hooks, &dispatch_active, &fw_active,
-                          &grad_state, &anomaly_state, &saved_hooks_state, &no_edge};
-    PyObject *v[13];
-    if (!PyArg_ParseTuple(args, "O!OOOOOOOOOOOOO", &PyType_Type, &tensor, &v[0], &v[1], &v[2],
-                          &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11], &v[12]))
+                          &grad_state, &anomaly_state, &saved_hooks_state, &no_edge,
+                          &scalar_type, &scalar_to_array};
+    PyObject *v[15];
+    if (!PyArg_ParseTuple(args, "O!OOOOOOOOOOOOOOO", &PyType_Type, &tensor, &v[0], &v[1], &v[2],
+                          &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11], &v[12],
+                          &v[13], &v[14]))
         return NULL;
-    for (int i = 0; i < 13; i++) {
+    for (int i = 0; i < 15; i++) {
         Py_INCREF(v[i]);
         Py_XSETREF(*slots[i], v[i]);
     }
@@ -300,7 +302,11 @@ static PyObject *args_tuple(PyObject *const *args, Py_ssize_t nargs) {
 
 static PyObject *wrap_array(PyObject *out) {
     if (Py_TYPE(out) != (PyTypeObject *)ndarray_type) {
-        PyObject *arr = PyObject_CallOneArg(as_array, out);
+        /* a NumPy scalar (what a full reduction returns) straight to a 0-d array; anything
+           else through the backend's as_array */
+        PyObject *arr = PyObject_CallOneArg(
+            PyObject_TypeCheck(out, (PyTypeObject *)scalar_type) ? scalar_to_array : as_array,
+            out);
         Py_DECREF(out);
         if (!arr) return NULL;
         out = arr;
@@ -657,7 +663,7 @@ static PyMethodDef methods[] = {
     {"set_enabled", set_enabled, METH_O, "set_enabled(flag) -> previous: run the plain case in C"},
     {"setup", setup, METH_VARARGS, "setup(Tensor, ndarray, as_array, connect, gradient_edge, "
      "sequence, tf_active, batching_hooks, dispatch_active, fw_active, grad_state, "
-     "anomaly_state, saved_hooks_state, no_edge)"},
+     "anomaly_state, saved_hooks_state, no_edge, scalar_type, scalar_to_array)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_apply",

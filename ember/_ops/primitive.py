@@ -18,7 +18,7 @@ Class attributes an op may set: ``saves_output`` (output 0 is appended to
 """
 
 from ..backend import as_array as _asarray, numpy_ndarray as _ndarray, get_array_module, \
-    move_array, is_array
+    move_array, is_array, numpy_scalar_type, numpy_scalar_to_array
 from ..device import device_of
 
 from ..autograd import grad_mode, anomaly as _anomaly, forward_ad as _forward_ad
@@ -749,4 +749,4 @@ if _native is not None:
     PrimitiveNode._apply = _native.NodeApply(PrimitiveNode._apply)
     _native.setup(Tensor, _ndarray, _asarray, _connect, gradient_edge, _sequence, _tf_active,
                   _batching, _dispatch_active, _fw_active, _state, _anomaly_state,
-                  _saved_hooks_state, _NO_EDGE)
+                  _saved_hooks_state, _NO_EDGE, numpy_scalar_type, numpy_scalar_to_array)

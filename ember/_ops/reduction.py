@@ -87,6 +87,15 @@ class SumAll(Sum):
     """``x.sum()`` over every element: PyTorch names its node SumBackward0."""
     _backward_name = "SumBackward0"
 
+    @staticmethod
+    def forward(ctx, x, dim=None, keepdim=False, dtype=None):
+        d = x._data
+        if dim is not None or keepdim or dtype is not None or d.dtype.kind in "iub":
+            return Sum.forward(ctx, x, dim, keepdim, dtype)
+        # the common ``loss.sum()``: no dims to normalise
+        ctx.in_shape, ctx.dims, ctx.keepdim = d.shape, tuple(range(d.ndim)), False
+        return d.sum()
+
 
 class Mean(Primitive):
     _backward_name = "MeanBackward1"

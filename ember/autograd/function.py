@@ -504,7 +504,7 @@ def _validate_grad(ctx, i, g, shape, dtype):
                 f"Function {ctx.name()} returned an invalid gradient at index {i} - got "
                 f"{list(g._data.shape)} but expected shape compatible with {list(shape)}")
         g = g.sum_to_size(shape)
-    if g.dtype is not dtype:
+    if _BY_NUMPY.get(g._data.dtype) is not dtype:
         g = g.to(dtype)
     return g
 
@@ -640,16 +640,17 @@ def _stash_outputs(ctx, outputs):
     """Replace ctx attributes that hold this node's outputs by data records."""
     d = ctx.__dict__
     stash = None
-    for name, value in list(d.items()):
-        if name[0] != "_" and isinstance(value, Tensor):
+    for name, value in d.items():  # (changed only after the loop)
+        if isinstance(value, Tensor) and name[0] != "_":
             for nr, o in enumerate(outputs):
                 if o is value:
                     if stash is None:
                         stash = {}
                     stash[name] = (_OutputRecord(value), nr)
-                    del d[name]
                     break
     if stash:
+        for name in stash:
+            del d[name]
         d["_stashed_outputs"] = stash
 
 

@@ -32,6 +32,10 @@ from .dtypes import (dtype, float16, float32, float64, int8, int16, int32, int64
 #: NumPy's array type. Per-op fast paths test ``type(a) is numpy_ndarray`` inline and hand
 #: anything else to ``as_array``; nothing else above the backend should need it.
 numpy_ndarray = _ndarray = numpy.ndarray
+#: NumPy's scalar base type (what its full reductions return) and the call that makes a 0-d
+#: array of one: the compiled op apply turns such results into arrays without Python
+numpy_scalar_type = numpy.generic
+numpy_scalar_to_array = numpy.asarray
 
 xp = numpy  # the default array module (read it through default_array_module())
 

@@ -232,3 +232,34 @@ def test_compiled_apply_copies_and_pickles_as_a_function_does():
     layer = ember.nn.Linear(2, 2)
     layer.act = ember.Tensor.tanh
     assert copy.deepcopy(layer).act is ember.Tensor.tanh
+
+
+def test_full_reductions_give_zero_dim_arrays(paths):
+    # NumPy's full reductions return NumPy scalars; every path makes them 0-d arrays of the
+    # input's dtype, and the implicit gradient of backward() is a 1 of that dtype
+    def run():
+        out = []
+        for dtype in (ember.float32, ember.float64, ember.int64):
+            x = ember.arange(6, dtype=dtype).reshape(2, 3)
+            if dtype.is_floating_point:
+                x.requires_grad_()
+            s = x.sum()
+            assert type(s._data) is np.ndarray and s._data.shape == ()
+            assert s.dtype is dtype and s.shape == ()
+            out.append(s.item())
+            if dtype.is_floating_point:
+                s.backward()
+                assert x.grad.dtype is dtype
+                out.append(x.grad.numpy().copy())
+        v = ember.ones((), requires_grad=True)
+        (v * 3).backward()  # a 0-d root: the implicit gradient keeps the shape ()
+        out.append(v.grad.numpy().copy())
+        w = ember.ones(1, 1, requires_grad=True)
+        (w * 3).backward()  # a one-element root of shape (1, 1)
+        out.append(w.grad.numpy().copy())
+        return out
+    got = same(paths(run))
+    assert got[0] == 15.0 and got[2] == 15.0 and got[4] == 15
+    np.testing.assert_array_equal(got[1], np.ones((2, 3), np.float32))
+    np.testing.assert_array_equal(got[5], 3.0)
+    np.testing.assert_array_equal(got[6], [[3.0]])
