@@ -323,12 +323,16 @@ def masked_fill(input: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:
 @op(out=True)
 def sum(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
         dtype: dtype | None = None) -> Tensor:
+    if dim is None and not keepdim and dtype is None:
+        return R.SumAll.apply(input)  # the plain loss.sum(): no scalar arguments to drop
     return (R.SumAll if dim is None else R.Sum).apply(input, dim, keepdim, dtype)
 
 
 @op(out=True)
 def mean(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
          dtype: dtype | None = None) -> Tensor:
+    if dim is None and not keepdim and dtype is None:
+        return R.MeanAll.apply(input)  # the plain loss.mean(): no scalar arguments to drop
     return (R.MeanAll if dim is None else R.Mean).apply(input, dim, keepdim, dtype)
 
 
