@@ -82,6 +82,19 @@ class Sum(Primitive):
     def backward(ctx, grad):
         return expand_back(grad, ctx.in_shape, ctx.dims, ctx.keepdim), None, None, None
 
+    @staticmethod
+    def backward_arrays(ctx, grad):
+        return _spread(grad, ctx), None, None, None
+
+
+def _spread(grad, ctx):
+    """ExpandBack's forward on arrays: ``grad`` over the reduction's input shape, fresh."""
+    if not ctx.keepdim and grad.ndim:  # (a 0-d gradient broadcasts as it is)
+        grad = grad.reshape(_kept_shape(ctx.in_shape, ctx.dims))
+    out = get_array_module(grad).empty(ctx.in_shape, grad.dtype)
+    out[...] = grad
+    return out
+
 
 class SumAll(Sum):
     """``x.sum()`` over every element: PyTorch names its node SumBackward0."""
@@ -119,6 +132,12 @@ class Mean(Primitive):
     def backward(ctx, grad):
         return expand_back(grad, ctx.in_shape, ctx.dims, ctx.keepdim) / ctx.count, None, None, \
             None
+
+    @staticmethod
+    def backward_arrays(ctx, grad):
+        out = _spread(grad, ctx)
+        out /= ctx.count  # as the tensor formula's division (the count is a weak scalar)
+        return out, None, None, None
 
 
 class MeanAll(Mean):

@@ -83,6 +83,14 @@ CASES = {
                    [(4, 3, 2), (3, 5), (3, 5), (20, 2), (20, 5)]),
                   (lambda *ts: lstm_layer(*ts)[0], [(2, 1, 3), (1, 2), (1, 2), (8, 3), (8, 2),
                                                     (8,), (8,)])],
+    # reductions: the gradient spread back over the input (0-d for a full reduction)
+    "SumAll": [(lambda a: a.sum(), [(3, 4)]), (lambda a: a.sum(), [()])],
+    "Sum": [(lambda a: a.sum(1), [(3, 4)]), (lambda a: a.sum((0, 2), keepdim=True), [(2, 3, 4)]),
+            (lambda a: ember.sum(a, 0), [(5,)])],
+    "MeanAll": [(lambda a: a.mean(), [(3, 4)]), (lambda a: a.mean(), [(1,)])],
+    "Mean": [(lambda a: a.mean(0), [(3, 4)]), (lambda a: a.mean((1, 2), keepdim=True),
+                                                [(2, 3, 4)]),
+             (lambda a: a.mean(-1), [(2, 7)])],
     "Reciprocal": [(lambda a: (a * a + 0.5).reciprocal(), [(3, 4)]),
                    (lambda a: 2.5 / (a * a + 0.5), [(3, 4)])],   # scalar / tensor
 }
