@@ -135,11 +135,25 @@ def batches(shape, classes=10, n=4, seed=0):
 # ---------------------------------------------------------------------------------------------
 # workloads
 
-def make_train_step(lib, model, data, lr=0.01, momentum=0.9):
-    """One SGD(momentum) + cross-entropy step: zero_grad, forward, loss, backward, step."""
+def synchronizer(lib, device):
+    """A call that waits until ``device``'s queued work is done (a no-op on the CPU): a GPU
+    step is timed to its end, not to the launch of its last kernel."""
+    if device is None or str(device).startswith("cpu"):
+        return lambda: None
+    return lib.cuda.synchronize
+
+
+def make_train_step(lib, model, data, lr=0.01, momentum=0.9, device=None):
+    """One SGD(momentum) + cross-entropy step: zero_grad, forward, loss, backward, step;
+    model and data on ``device`` (None: where they are, the CPU)."""
+    if device is not None:
+        model.to(device)
     xs = [(lib.from_numpy(x.copy()), lib.from_numpy(y.copy())) for x, y in data]
+    if device is not None:
+        xs = [(x.to(device), y.to(device)) for x, y in xs]
     opt = lib.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
     loss_fn = lib.nn.CrossEntropyLoss()
+    sync = synchronizer(lib, device)
     state = {"i": 0}
 
     def step():
@@ -149,18 +163,24 @@ def make_train_step(lib, model, data, lr=0.01, momentum=0.9):
         loss = loss_fn(model(x), y)
         loss.backward()
         opt.step()
+        sync()
         return loss
     return step
 
 
-def make_matmul(lib, n=1024, seed=0):
-    """One n x n float32 matrix product (forward only)."""
+def make_matmul(lib, n=1024, seed=0, device=None):
+    """One n x n float32 matrix product (forward only), on ``device`` (None: the CPU)."""
     rng = np.random.default_rng(seed)
     a = lib.from_numpy(rng.standard_normal((n, n)).astype(np.float32))
     b = lib.from_numpy(rng.standard_normal((n, n)).astype(np.float32))
+    if device is not None:
+        a, b = a.to(device), b.to(device)
+    sync = synchronizer(lib, device)
 
     def run():
-        return a @ b
+        out = a @ b
+        sync()
+        return out
     return run
 
 
@@ -217,14 +237,15 @@ def make_chain(lib, n=16, seed=0, ops=CHAIN_OPS):
     return run
 
 
-def make_mlp_steps(libs, hidden=512, batch=128, in_features=784):
+def make_mlp_steps(libs, hidden=512, batch=128, in_features=784, device=None):
     """{name: train step} of the MLP for every lib, identical weights and data."""
     models = build_pair(mlp_model, libs, hidden=hidden, in_features=in_features)
     data = batches((batch, in_features))
-    return {name: make_train_step(libs[name], m, data) for name, m in models.items()}
+    return {name: make_train_step(libs[name], m, data, device=device)
+            for name, m in models.items()}
 
 
-def make_lstm_steps(libs, vocab=10000, seq=35, batch=20):
+def make_lstm_steps(libs, vocab=10000, seq=35, batch=20, device=None):
     """{name: train step} of the LSTM language model: seq 35 x batch 20 tokens, each
     predicting the next (cross-entropy over the vocabulary), SGD as the other steps."""
     models = build_pair(lstm_lm_model, libs, vocab=vocab)
@@ -233,22 +254,25 @@ def make_lstm_steps(libs, vocab=10000, seq=35, batch=20):
     for _ in range(4):
         tokens = rng.integers(0, vocab, size=(seq + 1, batch)).astype(np.int64)
         data.append((tokens[:-1], tokens[1:].reshape(-1)))
-    return {name: make_train_step(libs[name], m, data) for name, m in models.items()}
+    return {name: make_train_step(libs[name], m, data, device=device)
+            for name, m in models.items()}
 
 
-def make_transformer_steps(libs, d_model=256, seq=64, batch=16):
+def make_transformer_steps(libs, d_model=256, seq=64, batch=16, device=None):
     """{name: train step} of the TransformerEncoder: batch 16 x seq 64 x d_model 256
     inputs, a 10-class head, SGD and cross-entropy as the other steps."""
     models = build_pair(transformer_model, libs, d_model=d_model)
     data = batches((batch, seq, d_model))
-    return {name: make_train_step(libs[name], m, data) for name, m in models.items()}
+    return {name: make_train_step(libs[name], m, data, device=device)
+            for name, m in models.items()}
 
 
-def make_cnn_steps(libs, channels=32, batch=64, hw=28):
+def make_cnn_steps(libs, channels=32, batch=64, hw=28, device=None):
     """{name: train step} of the CNN for every lib, identical weights and data."""
     models = build_pair(cnn_model, libs, channels=channels, hw=hw)
     data = batches((batch, 1, hw, hw))
-    return {name: make_train_step(libs[name], m, data) for name, m in models.items()}
+    return {name: make_train_step(libs[name], m, data, device=device)
+            for name, m in models.items()}
 
 
 # ---------------------------------------------------------------------------------------------

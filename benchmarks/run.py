@@ -49,6 +49,10 @@ are busy (``--wait-quiet 300`` waits for a quiet moment). On a busy machine the 
 times swing by several x; ``--threads 1 --clock cpu`` (one thread each, process CPU time) then
 measures each library's work steadily -- not the target setting, but a good development gauge.
 ``--json PATH`` also writes every measurement (per-round times included).
+
+``--device cuda`` runs matmul, mlp, cnn, lstm and transformer with models and data on the GPU
+(ember through CuPy, torch when it has CUDA; each call waits for the GPU's work to end), with
+a target of 1.5 for each; the CPU-only sections are left out.
 """
 import argparse
 import gc
@@ -94,11 +98,23 @@ TITLES = {
 MEM_STEPS = {"mlp": 200, "cnn": 50, "lstm": 20, "transformer": 20}
 
 
+#: workloads that run on a GPU with --device cuda, and their targets there (ember/torch on
+#: the same GPU)
+DEVICE_MAIN = ("matmul", "mlp", "cnn", "lstm", "transformer")
+DEVICE_TARGETS = {"matmul": 1.5, "mlp": 1.5, "cnn": 1.5, "lstm": 1.5, "transformer": 1.5}
+
+DEVICE = None  # --device: where the main table's workloads run (None: the CPU)
+
+
 def libs():
     out = {"ember": ember}
-    if torch is not None:
-        out["torch"] = torch
+    if torch is not None and (DEVICE is None or torch.cuda.is_available()):
+        out["torch"] = torch  # on a GPU only when this torch has CUDA: else ember alone
     return out
+
+
+def target_of(name):
+    return DEVICE_TARGETS[name] if DEVICE is not None else W.TARGETS[name]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -223,19 +239,19 @@ def run_main(names, args):
     rows = []
     for name in names:
         if name == "matmul":
-            cases = {n: W.make_matmul(lib) for n, lib in L.items()}
+            cases = {n: W.make_matmul(lib, device=DEVICE) for n, lib in L.items()}
         elif name == "mlp":
-            cases = W.make_mlp_steps(L)
+            cases = W.make_mlp_steps(L, device=DEVICE)
         elif name == "cnn":
-            cases = W.make_cnn_steps(L)
+            cases = W.make_cnn_steps(L, device=DEVICE)
         elif name == "function":
             cases = {n: W.make_function(lib) for n, lib in L.items()}
         elif name == "chain":
             cases = {n: W.make_chain(lib) for n, lib in L.items()}
         elif name == "lstm":
-            cases = W.make_lstm_steps(L)
+            cases = W.make_lstm_steps(L, device=DEVICE)
         elif name == "transformer":
-            cases = W.make_transformer_steps(L)
+            cases = W.make_transformer_steps(L, device=DEVICE)
         elif name == "lltm":
             try:
                 cases = W.make_lltm_steps(L)
@@ -249,8 +265,8 @@ def run_main(names, args):
         med = bench(cases, args.rounds, args.min_round, samples=samples)
         busy = others.fmt()
         e, t = med["ember"], med.get("torch")
-        target = W.TARGETS[name]
-        title = TITLES[name]
+        target = target_of(name)
+        title = TITLES[name] + ("" if DEVICE is None else f" ({DEVICE})")
         RECORD.setdefault("time", {})[name] = {"ember_s": e, "torch_s": t, "target": target,
                                                "others": others.share(), "rounds": samples}
         rows.append([title, fmt_time(e), fmt_time(t), fmt_ratio(e, t), paired_ratio(samples),
@@ -501,6 +517,10 @@ def parse(argv=None):
     p.add_argument("--pin-threads", action="store_true",
                    help="pin ember's busy pool threads to CPUs (opt-in: the 'pin_threads' "
                         "entry of EMBER_PROCESS_TUNING)")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                   help="cuda: the main table's " + ", ".join(DEVICE_MAIN) + " on the GPU "
+                        "(ember through CuPy; torch too when it has CUDA), timed to the end of "
+                        "the GPU's work; the other sections are CPU-only and left out")
     p.add_argument("--only", default=None,
                    help="comma-separated sections: "
                    + ", ".join(MAIN + ("memory", "scaling", "import") + MEMORY + SCALING))
@@ -525,13 +545,20 @@ def parse(argv=None):
         args.sections = [n for n in ALL if n in chosen]
     else:
         args.sections = list(ALL)
+    if args.device != "cpu":
+        args.sections = [n for n in args.sections if n in DEVICE_MAIN]
     return args
 
 
 def main(argv=None):
-    global CLOCK, SETTLE
+    global CLOCK, SETTLE, DEVICE
     args = parse(argv)
     SETTLE = args.settle
+    if args.device != "cpu":
+        if not ember.cuda.is_available():
+            raise SystemExit(f"--device {args.device}: ember sees no GPU (it needs CuPy and a "
+                             "CUDA device: pip install 'ember[cuda]')")
+        DEVICE = args.device
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     if torch is not None:
         torch.set_num_threads(args.threads)
@@ -555,6 +582,10 @@ def main(argv=None):
     print(f"## ember vs PyTorch: `{cmd}`\n")
     for line in machine():
         print(f"- {line}")
+    if DEVICE is not None:
+        print(f"- GPU: ember on {ember.cuda.get_device_name()}; torch "
+              + (f"on {torch.cuda.get_device_name()}" if "torch" in libs() else
+                 "absent or without CUDA (ember alone)"))
     busy = cpu_busy(1.0)
     if busy is not None:
         print(f"- other processes kept {busy:.0%} of the CPUs busy at start (sampled 1 s)")

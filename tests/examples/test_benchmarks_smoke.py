@@ -99,3 +99,25 @@ def test_others_share_is_a_fraction():
     sum(i * i for i in range(20000))  # some CPU time of our own, which it must not count
     share = meter.share()
     assert share is None or 0.0 <= share <= 1.0
+
+
+def test_device_option_runs_the_training_steps_on_the_device(fake_cuda, capsys):
+    # the stand-in cuda module (tests/backend/fake_cuda.py): ember's side only, as torch here
+    # has no CUDA; every parameter and batch lives on the device, and the step waits for it
+    cases = W.make_mlp_steps({"ember": ember}, hidden=16, batch=4, in_features=20,
+                             device="cuda")
+    loss = cases["ember"]()
+    assert loss.device.type == "cuda" and math.isfinite(loss.item())
+    cpu = W.make_mlp_steps({"ember": ember}, hidden=16, batch=4, in_features=20)
+    assert loss.item() == pytest.approx(cpu["ember"]().item(), rel=1e-6)
+    product = W.make_matmul(ember, n=8, device="cuda")()
+    assert product.device.type == "cuda"
+    old = run.DEVICE
+    try:
+        run.main(["--device", "cuda", "--only", "mlp,function", "--rounds", "1",
+                  "--min-round", "0.001", "--settle", "0"])
+    finally:
+        run.DEVICE = old
+    out = capsys.readouterr().out
+    assert "MLP step 784-512-512-10 b128 (cuda)" in out and "<= 1.5" in out
+    assert "MulConstant" not in out  # CPU-only workloads are left out on a device
