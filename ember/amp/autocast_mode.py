@@ -2,6 +2,7 @@
 scripts written with ``enabled=use_amp`` or for a GPU run unchanged."""
 import warnings
 
+from ..backend import device_module
 from ..device import device as _device
 
 
@@ -15,9 +16,9 @@ def is_autocast_available(device_type):
 class autocast:
     """``with ember.autocast(device_type, dtype=None, enabled=True, cache_enabled=None):``
 
-    Disabled (``enabled=False``, or a device ember has not, such as ``"cuda"``): runs
-    the block unchanged, as PyTorch does. Enabled on the CPU: NotImplementedError,
-    because running matmuls in bfloat16 would change the numbers silently otherwise.
+    Disabled (``enabled=False``, or ``"cuda"`` without a GPU): runs the block unchanged,
+    as PyTorch does. Enabled on the CPU or on a GPU: NotImplementedError, because ember
+    has no lower-precision op policy and running in float32 would ignore the request.
 
     >>> import ember
     >>> with ember.autocast("cpu", enabled=False):
@@ -32,7 +33,7 @@ class autocast:
                              f"`{type(device_type)}`")
         self.device = _device(device_type).type
         self.fast_dtype, self._enabled = dtype, bool(enabled)
-        if self._enabled and self.device == "cuda":
+        if self._enabled and self.device == "cuda" and device_module("cuda") is None:
             warnings.warn("User provided device_type of 'cuda', but CUDA is not available. "
                           "Disabling", stacklevel=2)
             self._enabled = False

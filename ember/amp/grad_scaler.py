@@ -6,6 +6,7 @@ from .. import _functions as F
 from .._creation import tensor
 from ..backend.dtypes import float32
 from ..autograd.grad_mode import no_grad
+from ..backend import device_module
 from ..device import device as _device
 
 # Where each optimizer is in the scale -> unscale_ -> step -> update cycle.
@@ -31,7 +32,7 @@ class GradScaler:
     def __init__(self, device="cuda", init_scale=2.0 ** 16, growth_factor=2.0,
                  backoff_factor=0.5, growth_interval=2000, enabled=True):
         self._device = _device(device).type
-        if enabled and self._device == "cuda":
+        if enabled and self._device == "cuda" and device_module("cuda") is None:
             warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  "
                           "Disabling.", stacklevel=2)
             enabled = False
@@ -59,7 +60,7 @@ class GradScaler:
             return outputs
         if isinstance(outputs, (list, tuple)):
             return type(outputs)(self.scale(o) for o in outputs)
-        return outputs * tensor(self._scale_value, dtype=float32)
+        return outputs * tensor(self._scale_value, dtype=float32, device=outputs.device)
 
     def unscale_(self, optimizer):
         """Divides the optimizer's gradients by the scale in place, noting overflows."""
@@ -71,14 +72,18 @@ class GradScaler:
                                "the last update().")
         if state["stage"] is _STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
-        inv_scale = tensor(1.0 / self._scale_value, dtype=float32)
+        inv_scale = {}  # device -> 1 / scale there (a float32 scalar tensor, as PyTorch's)
         found_inf = False
         with no_grad():
             for group in optimizer.param_groups:
                 for p in group["params"]:
                     if p.grad is None:
                         continue
-                    p.grad.mul_(inv_scale)
+                    where = p.grad.device
+                    if where not in inv_scale:
+                        inv_scale[where] = tensor(1.0 / self._scale_value, dtype=float32,
+                                                  device=where)
+                    p.grad.mul_(inv_scale[where])
                     found_inf = found_inf or _has_inf_or_nan(p.grad)
         state["stage"], state["found_inf"] = _UNSCALED, found_inf
 

@@ -1,5 +1,5 @@
 """``ember.cuda.amp``: the deprecated spellings of ``ember.amp.GradScaler`` / ``autocast``
-for the CUDA device. Without CUDA both are disabled (with PyTorch's warnings)."""
+for the CUDA device. Without a GPU both are disabled (with PyTorch's warnings)."""
 import warnings
 
 from ..amp import GradScaler as _GradScaler, autocast as _autocast

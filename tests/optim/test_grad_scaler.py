@@ -98,3 +98,33 @@ def test_autocast():
         ember.autocast("cpu")
     with pytest.raises(RuntimeError, match="device type at start of device string"):
         ember.autocast("foo")
+
+
+def test_on_a_gpu_the_scaler_scales_and_autocast_refuses(fake_cuda):
+    # the stand-in cuda module (tests/backend/fake_cuda.py): with a GPU there, GradScaler
+    # ("cuda") is enabled (no "CUDA is not available" warning) and gives the CPU's steps
+    results = {}
+    for device in ("cpu", "cuda"):
+        w = nn.Parameter(ember.tensor([1.0, -2.0, 0.5], dtype=ember.float32, device=device))
+        opt = ember.optim.SGD([w], lr=0.1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no warning at all
+            scaler = ember.amp.GradScaler(device, init_scale=1024.0, growth_interval=1)
+        assert scaler.is_enabled()
+        for step in range(3):
+            opt.zero_grad()
+            scaled = scaler.scale((w * w).sum())
+            assert scaled.device.type == device
+            scaled.backward()
+            if step == 1:  # an overflow: the step is skipped, the scale halved
+                w.grad = ember.tensor([math.inf, 0.0, 0.0], device=device)
+            scaler.step(opt)
+            scaler.update()
+        assert w.device.type == device
+        results[device] = (w.detach().cpu().tolist(), scaler.get_scale())
+    assert results["cuda"] == results["cpu"]
+    assert results["cpu"][1] == 2048.0  # 1024 -> 2048 -> 1024 (overflow) -> 2048
+    with pytest.raises(NotImplementedError, match="autocast on 'cuda'"):
+        ember.autocast("cuda")
+    with ember.autocast("cuda", enabled=False):
+        pass
