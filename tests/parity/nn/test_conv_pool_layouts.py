@@ -88,3 +88,24 @@ def test_max_pool_tiled_nan_and_second_grad():
         out[lib] = (gx.detach().numpy(), gg.numpy())
     for t, e in zip(out[torch], out[ember]):
         np.testing.assert_allclose(e, t)
+
+
+# 3x3, stride 1, one group, >= 8 channels in and out: Winograd's F(2x2, 3x3)
+# (ember/backend/winograd.py), odd and even sizes, padding 0-2 and asymmetric 'same'-like
+WINOGRAD = [
+    (8, 8, (7, 6), dict(padding=1)),
+    (9, 12, (5, 9), dict(padding=0)),
+    (8, 10, (6, 6), dict(padding=2)),
+    (16, 8, (14, 14), dict(padding="same")),
+]
+
+
+@pytest.mark.parametrize("case", range(len(WINOGRAD)))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_conv2d_winograd(case, dtype):
+    c, o, hw, kw = WINOGRAD[case]
+    x = _arr(3, c, *hw).astype(dtype)
+    w = _arr(o, c, 3, 3).astype(dtype)
+    b = _arr(o).astype(dtype)
+    compare(lambda lib, x, w, b: lib.nn.functional.conv2d(x, w, b, **kw), x, w, b)
+    compare(lambda lib, x, w: lib.nn.functional.conv2d(x, w, **kw), x, w)

@@ -1,0 +1,258 @@
+/* ember.backend._winograd: the transforms of Winograd's F(2x2, 3x3) convolution.
+ *
+ * A 3x3 convolution of stride 1 computes each 2x2 block ("tile") of its output from a 4x4
+ * patch of its input. Winograd's minimal filtering does it with 16 products per (input
+ * channel, output channel) pair instead of 36:
+ *
+ *     Y = A^T [ (G g G^T) . (B^T d B) ] A        (. elementwise, summed over channels)
+ *
+ * with d the 4x4 input patch, g the 3x3 kernel and
+ *
+ *     B^T = | 1  0 -1  0 |     G = | 1    0    0   |     A^T = | 1  1  1  0 |
+ *           | 0  1  1  0 |         | 1/2  1/2  1/2 |           | 0  1 -1 -1 |
+ *           | 0 -1  1  0 |         | 1/2 -1/2  1/2 |
+ *           | 0  1  0 -1 |         | 0    0    1   |
+ *
+ * The sum over channels of the 16 elementwise products is 16 matrix products
+ * (tiles x C) @ (C x O), which BLAS does; these loops do the transforms around them:
+ *
+ *   input_transform(x, v, is_double, dims)   v[e, t, c] = (B^T d B)[e] of channel c's
+ *                                            patch of tile t (zeros outside the image)
+ *   output_transform(m, y, bias, is_double, dims)
+ *                                            y's tile t of channel o = A^T m[:, t, o] A
+ *                                            (+ bias[o]), cropped to the output's size
+ *   grad_transform(gy, z, is_double, dims)   z[e, t, o] = (A g A^T)[e] of channel o's 2x2
+ *                                            tile of gy (zeros outside): the weight
+ *                                            gradient is G^T (sum_t v^T z) G
+ *
+ * e = 4 * row + column of the 4x4 transformed tile; tiles run over samples, then tile rows,
+ * then tile columns. dims = (N, C, H, W, PH, PW, TH, TW) for input_transform (the image,
+ * the padding before it, the tiles per column and row), (N, O, OH, OW, TH, TW) for the other
+ * two. Arrays are C-contiguous, float32 or float64, checked by the caller
+ * (ember/backend/winograd.py) except for their sizes, checked here.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+/* Tiles outer, channels inner: each of the 16 writes per (tile, channel) lands next to the
+ * previous channel's, and the 4 rows a tile reads stay in cache for the next tile. */
+#define INPUT_LOOP(T)                                                                        \
+    do {                                                                                     \
+        const T *x = (const T *)x_buf.buf;                                                   \
+        T *v = (T *)v_buf.buf;                                                               \
+        for (Py_ssize_t n = 0; n < N; n++)                                                   \
+        for (Py_ssize_t i = 0; i < TH; i++)                                                  \
+        for (Py_ssize_t j = 0; j < TW; j++) {                                                \
+            Py_ssize_t off[4][4];                                                            \
+            int inside[4][4];                                                                \
+            for (int r = 0; r < 4; r++)                                                      \
+                for (int s = 0; s < 4; s++) {                                                \
+                    Py_ssize_t y = 2 * i - PH + r, xx = 2 * j - PW + s;                      \
+                    inside[r][s] = y >= 0 && y < H && xx >= 0 && xx < W;                     \
+                    off[r][s] = inside[r][s] ? y * W + xx : 0;                               \
+                }                                                                            \
+            T *out = v + ((n * TH + i) * TW + j) * C;                                        \
+            for (Py_ssize_t c = 0; c < C; c++) {                                             \
+                const T *img = x + (n * C + c) * H * W;                                      \
+                T d[4][4], t[4][4];                                                          \
+                for (int r = 0; r < 4; r++)                                                  \
+                    for (int s = 0; s < 4; s++)                                              \
+                        d[r][s] = inside[r][s] ? img[off[r][s]] : (T)0;                      \
+                for (int s = 0; s < 4; s++) {                                                \
+                    t[0][s] = d[0][s] - d[2][s];                                             \
+                    t[1][s] = d[1][s] + d[2][s];                                             \
+                    t[2][s] = d[2][s] - d[1][s];                                             \
+                    t[3][s] = d[1][s] - d[3][s];                                             \
+                }                                                                            \
+                for (int r = 0; r < 4; r++) {                                                \
+                    out[(4 * r + 0) * plane + c] = t[r][0] - t[r][2];                        \
+                    out[(4 * r + 1) * plane + c] = t[r][1] + t[r][2];                        \
+                    out[(4 * r + 2) * plane + c] = t[r][2] - t[r][1];                        \
+                    out[(4 * r + 3) * plane + c] = t[r][1] - t[r][3];                        \
+                }                                                                            \
+            }                                                                                \
+        }                                                                                    \
+    } while (0)
+
+static PyObject *input_transform(PyObject *self, PyObject *args) {
+    Py_buffer x_buf, v_buf;
+    int is_double;
+    Py_ssize_t N, C, H, W, PH, PW, TH, TW;
+    if (!PyArg_ParseTuple(args, "y*w*p(nnnnnnnn)", &x_buf, &v_buf, &is_double, &N, &C, &H,
+                          &W, &PH, &PW, &TH, &TW))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t size = is_double ? 8 : 4, tiles = N * TH * TW, plane = tiles * C;
+    if (N < 0 || C < 0 || H < 0 || W < 0 || TH < 0 || TW < 0
+            || x_buf.len < N * C * H * W * size || v_buf.len < 16 * plane * size) {
+        PyErr_SetString(PyExc_ValueError, "_winograd.input_transform: buffer too small");
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (is_double)
+        INPUT_LOOP(double);
+    else
+        INPUT_LOOP(float);
+    Py_END_ALLOW_THREADS
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&x_buf);
+    PyBuffer_Release(&v_buf);
+    return result;
+}
+
+/* Tiles outer, output channels inner: the 16 reads per (tile, channel) run along contiguous
+ * channels of each transformed plane. */
+#define OUTPUT_LOOP(T)                                                                       \
+    do {                                                                                     \
+        const T *m = (const T *)m_buf.buf;                                                   \
+        const T *bias = has_bias ? (const T *)b_buf.buf : NULL;                              \
+        T *y = (T *)y_buf.buf;                                                               \
+        for (Py_ssize_t n = 0; n < N; n++)                                                   \
+        for (Py_ssize_t i = 0; i < TH; i++)                                                  \
+        for (Py_ssize_t j = 0; j < TW; j++) {                                                \
+            const T *in = m + ((n * TH + i) * TW + j) * O;                                   \
+            int rows = OH - 2 * i >= 2 ? 2 : 1, cols = OW - 2 * j >= 2 ? 2 : 1;              \
+            T *base = y + n * O * OH * OW + 2 * i * OW + 2 * j;                              \
+            for (Py_ssize_t o = 0; o < O; o++) {                                             \
+                T t[2][4];                                                                   \
+                for (int s = 0; s < 4; s++) {                                                \
+                    T m0 = in[(0 + s) * plane + o], m1 = in[(4 + s) * plane + o];            \
+                    T m2 = in[(8 + s) * plane + o], m3 = in[(12 + s) * plane + o];           \
+                    t[0][s] = m0 + m1 + m2;                                                  \
+                    t[1][s] = m1 - m2 - m3;                                                  \
+                }                                                                            \
+                T b = bias ? bias[o] : (T)0;                                                 \
+                T *dst = base + o * OH * OW;                                                 \
+                for (int r = 0; r < rows; r++) {                                             \
+                    T y0 = t[r][0] + t[r][1] + t[r][2];                                      \
+                    T y1 = t[r][1] - t[r][2] - t[r][3];                                      \
+                    dst[r * OW] = bias ? y0 + b : y0;                                        \
+                    if (cols == 2)                                                           \
+                        dst[r * OW + 1] = bias ? y1 + b : y1;                                \
+                }                                                                            \
+            }                                                                                \
+        }                                                                                    \
+    } while (0)
+
+static PyObject *output_transform(PyObject *self, PyObject *args) {
+    Py_buffer m_buf, y_buf, b_buf = {0};
+    PyObject *bias;
+    int is_double, has_bias = 0;
+    Py_ssize_t N, O, OH, OW, TH, TW;
+    if (!PyArg_ParseTuple(args, "y*w*Op(nnnnnn)", &m_buf, &y_buf, &bias, &is_double, &N, &O,
+                          &OH, &OW, &TH, &TW))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t size = is_double ? 8 : 4, plane = N * TH * TW * O;
+    if (bias != Py_None) {
+        if (PyObject_GetBuffer(bias, &b_buf, PyBUF_SIMPLE) < 0)
+            goto done;
+        has_bias = 1;
+    }
+    if (N < 0 || O < 0 || TH * 2 < OH || TW * 2 < OW || m_buf.len < 16 * plane * size
+            || y_buf.len < N * O * OH * OW * size || (has_bias && b_buf.len < O * size)) {
+        PyErr_SetString(PyExc_ValueError, "_winograd.output_transform: buffer too small");
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (is_double)
+        OUTPUT_LOOP(double);
+    else
+        OUTPUT_LOOP(float);
+    Py_END_ALLOW_THREADS
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    if (has_bias)
+        PyBuffer_Release(&b_buf);
+    PyBuffer_Release(&m_buf);
+    PyBuffer_Release(&y_buf);
+    return result;
+}
+
+#define GRAD_LOOP(T)                                                                         \
+    do {                                                                                     \
+        const T *gy = (const T *)g_buf.buf;                                                  \
+        T *z = (T *)z_buf.buf;                                                               \
+        for (Py_ssize_t n = 0; n < N; n++)                                                   \
+        for (Py_ssize_t i = 0; i < TH; i++)                                                  \
+        for (Py_ssize_t j = 0; j < TW; j++) {                                                \
+            int rows = OH - 2 * i >= 2 ? 2 : 1, cols = OW - 2 * j >= 2 ? 2 : 1;              \
+            const T *base = gy + n * O * OH * OW + 2 * i * OW + 2 * j;                       \
+            T *out = z + ((n * TH + i) * TW + j) * O;                                        \
+            for (Py_ssize_t o = 0; o < O; o++) {                                             \
+                const T *img = base + o * OH * OW;                                           \
+                T g[2][2] = {{0, 0}, {0, 0}}, t[4][2];                                       \
+                for (int r = 0; r < rows; r++) {                                             \
+                    g[r][0] = img[r * OW];                                                   \
+                    if (cols == 2)                                                           \
+                        g[r][1] = img[r * OW + 1];                                           \
+                }                                                                            \
+                for (int s = 0; s < 2; s++) {                                                \
+                    t[0][s] = g[0][s];                                                       \
+                    t[1][s] = g[0][s] + g[1][s];                                             \
+                    t[2][s] = g[0][s] - g[1][s];                                             \
+                    t[3][s] = -g[1][s];                                                      \
+                }                                                                            \
+                for (int r = 0; r < 4; r++) {                                                \
+                    out[(4 * r + 0) * plane + o] = t[r][0];                                  \
+                    out[(4 * r + 1) * plane + o] = t[r][0] + t[r][1];                        \
+                    out[(4 * r + 2) * plane + o] = t[r][0] - t[r][1];                        \
+                    out[(4 * r + 3) * plane + o] = -t[r][1];                                 \
+                }                                                                            \
+            }                                                                                \
+        }                                                                                    \
+    } while (0)
+
+static PyObject *grad_transform(PyObject *self, PyObject *args) {
+    Py_buffer g_buf, z_buf;
+    int is_double;
+    Py_ssize_t N, O, OH, OW, TH, TW;
+    if (!PyArg_ParseTuple(args, "y*w*p(nnnnnn)", &g_buf, &z_buf, &is_double, &N, &O, &OH,
+                          &OW, &TH, &TW))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t size = is_double ? 8 : 4, plane = N * TH * TW * O;
+    if (N < 0 || O < 0 || OH < 0 || OW < 0 || TH < 0 || TW < 0
+            || g_buf.len < N * O * OH * OW * size || z_buf.len < 16 * plane * size) {
+        PyErr_SetString(PyExc_ValueError, "_winograd.grad_transform: buffer too small");
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (is_double)
+        GRAD_LOOP(double);
+    else
+        GRAD_LOOP(float);
+    Py_END_ALLOW_THREADS
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&g_buf);
+    PyBuffer_Release(&z_buf);
+    return result;
+}
+
+static PyMethodDef winograd_functions[] = {
+    {"input_transform", input_transform, METH_VARARGS,
+     "input_transform(x, v, is_double, (N, C, H, W, PH, PW, TH, TW))\n--\n\n"
+     "v[e, t, c] = (B^T d B)[e] of each 4x4 input patch (see the module source)."},
+    {"output_transform", output_transform, METH_VARARGS,
+     "output_transform(m, y, bias, is_double, (N, O, OH, OW, TH, TW))\n--\n\n"
+     "Each 2x2 output tile = A^T m A (+ bias), cropped to (OH, OW)."},
+    {"grad_transform", grad_transform, METH_VARARGS,
+     "grad_transform(gy, z, is_double, (N, O, OH, OW, TH, TW))\n--\n\n"
+     "z[e, t, o] = (A g A^T)[e] of each 2x2 tile of the output gradient."},
+    {NULL, NULL, 0, NULL}
+};
+
+static struct PyModuleDef winograd_module = {
+    PyModuleDef_HEAD_INIT, "_winograd",
+    "Transforms of Winograd's F(2x2, 3x3) convolution (see ember/backend/winograd.py).",
+    -1, winograd_functions, NULL, NULL, NULL, NULL
+};
+
+PyMODINIT_FUNC PyInit__winograd(void) {
+    return PyModule_Create(&winograd_module);
+}
