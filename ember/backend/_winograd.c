@@ -33,42 +33,60 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <string.h>
 
-/* Tiles outer, channels inner: each of the 16 writes per (tile, channel) lands next to the
- * previous channel's, and the 4 rows a tile reads stay in cache for the next tile. */
+/* One plane of the transformed patches, along contiguous channels (vectorized by the
+ * compiler): o = (a0 + sr*b0) + sc*(a1 + sr*b1), the signs +-1 (exact), i.e. a row
+ * combination of B^T at two columns combined by B's column. */
+#define CELL(T)                                                                              \
+    static void cell_##T(T *restrict o, const T *restrict a0, const T *restrict b0,          \
+                         const T *restrict a1, const T *restrict b1, T sr, T sc,             \
+                         Py_ssize_t n) {                                                     \
+        for (Py_ssize_t i = 0; i < n; i++)                                                   \
+            o[i] = (a0[i] + sr * b0[i]) + sc * (a1[i] + sr * b1[i]);                         \
+    }
+CELL(float)
+CELL(double)
+
+/* rows (or columns) k and l of the patch combined by row r of B^T: d_k + sign * d_l */
+static const int COMB_K[4] = {0, 1, 2, 1}, COMB_L[4] = {2, 2, 1, 3};
+static const double COMB_SIGN[4] = {-1.0, 1.0, -1.0, -1.0};
+
+/* Per sample, the image is first laid out channels-last in a zero-padded scratch covering
+ * every tile's patch (rows 2*TH + 2, columns 2*TW + 2); then each of a tile's 16 outputs
+ * is one pass along contiguous channels. */
 #define INPUT_LOOP(T)                                                                        \
     do {                                                                                     \
         const T *x = (const T *)x_buf.buf;                                                   \
         T *v = (T *)v_buf.buf;                                                               \
-        for (Py_ssize_t n = 0; n < N; n++)                                                   \
-        for (Py_ssize_t i = 0; i < TH; i++)                                                  \
-        for (Py_ssize_t j = 0; j < TW; j++) {                                                \
-            Py_ssize_t off[4][4];                                                            \
-            int inside[4][4];                                                                \
-            for (int r = 0; r < 4; r++)                                                      \
-                for (int s = 0; s < 4; s++) {                                                \
-                    Py_ssize_t y = 2 * i - PH + r, xx = 2 * j - PW + s;                      \
-                    inside[r][s] = y >= 0 && y < H && xx >= 0 && xx < W;                     \
-                    off[r][s] = inside[r][s] ? y * W + xx : 0;                               \
-                }                                                                            \
-            T *out = v + ((n * TH + i) * TW + j) * C;                                        \
+        T *pad = (T *)scratch;                                                               \
+        Py_ssize_t rows = 2 * TH + 2, cols = 2 * TW + 2;                                     \
+        for (Py_ssize_t n = 0; n < N; n++) {                                                 \
+            memset(pad, 0, (size_t)(rows * cols * C) * sizeof(T));                           \
             for (Py_ssize_t c = 0; c < C; c++) {                                             \
                 const T *img = x + (n * C + c) * H * W;                                      \
-                T d[4][4], t[4][4];                                                          \
-                for (int r = 0; r < 4; r++)                                                  \
-                    for (int s = 0; s < 4; s++)                                              \
-                        d[r][s] = inside[r][s] ? img[off[r][s]] : (T)0;                      \
-                for (int s = 0; s < 4; s++) {                                                \
-                    t[0][s] = d[0][s] - d[2][s];                                             \
-                    t[1][s] = d[1][s] + d[2][s];                                             \
-                    t[2][s] = d[2][s] - d[1][s];                                             \
-                    t[3][s] = d[1][s] - d[3][s];                                             \
+                for (Py_ssize_t y = 0; y < H; y++) {                                         \
+                    Py_ssize_t py = y + PH;                                                  \
+                    if (py < 0 || py >= rows)                                                \
+                        continue;                                                            \
+                    for (Py_ssize_t xx = 0; xx < W; xx++) {                                  \
+                        Py_ssize_t px = xx + PW;                                             \
+                        if (px >= 0 && px < cols)                                            \
+                            pad[(py * cols + px) * C + c] = img[y * W + xx];                 \
+                    }                                                                        \
                 }                                                                            \
-                for (int r = 0; r < 4; r++) {                                                \
-                    out[(4 * r + 0) * plane + c] = t[r][0] - t[r][2];                        \
-                    out[(4 * r + 1) * plane + c] = t[r][1] + t[r][2];                        \
-                    out[(4 * r + 2) * plane + c] = t[r][2] - t[r][1];                        \
-                    out[(4 * r + 3) * plane + c] = t[r][1] - t[r][3];                        \
+            }                                                                                \
+            for (Py_ssize_t i = 0; i < TH; i++)                                              \
+            for (Py_ssize_t j = 0; j < TW; j++) {                                            \
+                const T *corner = pad + (2 * i * cols + 2 * j) * C;                          \
+                T *out = v + ((n * TH + i) * TW + j) * C;                                    \
+                for (int r = 0; r < 4; r++)                                                  \
+                for (int s = 0; s < 4; s++) {                                                \
+                    const T *rk = corner + COMB_K[r] * cols * C;                             \
+                    const T *rl = corner + COMB_L[r] * cols * C;                             \
+                    Py_ssize_t ck = COMB_K[s] * C, cl = COMB_L[s] * C;                       \
+                    cell_##T(out + (4 * r + s) * plane, rk + ck, rl + ck, rk + cl, rl + cl,  \
+                             (T)COMB_SIGN[r], (T)COMB_SIGN[s], C);                           \
                 }                                                                            \
             }                                                                                \
         }                                                                                    \
@@ -88,12 +106,18 @@ static PyObject *input_transform(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "_winograd.input_transform: buffer too small");
         goto done;
     }
+    void *scratch = PyMem_RawMalloc((size_t)((2 * TH + 2) * (2 * TW + 2) * C) * size + 1);
+    if (scratch == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
     Py_BEGIN_ALLOW_THREADS
     if (is_double)
         INPUT_LOOP(double);
     else
         INPUT_LOOP(float);
     Py_END_ALLOW_THREADS
+    PyMem_RawFree(scratch);
     result = Py_None;
     Py_INCREF(result);
 done:
