@@ -403,14 +403,8 @@ def conv_backward(x, w, gy, geom, need=(True, True, False)):
     over blocks of samples (each block's output gradient is laid out once for all three);
     ``need`` says which to compute (the others are None)."""
     need_x, need_w, need_b = need
-    if need_x and winograd.applies(x, w, geom.stride, geom.dilation, geom.pad, geom.groups):
-        # the input gradient is a 3x3 convolution too; the weight gradient keeps the columns'
-        # product, whose float32 sums stay as close to a direct convolution's as PyTorch's
-        # (Winograd's weight gradient measured up to ~10x further off on near-zero entries)
-        gx = winograd.backward(x, w, gy, geom.pad, (True, False, False))[0]
-        if not (need_w or need_b):
-            return gx, None, None
-        return (gx,) + conv_backward(x, w, gy, geom, (False, need_w, need_b))[1:]
+    if winograd.applies(x, w, geom.stride, geom.dilation, geom.pad, geom.groups):
+        return winograd.backward(x, w, gy, geom.pad, need)
     s = _Conv(x.shape[0], x.shape[1], w.shape, geom, gy.shape[2:])
     g, og, nd = s.g, s.og, s.nd
     dt = _dtype(gy, w)

@@ -107,5 +107,10 @@ def test_conv2d_winograd(case, dtype):
     x = _arr(3, c, *hw).astype(dtype)
     w = _arr(o, c, 3, 3).astype(dtype)
     b = _arr(o).astype(dtype)
-    compare(lambda lib, x, w, b: lib.nn.functional.conv2d(x, w, b, **kw), x, w, b)
-    compare(lambda lib, x, w: lib.nn.functional.conv2d(x, w, **kw), x, w)
+    # The weight gradient sums n*H*W*... products into entries up to ~200 here; in float32
+    # both libraries are off the float64 value by ~1e-5 (rms, measured: PyTorch 6.5e-6,
+    # ember 8.2e-6; 2e-6 and 5e-7 of the largest entry at CNN sizes, PyTorch the larger),
+    # so entries near zero differ by up to ~3e-5 between them: absolute tolerance 1e-4
+    atol = 1e-4 if dtype == np.float32 else None
+    compare(lambda lib, x, w, b: lib.nn.functional.conv2d(x, w, b, **kw), x, w, b, atol=atol)
+    compare(lambda lib, x, w: lib.nn.functional.conv2d(x, w, **kw), x, w, atol=atol)
