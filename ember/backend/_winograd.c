@@ -24,11 +24,15 @@
  *   grad_transform(gy, z, is_double, dims)   z[e, t, o] = (A g A^T)[e] of channel o's 2x2
  *                                            tile of gy (zeros outside): the weight
  *                                            gradient is G^T (sum_t v^T z) G
+ *   input_adjoint(m, gx, is_double, dims)    input_transform's adjoint: gx = the sum over
+ *                                            tiles of B m[:, t, c] B^T, each added where
+ *                                            the tile's patch was read (m = z U^T gives
+ *                                            the input gradient)
  *
  * e = 4 * row + column of the 4x4 transformed tile; tiles run over samples, then tile rows,
- * then tile columns. dims = (N, C, H, W, PH, PW, TH, TW) for input_transform (the image,
- * the padding before it, the tiles per column and row), (N, O, OH, OW, TH, TW) for the other
- * two. Arrays are C-contiguous, float32 or float64, checked by the caller
+ * then tile columns. dims = (N, C, H, W, PH, PW, TH, TW) for input_transform and
+ * input_adjoint (the image, the padding before it, the tiles per column and row),
+ * (N, O, OH, OW, TH, TW) for the other two. Arrays are C-contiguous, float32 or float64, checked by the caller
  * (ember/backend/winograd.py) except for their sizes, checked here.
  */
 #define PY_SSIZE_T_CLEAN
@@ -258,7 +262,103 @@ done:
     return result;
 }
 
+/* The adjoint of input_transform: each tile's 16 planes m[:, t, c] go back through
+ * B m B^T to a 4x4 patch that is added into the input gradient where input_transform read
+ * the patch (tiles in order, so the sums' order is fixed). Per sample the patches are added
+ * into a zero-padded channels-last scratch along contiguous channels, whose image part is
+ * then copied out channels-first. B m B^T, row r (and likewise column s) of B:
+ * r0 = m0, r1 = m1 - m2 + m3, r2 = m1 + m2 - m0, r3 = -m3. */
+#define ADJOINT_LOOP(T)                                                                      \
+    do {                                                                                     \
+        const T *m = (const T *)m_buf.buf;                                                   \
+        T *gx = (T *)x_buf.buf;                                                              \
+        T *pad = (T *)scratch;                                                               \
+        Py_ssize_t rows = 2 * TH + 2, cols = 2 * TW + 2;                                     \
+        T *row = pad + rows * cols * C; /* 4 rows of 4 columns of C: one tile's B m */       \
+        for (Py_ssize_t n = 0; n < N; n++) {                                                 \
+            memset(pad, 0, (size_t)(rows * cols * C) * sizeof(T));                           \
+            for (Py_ssize_t i = 0; i < TH; i++)                                              \
+            for (Py_ssize_t j = 0; j < TW; j++) {                                            \
+                const T *in = m + ((n * TH + i) * TW + j) * C;                               \
+                for (int b = 0; b < 4; b++) {  /* B applied down each column b */            \
+                    const T *restrict m0 = in + (0 + b) * plane, *restrict m1 = in + (4 + b) * plane; \
+                    const T *restrict m2 = in + (8 + b) * plane, *restrict m3 = in + (12 + b) * plane; \
+                    T *restrict q0 = row + (0 * 4 + b) * C, *restrict q1 = row + (1 * 4 + b) * C; \
+                    T *restrict q2 = row + (2 * 4 + b) * C, *restrict q3 = row + (3 * 4 + b) * C; \
+                    for (Py_ssize_t c = 0; c < C; c++) {                                     \
+                        q0[c] = m0[c];                                                       \
+                        q1[c] = m1[c] - m2[c] + m3[c];                                       \
+                        q2[c] = m1[c] + m2[c] - m0[c];                                       \
+                        q3[c] = -m3[c];                                                      \
+                    }                                                                        \
+                }                                                                            \
+                for (int r = 0; r < 4; r++) {  /* then B along each row, added in place */   \
+                    const T *restrict k0 = row + (r * 4 + 0) * C, *restrict k1 = row + (r * 4 + 1) * C; \
+                    const T *restrict k2 = row + (r * 4 + 2) * C, *restrict k3 = row + (r * 4 + 3) * C; \
+                    T *base = pad + ((2 * i + r) * cols + 2 * j) * C;                        \
+                    T *restrict d0 = base, *restrict d1 = base + C;                          \
+                    T *restrict d2 = base + 2 * C, *restrict d3 = base + 3 * C;              \
+                    for (Py_ssize_t c = 0; c < C; c++) {                                     \
+                        d0[c] += k0[c];                                                      \
+                        d1[c] += k1[c] - k2[c] + k3[c];                                      \
+                        d2[c] += k1[c] + k2[c] - k0[c];                                      \
+                        d3[c] += -k3[c];                                                     \
+                    }                                                                        \
+                }                                                                            \
+            }                                                                                \
+            for (Py_ssize_t c = 0; c < C; c++) {                                             \
+                T *img = gx + (n * C + c) * H * W;                                           \
+                for (Py_ssize_t y = 0; y < H; y++) {                                         \
+                    Py_ssize_t py = y + PH;                                                  \
+                    for (Py_ssize_t xx = 0; xx < W; xx++) {                                  \
+                        Py_ssize_t px = xx + PW;                                             \
+                        img[y * W + xx] = (py < rows && px < cols)                           \
+                                          ? pad[(py * cols + px) * C + c] : (T)0;            \
+                    }                                                                        \
+                }                                                                            \
+            }                                                                                \
+        }                                                                                    \
+    } while (0)
+
+static PyObject *input_adjoint(PyObject *self, PyObject *args) {
+    Py_buffer m_buf, x_buf;
+    int is_double;
+    Py_ssize_t N, C, H, W, PH, PW, TH, TW;
+    if (!PyArg_ParseTuple(args, "y*w*p(nnnnnnnn)", &m_buf, &x_buf, &is_double, &N, &C, &H,
+                          &W, &PH, &PW, &TH, &TW))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t size = is_double ? 8 : 4, plane = N * TH * TW * C;
+    if (N < 0 || C < 0 || H < 0 || W < 0 || TH < 0 || TW < 0 || PH < 0 || PW < 0
+            || x_buf.len < N * C * H * W * size || m_buf.len < 16 * plane * size) {
+        PyErr_SetString(PyExc_ValueError, "_winograd.input_adjoint: bad geometry");
+        goto done;
+    }
+    void *scratch = PyMem_RawMalloc(((size_t)((2 * TH + 2) * (2 * TW + 2) * C) + 16 * C) * size
+                                    + 1);
+    if (scratch == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (is_double)
+        ADJOINT_LOOP(double);
+    else
+        ADJOINT_LOOP(float);
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(scratch);
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&m_buf);
+    PyBuffer_Release(&x_buf);
+    return result;
+}
+
 static PyMethodDef winograd_functions[] = {
+    {"input_adjoint", input_adjoint, METH_VARARGS,
+     "input_adjoint(m, gx, is_double, (N, C, H, W, PH, PW, TH, TW))\n--\n\n"
+     "gx = the sum of each tile's B m B^T over the patch input_transform read (gx written)."},
     {"input_transform", input_transform, METH_VARARGS,
      "input_transform(x, v, is_double, (N, C, H, W, PH, PW, TH, TW))\n--\n\n"
      "v[e, t, c] = (B^T d B)[e] of each 4x4 input patch (see the module source)."},

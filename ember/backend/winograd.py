@@ -5,9 +5,10 @@ Transformed, the patch and the kernel meet in 16 elementwise products per channe
 instead of 36 multiply-adds, and the sum over input channels becomes 16 matrix products
 (tiles x C) @ (C x O) for BLAS: 2.25x fewer multiply-adds than im2col's one product
 (tiles*4 x 9C) @ (9C x O). The transforms themselves (``_winograd.c``) are additions only.
-Both gradients are the same algorithm: the input gradient is the convolution of the output
-gradient with the flipped kernel, and the weight gradient is G^T (sum over tiles of
-V^T Z) G, V the input's transformed patches, Z the output gradient's transformed tiles.
+Both gradients are the forward pass's adjoint: with Z the output gradient's transformed
+tiles (A gy A^T) and V the input's transformed patches, the input gradient adds each tile's
+B (Z U^T) B^T back over its patch (U the transformed kernel) and the weight gradient is
+G^T (sum over tiles of V^T Z) G.
 
 Rounding: the transforms add and subtract up to nine inputs before the products (the
 kernel's by halves), so float32 results differ from a direct convolution's by a few units
@@ -163,10 +164,9 @@ def backward(x, w, gy, pads, need=(True, True, False)):
     x = np.ascontiguousarray(x)
     gy = np.ascontiguousarray(gy, dtype=dt)
     gx = np.empty_like(x) if need_x else None
-    # the input gradient: gy convolved with the kernel flipped and its channels swapped,
-    # padded so that the result has x's size (2 - pad before each side)
-    u_flip = (_kernel_transform(np.ascontiguousarray(w.transpose(1, 0, 2, 3)[:, :, ::-1, ::-1]))
-              if need_x else None)
+    # the forward pass's adjoint, step by step: Z = A gy A^T per tile, Z U^T, then each
+    # tile's B (Z U^T) B^T added back where the forward pass read its patch
+    u_t = _kernel_transform(w).transpose(0, 2, 1) if need_x else None  # 16, O, C
     th, tw = _tiles(*out_hw)
     tiles = th * tw
     blocks = _blocks(n, 16 * tiles * (c + o) * dt.itemsize)
@@ -175,14 +175,16 @@ def backward(x, w, gy, pads, need=(True, True, False)):
 
     def block(i, lo, hi):
         g = gy[lo:hi]
-        if need_x:
-            _convolve(g, u_flip, (2 - top, 2 - left), (h, wd), gx[lo:hi])
-        if need_w:
-            k = hi - lo
-            v = np.empty((16, k * tiles, c), dtype=dt)
-            _native.input_transform(x[lo:hi], v, is_double, (k, c, h, wd, top, left, th, tw))
+        k = hi - lo
+        if need_x or need_w:
             z = np.empty((16, k * tiles, o), dtype=dt)
             _native.grad_transform(g, z, is_double, (k, o, out_hw[0], out_hw[1], th, tw))
+        if need_x:
+            _native.input_adjoint(np.matmul(z, u_t), gx[lo:hi], is_double,
+                                  (k, c, h, wd, top, left, th, tw))
+        if need_w:
+            v = np.empty((16, k * tiles, c), dtype=dt)
+            _native.input_transform(x[lo:hi], v, is_double, (k, c, h, wd, top, left, th, tw))
             wparts[i] = np.matmul(v.transpose(0, 2, 1), z)            # 16, C, O
         if need_b:
             bparts[i] = g.sum(axis=(0, 2, 3))
