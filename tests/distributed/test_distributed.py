@@ -91,9 +91,13 @@ def test_launch_command():
 
 def test_ranks_get_torchruns_variables(tmp_path):
     script = tmp_path / "show_env.py"
+    # one write per line: the ranks share mpiexec's stdout, and print()'s separate writes of
+    # each argument could interleave with the other rank's
     script.write_text("import os, sys\n"
-                      "print(sys.argv[1:], __name__, *(os.environ[k] for k in ('RANK', "
-                      "'WORLD_SIZE', 'LOCAL_RANK', 'LOCAL_WORLD_SIZE')))\n")
+                      "line = ' '.join([str(sys.argv[1:]), __name__] + [os.environ[k] for k in "
+                      "('RANK', 'WORLD_SIZE', 'LOCAL_RANK', 'LOCAL_WORLD_SIZE')])\n"
+                      "sys.stdout.write(line + '\\n')\n"
+                      "sys.stdout.flush()\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"):
         env.pop(name, None)
