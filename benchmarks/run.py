@@ -514,9 +514,9 @@ def parse(argv=None):
                         "threads splitting the work). ember's thread pool only runs while "
                         "they are 1 (OpenBLAS's idle threads busy-wait after each call): "
                         "--numpy-blas-threads 2 measures OpenBLAS's threads instead")
-    p.add_argument("--pin-threads", action="store_true",
-                   help="pin ember's busy pool threads to CPUs (opt-in: the 'pin_threads' "
-                        "entry of EMBER_PROCESS_TUNING)")
+    p.add_argument("--no-pin-threads", action="store_true",
+                   help="leave ember's pool threads unpinned (pinning is on by default: the "
+                        "'pin_threads' entry of EMBER_PROCESS_TUNING)")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                    help="cuda: the main table's " + ", ".join(DEVICE_MAIN) + " on the GPU "
                         "(ember through CuPy; torch too when it has CUDA), timed to the end of "
@@ -563,9 +563,9 @@ def main(argv=None):
     if torch is not None:
         torch.set_num_threads(args.threads)
     ember.set_num_threads(args.threads)  # ember's own thread pool (its large NumPy passes)
-    if args.pin_threads:
+    if args.no_pin_threads:
         from ember.backend import parallel
-        parallel.enable_pinning()
+        parallel.PIN_THREADS = False
     # NumPy's OpenBLAS (ember's matmuls): ember runs it on one thread and splits the work on
     # its own threads (ember.backend.parallel.adopt_blas), unless told otherwise here
     if args.numpy_blas_threads is not None:

@@ -29,9 +29,10 @@ hold the other cores and a pool thread would only get time slices of them (measu
 benchmark, 2 cores: 43 ms a step with the pool next to 2-thread OpenBLAS, 31.5 ms without it).
 
 Waiting: with the native helpers (``_pool.c``, built at install) idle workers spin ``SPIN_US``
-with the GIL released before they sleep, and, if asked for (``PIN_THREADS``, off by default:
-see ``process.py``), are pinned to CPUs other than the caller's while the pool is busy; see
-``_pool.c`` for the measurements behind both. Without them the pool waits on Python locks.
+with the GIL released before they sleep, and (``PIN_THREADS``, on by default when the pool
+spans every CPU the process may use: see ``process.py``) are pinned to CPUs other than the
+caller's while the pool is busy; see ``_pool.c`` for the measurements behind both. Without
+them the pool waits on Python locks.
 
 Safety: one parallel pass at a time. A call made while the pool is busy (from another thread,
 or from inside a chunk) runs its whole range on its own thread. After ``os.fork`` the child
@@ -79,10 +80,10 @@ SPIN_US = 2000
 #: pin each worker to a CPU other than the calling thread's while the pool is busy, and the
 #: calling thread to its CPU for passes of several pieces per thread (see _pool.c: otherwise
 #: Linux may stack the threads of a pass on one CPU for tens of milliseconds); needs the
-#: native helpers, Linux, and as many allowed CPUs as threads. The calling thread is not
+#: native helpers, Linux, and a pool as large as the allowed CPUs. The calling thread is not
 #: pinned for one-piece passes (matmul bands): a thread hands the GIL over only twice there,
 #: too rarely to be pulled over, and setting the affinity costs ~20 us per pass in a VM.
-PIN_THREADS = False  # opt-in: see ember/backend/process.py ("pin_threads")
+PIN_THREADS = False  # set at import: see ember/backend/process.py ("pin_threads")
 
 try:
     from . import _pool as _native
@@ -131,18 +132,24 @@ def _signal():
 
 def _pin_plan(workers):
     """(CPU of the calling thread, a distinct other CPU for each of ``workers``) for one
-    pass, or None when the workers are not to be pinned."""
+    pass, or None when the workers are not to be pinned: pinning is off, or the pool is
+    smaller than the CPUs this process may use (``set_num_threads`` below their count: the
+    user shares them out, e.g. among processes, and pinned threads would crowd the first
+    ones). The workers take the CPUs after the caller's, in cyclic order, so that processes
+    whose callers run on different CPUs spread their workers differently too."""
     if not PIN_THREADS or _native is None:
         return None
     here = _native.current_cpu()
     if here < 0:
         return None
     try:
-        others = sorted(os.sched_getaffinity(0) - {here})
+        allowed = sorted(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return None
-    if len(others) < workers:
+    if here not in allowed or _num_threads < len(allowed) or len(allowed) <= workers:
         return None
+    at = allowed.index(here)
+    others = allowed[at + 1:] + allowed[:at]
     return here, others[:workers]
 
 

@@ -2,7 +2,7 @@
 
 ``import ember`` calls ``apply()`` once. Each change has a name; the environment variable
 ``EMBER_PROCESS_TUNING`` picks them, as a comma-separated list read left to right:
-``default`` (the four marked below), ``none``, a name (turn it on) or ``-name`` (turn it off).
+``default`` (the five marked below), ``none``, a name (turn it on) or ``-name`` (turn it off).
 Unset, it means ``default``. ``python -m ember.utils.collect_env`` lists what took effect.
 
 * ``blas_threads`` (default): NumPy's OpenBLAS runs on one thread, so that ember's own pool
@@ -19,16 +19,20 @@ Unset, it means ``default``. ``python -m ember.utils.collect_env`` lists what to
 * ``fork_hook`` (default): ``os.register_at_fork`` makes a forked child (a DataLoader worker)
   drop the parent's pool threads, which do not exist there, and start its own on first use.
   Off, the pool simply is not used in a forked child.
-* ``pin_threads`` (opt-in): while the pool is busy, each worker is pinned to a CPU other than
-  the calling thread's. On a 2-core VM this avoided Linux stacking a pass's two threads on
-  one CPU (a first training step after a pause: 45 ms instead of 28), but several ember
-  processes would pin onto the same CPUs, so it is off unless asked for.
+* ``pin_threads`` (default): while the pool is busy, each worker is pinned to a CPU other
+  than the calling thread's (the CPUs after it, cyclically), and the calling thread to its
+  own for passes of several pieces; a worker is unpinned before it sleeps. On a 2-core VM
+  Linux otherwise stacked a pass's two threads on one CPU, or queued a woken worker behind
+  its waker, for the first steps after a pause (CNN steps of 20-25 ms instead of 12.5;
+  benchmarks/run.py's CNN ratio 1.32 -> 1.06-1.11 with pinning). Only when the pool is as
+  large as the CPUs the process may use (``set_num_threads`` smaller: the user is sharing
+  the CPUs out, and pinned threads would crowd the first ones).
 
 >>> from ember.backend import process
 >>> sorted(process.DEFAULT)
-['blas_threads', 'fork_hook', 'malloc_priming', 'warnings_filter']
->>> sorted(process.requested("default,-malloc_priming,pin_threads"))
-['blas_threads', 'fork_hook', 'pin_threads', 'warnings_filter']
+['blas_threads', 'fork_hook', 'malloc_priming', 'pin_threads', 'warnings_filter']
+>>> sorted(process.requested("default,-malloc_priming,-pin_threads"))
+['blas_threads', 'fork_hook', 'warnings_filter']
 """
 import os
 import warnings
@@ -36,8 +40,9 @@ import warnings
 from . import parallel
 
 ENV_VAR = "EMBER_PROCESS_TUNING"
-DEFAULT = frozenset({"blas_threads", "malloc_priming", "warnings_filter", "fork_hook"})
-ALL = DEFAULT | {"pin_threads"}
+DEFAULT = frozenset({"blas_threads", "malloc_priming", "warnings_filter", "fork_hook",
+                     "pin_threads"})
+ALL = DEFAULT
 
 _applied = {}  # name -> whether it took effect (filled by apply)
 

@@ -274,7 +274,8 @@ def test_pool_uses_native_signals(pool2):
 @pytest.mark.parametrize("pieces_per_thread", [1, 4])
 def test_pool_pass_pins_workers_and_leaves_caller_affinity(pool2, pieces_per_thread,
                                                           monkeypatch):
-    monkeypatch.setattr(parallel, "PIN_THREADS", True)  # opt-in ("pin_threads")
+    monkeypatch.setattr(parallel, "PIN_THREADS", True)  # on by default ("pin_threads")
+    ember.set_num_threads(len(_allowed_cpus()))  # pinned only when the pool spans the CPUs
     before = os.sched_getaffinity(0)
     me = threading.current_thread().name
     x = RNG.standard_normal(40_000)
@@ -583,3 +584,24 @@ def test_matmul_stack_of_products_splits_along_the_stack(pool2, bands):
         bands.clear()
         np.testing.assert_array_equal(gemm.matmul(x, y), np.matmul(x, y))
         assert bands == []
+
+
+@needs_pinning
+def test_pin_plan_spreads_after_the_caller_and_needs_a_full_pool(monkeypatch):
+    monkeypatch.setattr(parallel, "PIN_THREADS", True)
+    allowed = sorted(_allowed_cpus())
+    here = allowed[len(allowed) // 2]
+    monkeypatch.setattr(parallel._native, "current_cpu", lambda: here)
+    saved = ember.get_num_threads()
+    try:
+        ember.set_num_threads(len(allowed))
+        caller, workers = parallel._pin_plan(len(allowed) - 1)
+        at = allowed.index(here)
+        assert caller == here and workers == allowed[at + 1:] + allowed[:at]
+        ember.set_num_threads(len(allowed) - 1)  # a pool smaller than the CPUs: not pinned
+        assert parallel._pin_plan(1) is None
+        ember.set_num_threads(len(allowed))
+        monkeypatch.setattr(parallel, "PIN_THREADS", False)
+        assert parallel._pin_plan(1) is None
+    finally:
+        ember.set_num_threads(saved)

@@ -49,7 +49,8 @@ def test_default_changes():
     report = _report(None)
     applied = report["applied"]
     assert applied["warnings_filter"] and applied["fork_hook"]
-    assert applied["pin_threads"] is False and report["pin"] is False  # pinning is opt-in
+    # pinning is on where the native helpers are built
+    assert applied["pin_threads"] == report["pin"] == (parallel._native is not None)
     assert report["warned"] == 0  # ember's own overflow is silent, as in PyTorch
     assert report["child_ok"]
     if report["blas"] is not None:
@@ -72,8 +73,10 @@ def test_each_change_can_be_turned_off_alone():
 
 
 @pytest.mark.skipif(parallel._native is None, reason="pinning needs ember.backend._pool")
-def test_pinning_is_opt_in():
-    report = _report("default,pin_threads")
+def test_pinning_can_be_turned_off():
+    report = _report("default,-pin_threads")
+    assert report["applied"]["pin_threads"] is False and report["pin"] is False
+    report = _report("none,pin_threads")
     assert report["applied"]["pin_threads"] and report["pin"] is True
 
 

@@ -51,7 +51,7 @@ from ember.backend import parallel
 if sys.argv[1] == "python":
     parallel._native = None  # the fallback: workers wait on plain locks, nothing is pinned
 else:
-    parallel.enable_pinning()  # opt-in ("pin_threads"): the case with affinity to restore
+    parallel.enable_pinning()  # (on by default, "pin_threads"): the case with affinity to restore
 parallel._CHECK_BLAS = False  # the pool runs whatever NumPy's BLAS does
 F = ember.nn.functional
 rng = np.random.default_rng(0)
