@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ..backend import get_array_module
+from ..backend import get_array_module, kernels
 from ..backend.meta import is_meta
 
 from .._tensor import Tensor
@@ -265,6 +265,13 @@ def tiled_scatter(grad, geom):
     code = geom.code
     if g.shape != code.shape:  # a broadcast gradient (e.g. of a sum)
         g = xp.broadcast_to(g, code.shape)
+    if geom.ksize == (2, 2) and code.dtype == xp.uint8 and kernels.native_for(gx):
+        g = xp.ascontiguousarray(g, dtype=gx.dtype)
+
+        def chunk(lo, hi):  # compiled: one pass, the same products
+            kernels.maxpool2_backward(g[lo:hi], code[lo:hi], gx[lo:hi], geom.out)
+        _by_samples(gx.shape[0], chunk, 2 * gx.nbytes)
+        return gx
 
     def chunk(lo, hi):
         win = geom.tiles(gx[lo:hi])

@@ -1,5 +1,5 @@
-"""Compiled loops for convolutions and ReLU (``ember.backend._kernels``), with NumPy the
-fallback.
+"""Compiled loops for convolutions, ReLU and the max-pool gradient (``ember.backend._kernels``),
+with NumPy the fallback.
 
 The C extension is optional (built by setup.py when a compiler is there). Callers ask
 ``native_for(*arrays)`` whether it applies -- NumPy arrays, C-contiguous, one dtype that the
@@ -23,7 +23,7 @@ except ImportError:  # built without a C compiler: the NumPy paths run
     _native = None
 
 __all__ = ["available", "set_enabled", "native_for", "im2col_rows",
-           "col2im", "relu", "relu_backward", "sub_scaled_"]
+           "col2im", "relu", "relu_backward", "sub_scaled_", "maxpool2_backward"]
 
 _enabled = [_native is not None]
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -103,3 +103,15 @@ def sub_scaled_(dst, alpha, src):
     C-contiguous, same shape; ``alpha`` a Python float): NumPy's bits."""
     _native.sub_scaled(dst, src, alpha, dst.dtype == np.float64)
     return dst
+
+
+def _pool2_dims(shape, out):
+    n, c, h, w = shape
+    return (n * c, h, w, out[0], out[1])
+
+
+def maxpool2_backward(grad, code, gx, out):
+    """Each 2x2 window of ``gx`` (N, C, H, W) = grad * (offset == code), as the NumPy path's
+    multiply by the comparison; gx's uncovered tail is left as it is."""
+    _native.maxpool2_backward(grad, code, gx, grad.dtype == np.float64,
+                              _pool2_dims(gx.shape, out))

@@ -188,3 +188,23 @@ def test_sgd_update_is_the_same_with_and_without_the_loop():
             kernels.set_enabled(previous)
     for a, b in zip(*results):
         np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(3, 4, 8, 6), (2, 3, 7, 5)])  # covered; an uncovered tail
+def test_max_pool_gradient_matches_the_numpy_path(dtype, shape, numpy_path):
+    from ember._ops import pooling as P
+    rng = np.random.default_rng(5)
+    x = rng.choice([np.nan, -0.0, 0.0, 1.0, -1.0, 2.0, np.inf], size=shape).astype(dtype)
+    out = (shape[2] // 2, shape[3] // 2)
+    geom = P._TileGeom((2, 2), out, shape)
+    _, geom.code = P.tiled_max(x, geom)
+    grads = [rng.standard_normal(geom.code.shape).astype(dtype),
+             np.full(geom.code.shape, -np.inf, dtype),                 # non-finite: NaN
+             np.array(2.5, dtype=dtype)]                               # a broadcast gradient
+    for g in grads:
+        fast = P.tiled_scatter(g, geom)
+        with numpy_path:
+            slow = P.tiled_scatter(g, geom)
+        np.testing.assert_array_equal(fast, slow)
+        assert np.array_equal(np.signbit(fast), np.signbit(slow))  # -0.0 where g < 0
