@@ -28,7 +28,7 @@ from ..backend import get_array_module, kernels, winograd
 
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.dispatch import active as _dispatch_active
-from ..backend.parallel import parallel_for
+from ..backend.parallel import run_blocks as _run_blocks, sample_blocks
 from .primitive import Primitive
 from .._tensor import Tensor
 
@@ -79,24 +79,8 @@ _BLOCK_BYTES = 1 << 20  # about this many bytes of im2col columns per block
 
 
 def _blocks(n, per_sample):
-    """Consecutive sample ranges [(lo, hi), ...] of at most about ``_BLOCK_BYTES`` each, of
-    near-equal sizes and (when more than one) a multiple of 4 of them, so that 2 or 4 threads
-    get equal shares: 64 samples of 56 KB make 4 blocks of 16, not 18, 18, 18, 10 (one
-    thread would do 36 samples while the other does 28)."""
-    bs = max(1, min(n, _BLOCK_BYTES // max(1, per_sample)))
-    count = -(-n // bs) if n else 0
-    if count > 1:
-        count = min(n, -(-count // 4) * 4)
-    return [(n * i // count, n * (i + 1) // count) for i in range(count)]
-
-
-def _run_blocks(blocks, fn, work):
-    """``fn(i, lo, hi)`` for every block, spread over the thread pool when ``work`` (bytes
-    touched) is large enough."""
-    def chunk(a, b):
-        for i in range(a, b):
-            fn(i, *blocks[i])
-    parallel_for(len(blocks), chunk, work)
+    """Sample blocks of about ``_BLOCK_BYTES`` of columns each (see ``sample_blocks``)."""
+    return sample_blocks(n, per_sample, _BLOCK_BYTES)
 
 
 def _sum_parts(parts):

@@ -429,6 +429,34 @@ def adopt_blas():
     return _adopted[0]
 
 
+def sample_blocks(n, per_sample, block_bytes):
+    """Consecutive ranges [(lo, hi), ...] covering ``range(n)`` (samples of ``per_sample``
+    bytes of scratch each), of at most about ``block_bytes`` each, of near-equal sizes and
+    (when more than one) a multiple of 4 of them, so that 2 or 4 threads get equal shares:
+    64 samples of 56 KB in 1 MiB blocks make 4 blocks of 16, not 18, 18, 18, 10 (one thread
+    would do 36 samples while the other does 28). They depend on the shapes only, never on
+    the thread count, so per-block partial results summed in block order give the same bits
+    whatever ``get_num_threads()`` is.
+
+    >>> sample_blocks(64, 56 << 10, 1 << 20)
+    [(0, 16), (16, 32), (32, 48), (48, 64)]
+    """
+    size = max(1, min(n, block_bytes // max(1, per_sample)))
+    count = -(-n // size) if n else 0
+    if count > 1:
+        count = min(n, -(-count // 4) * 4)
+    return [(n * i // count, n * (i + 1) // count) for i in range(count)]
+
+
+def run_blocks(blocks, fn, work):
+    """``fn(i, lo, hi)`` for every block ``(lo, hi)`` of ``blocks``, spread over the pool when
+    ``work`` (bytes touched) is large enough."""
+    def chunk(a, b):
+        for i in range(a, b):
+            fn(i, *blocks[i])
+    parallel_for(len(blocks), chunk, work)
+
+
 def parallel_for(n, fn, work, pieces_per_thread=None):
     """Call ``fn(lo, hi)`` on consecutive slices covering ``range(n)``: on up to
     ``get_num_threads()`` threads when ``work`` (bytes touched) allows, each claiming slices

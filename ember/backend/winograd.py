@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from .parallel import parallel_for
+from .parallel import run_blocks as _run, sample_blocks
 
 try:
     from . import _winograd as _native
@@ -99,20 +99,7 @@ def _kernel_gradient(u_grad, o, c, dtype):
 
 
 def _blocks(n, per_sample):
-    """Consecutive sample ranges of about ``BLOCK_BYTES`` each, a multiple of 4 of them
-    when more than one (equal shares for 2 or 4 threads)."""
-    size = max(1, min(n, BLOCK_BYTES // max(1, per_sample)))
-    count = -(-n // size) if n else 0
-    if count > 1:
-        count = min(n, -(-count // 4) * 4)
-    return [(n * i // count, n * (i + 1) // count) for i in range(count)]
-
-
-def _run(blocks, fn, work):
-    def chunk(a, b):
-        for i in range(a, b):
-            fn(i, *blocks[i])
-    parallel_for(len(blocks), chunk, work)
+    return sample_blocks(n, per_sample, BLOCK_BYTES)
 
 
 def _convolve(src, u, pads, out_hw, dst, bias=None):
