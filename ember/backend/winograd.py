@@ -148,9 +148,10 @@ def backward(x, w, gy, pads, need=(True, True, False)):
     out_hw = gy.shape[2:]
     dt = x.dtype
     is_double = dt == np.float64
-    x = np.ascontiguousarray(x)
+    if need_w:  # (the input gradient never reads x: it may be a broadcast stand-in)
+        x = np.ascontiguousarray(x)
     gy = np.ascontiguousarray(gy, dtype=dt)
-    gx = np.empty_like(x) if need_x else None
+    gx = np.empty(x.shape, dtype=dt) if need_x else None
     # the forward pass's adjoint, step by step: Z = A gy A^T per tile, Z U^T, then each
     # tile's B (Z U^T) B^T added back where the forward pass read its patch
     u_t = _kernel_transform(w).transpose(0, 2, 1) if need_x else None  # 16, O, C
