@@ -28,7 +28,7 @@ from ..backend import get_array_module, kernels, winograd
 
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.dispatch import active as _dispatch_active
-from ..backend.parallel import run_blocks as _run_blocks, sample_blocks
+from ..backend.parallel import run_blocks as _run_blocks, sample_blocks, sum_parts as _sum_parts
 from .primitive import Primitive
 from .._tensor import Tensor
 
@@ -81,14 +81,6 @@ _BLOCK_BYTES = 1 << 20  # about this many bytes of im2col columns per block
 def _blocks(n, per_sample):
     """Sample blocks of about ``_BLOCK_BYTES`` of columns each (see ``sample_blocks``)."""
     return sample_blocks(n, per_sample, _BLOCK_BYTES)
-
-
-def _sum_parts(parts):
-    """Sum of the per-block partial results, in block order (a fresh array)."""
-    acc = parts[0]
-    for q in parts[1:]:
-        acc += q
-    return acc
 
 
 def _padded_channels_last(x, geom):

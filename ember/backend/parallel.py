@@ -457,6 +457,15 @@ def run_blocks(blocks, fn, work):
     parallel_for(len(blocks), chunk, work)
 
 
+def sum_parts(parts):
+    """The sum of per-block partial results (fresh arrays each), in block order, into the
+    first of them: the same bits whatever thread computed which block."""
+    acc = parts[0]
+    for part in parts[1:]:
+        acc += part
+    return acc
+
+
 def parallel_for(n, fn, work, pieces_per_thread=None):
     """Call ``fn(lo, hi)`` on consecutive slices covering ``range(n)``: on up to
     ``get_num_threads()`` threads when ``work`` (bytes touched) allows, each claiming slices

@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from .parallel import run_blocks as _run, sample_blocks
+from .parallel import run_blocks as _run, sample_blocks, sum_parts
 
 try:
     from . import _winograd as _native
@@ -180,23 +180,10 @@ def backward(x, w, gy, pads, need=(True, True, False)):
     _run(blocks, block, work)
     gw = gb = None
     if need_w:
-        if blocks:
-            total = wparts[0]
-            for part in wparts[1:]:
-                total += part
-            gw = _kernel_gradient(total, o, c, dt)
-        else:
-            gw = np.zeros(w.shape, dtype=dt)
+        gw = _kernel_gradient(sum_parts(wparts), o, c, dt) if blocks else np.zeros(w.shape, dt)
     if need_b:
-        gb = np.zeros(o, dtype=dt) if not blocks else _sum(bparts)
+        gb = sum_parts(bparts) if blocks else np.zeros(o, dtype=dt)
     return gx, gw, gb
-
-
-def _sum(parts):
-    total = parts[0].copy()
-    for part in parts[1:]:
-        total += part
-    return total
 
 
 def _pad_pairs(pads):
