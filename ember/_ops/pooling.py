@@ -222,7 +222,8 @@ def _by_samples(n, fn, work):
 
 
 def tiled_max(x, geom):
-    """Max over non-overlapping windows: values and the window-local argmax code.
+    """Max over non-overlapping windows: values, the window-local argmax code, and whether
+    x holds a NaN (None: not looked at).
 
     One transposed copy puts each window offset in its own contiguous slab (strided
     NumPy loops are several times slower than contiguous ones); then a running maximum
@@ -237,6 +238,13 @@ def tiled_max(x, geom):
     shape = x.shape[:2] + geom.out
     vals = xp.empty(shape, dtype=x.dtype)
     code = xp.empty(shape, dtype=ctype)
+    if geom.ksize == (2, 2) and kernels.native_for(x):
+        nan = []
+
+        def compiled(lo, hi):  # one pass, the same values and codes
+            nan.append(kernels.maxpool2_forward(x[lo:hi], vals[lo:hi], code[lo:hi]))
+        _by_samples(x.shape[0], compiled, x.nbytes)
+        return vals, code, any(nan)
 
     def chunk(lo, hi):
         xs = x[lo:hi]
@@ -253,7 +261,7 @@ def tiled_max(x, geom):
             xp.maximum(c, gt.view(xp.uint8) * ctype(j) if ctype is xp.uint8 else gt * j, out=c)
             xp.maximum(v, s, out=v)
     _by_samples(x.shape[0], chunk, 2 * x.nbytes)
-    return vals, code
+    return vals, code, None
 
 
 def tiled_scatter(grad, geom):
@@ -390,11 +398,13 @@ def max_pool(x, ksize, stride, padding, dilation, ceil_mode, need_indices=True):
     if _tiled_ok(a, ksize, stride, padding, dilation, ceil_mode):
         out = tuple(n // k for n, k in zip(a.shape[2:], ksize))
         geom = _TileGeom(ksize, out, a.shape)
-        vals, geom.code = tiled_max(a, geom)
+        vals, geom.code, nan = tiled_max(a, geom)
         # NaN: the running maximum propagates it but the code keeps an earlier position;
         # the general path below picks the NaN's own index
-        if is_meta(vals) or not (a.dtype.kind == "f"
-                                 and get_array_module(vals).isnan(vals).any()):
+        if nan is None:
+            nan = not is_meta(vals) and a.dtype.kind == "f" and bool(
+                get_array_module(vals).isnan(vals).any())
+        if not nan:
             indices = tiled_indices(geom) if need_indices else None
             indices = None if indices is None else Tensor._make(indices[0] if unbatched
                                                                 else indices)

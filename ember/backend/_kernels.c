@@ -18,6 +18,7 @@
  *   relu(src, dst, is_double)                   dst = src < 0 ? 0 : src
  *   relu_backward(grad, out, dst, is_double)    dst = out <= 0 ? 0 : grad
  *   sub_scaled(dst, src, alpha, is_double)       dst -= (T)alpha * src, in place
+ *   maxpool2_forward(x, vals, code, is_double, dims) 2x2 stride-2 max pooling, NaN flag
  *   maxpool2_backward(g, code, gx, is_double, dims) gradient of 2x2 stride-2 max pooling
  *
  * dims = (N, C, H, W, G, KH, KW, OH, OW, SH, SW, DH, DW, PH, PW); strides = (g, n, p, k, c)
@@ -359,8 +360,7 @@ done:
  * 2 * ky + kx of each window's first maximum): each 2x2 window of gx = g * (offset == code),
  * as the NumPy path's multiply by the comparison (a product with 1 or 0 from a table: no
  * branch, and a non-finite g gives NaN at the other offsets, as there). 2x faster than the
- * NumPy path's four strided passes; the uncovered tail of gx is left as it is. (The forward
- * pass in C was no faster than NumPy's running maximum over contiguous slabs.) */
+ * NumPy path's four strided passes; the uncovered tail of gx is left as it is. */
 #define MAXPOOL2_GRAD_LOOP(T)                                                                \
     do {                                                                                     \
         static const T tab[4][4] = {{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}}; \
@@ -414,7 +414,138 @@ done:
     return result;
 }
 
+/* 2x2 stride-2 max pooling: vals = each window's maximum, code = 2 * ky + kx of its first
+ * maximum, as the NumPy path's running maximum over the offsets in order (v = maximum(v, s),
+ * code = s > v ? j : code; np.maximum returns its second operand on a tie, so a -0/+0 tie
+ * takes the later offset's zero there and here). A NaN anywhere only sets the returned flag:
+ * the caller then takes the general path, which picks the NaN's own index. The NumPy path
+ * makes a transposed copy and runs 9 passes over it; this is one pass (5x faster). With SSE2
+ * four windows at a time: two rows of eight floats split into even and odd columns. */
+#define MAXPOOL2_STEP(v, k, s, j)                                                             \
+    do {                                                                                     \
+        if ((s) > (v)) (k) = (j);                                                            \
+        (v) = (v) > (s) ? (v) : (s);                                                         \
+    } while (0)
+
+/* Windows from..OW-1 of one output row (r0, r1: its two input rows); returns "saw a NaN". */
+#define MAXPOOL2_ROW_TAIL(T)                                                                 \
+    do {                                                                                     \
+        for (Py_ssize_t ox = from; ox < OW; ox++) {                                          \
+            T a = r0[2 * ox], b = r0[2 * ox + 1], c = r1[2 * ox], d = r1[2 * ox + 1];        \
+            nan |= (a != a) | (b != b) | (c != c) | (d != d);                                \
+            T v = a;                                                                         \
+            uint8_t k = 0;                                                                   \
+            MAXPOOL2_STEP(v, k, b, 1);                                                       \
+            MAXPOOL2_STEP(v, k, c, 2);                                                       \
+            MAXPOOL2_STEP(v, k, d, 3);                                                       \
+            vo[ox] = v;                                                                      \
+            co[ox] = k;                                                                      \
+        }                                                                                    \
+    } while (0)
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+static inline __m128i maxpool2_select(__m128i code, __m128 gt, int j) {
+    __m128i m = _mm_castps_si128(gt);
+    return _mm_or_si128(_mm_andnot_si128(m, code), _mm_and_si128(m, _mm_set1_epi32(j)));
+}
+#endif
+
+static int maxpool2_row_float(const float *restrict r0, const float *restrict r1,
+                              float *restrict vo, uint8_t *restrict co, Py_ssize_t OW) {
+    int nan = 0;
+    Py_ssize_t from = 0;
+#if defined(__SSE2__)
+    __m128 nanv = _mm_setzero_ps();
+    for (Py_ssize_t ox = 0; ox < OW && OW >= 4; ox += 4) {
+        /* the last block overlaps the one before rather than leave a tail: the same
+         * windows' results written twice */
+        const Py_ssize_t at = ox + 4 <= OW ? ox : OW - 4;
+        const float *p0 = r0 + 2 * at, *p1 = r1 + 2 * at;
+        __m128 lo0 = _mm_loadu_ps(p0), hi0 = _mm_loadu_ps(p0 + 4);
+        __m128 lo1 = _mm_loadu_ps(p1), hi1 = _mm_loadu_ps(p1 + 4);
+        __m128 a = _mm_shuffle_ps(lo0, hi0, _MM_SHUFFLE(2, 0, 2, 0));
+        __m128 b = _mm_shuffle_ps(lo0, hi0, _MM_SHUFFLE(3, 1, 3, 1));
+        __m128 c = _mm_shuffle_ps(lo1, hi1, _MM_SHUFFLE(2, 0, 2, 0));
+        __m128 d = _mm_shuffle_ps(lo1, hi1, _MM_SHUFFLE(3, 1, 3, 1));
+        nanv = _mm_or_ps(nanv, _mm_or_ps(_mm_cmpunord_ps(a, b), _mm_cmpunord_ps(c, d)));
+        /* _mm_max_ps(v, s) returns s on a tie, as np.maximum(v, s) does */
+        __m128 v = a;
+        __m128i k = _mm_setzero_si128();
+        k = maxpool2_select(k, _mm_cmpgt_ps(b, v), 1);
+        v = _mm_max_ps(v, b);
+        k = maxpool2_select(k, _mm_cmpgt_ps(c, v), 2);
+        v = _mm_max_ps(v, c);
+        k = maxpool2_select(k, _mm_cmpgt_ps(d, v), 3);
+        v = _mm_max_ps(v, d);
+        _mm_storeu_ps(vo + at, v);
+        __m128i k16 = _mm_packs_epi32(k, k);
+        int32_t k8 = _mm_cvtsi128_si32(_mm_packus_epi16(k16, k16));
+        memcpy(co + at, &k8, 4);
+    }
+    nan = _mm_movemask_ps(nanv) != 0;
+    if (OW >= 4)
+        return nan;
+#endif
+    MAXPOOL2_ROW_TAIL(float);
+    return nan;
+}
+
+static int maxpool2_row_double(const double *restrict r0, const double *restrict r1,
+                               double *restrict vo, uint8_t *restrict co, Py_ssize_t OW) {
+    int nan = 0;
+    Py_ssize_t from = 0;
+    MAXPOOL2_ROW_TAIL(double);
+    return nan;
+}
+
+#define MAXPOOL2_LOOP(T)                                                                     \
+    do {                                                                                     \
+        const T *x = (const T *)x_buf.buf;                                                   \
+        T *vals = (T *)v_buf.buf;                                                            \
+        uint8_t *code = (uint8_t *)c_buf.buf;                                                \
+        for (Py_ssize_t p = 0; p < P; p++)                                                   \
+        for (Py_ssize_t oy = 0; oy < OH; oy++) {                                             \
+            const T *r0 = x + (p * H + 2 * oy) * W;                                          \
+            nan |= maxpool2_row_##T(r0, r0 + W, vals + (p * OH + oy) * OW,                   \
+                                    code + (p * OH + oy) * OW, OW);                          \
+        }                                                                                    \
+    } while (0)
+
+static PyObject *maxpool2_forward(PyObject *self, PyObject *args) {
+    Py_buffer x_buf, v_buf, c_buf;
+    int is_double, nan = 0;
+    Py_ssize_t P, H, W, OH, OW;
+    if (!PyArg_ParseTuple(args, "y*w*w*p(nnnnn)", &x_buf, &v_buf, &c_buf, &is_double, &P, &H,
+                          &W, &OH, &OW))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t size = is_double ? 8 : 4;
+    if (P < 0 || OH < 0 || OW < 0 || 2 * OH > H || 2 * OW > W
+            || x_buf.len < P * H * W * size || v_buf.len < P * OH * OW * size
+            || c_buf.len < P * OH * OW) {
+        PyErr_SetString(PyExc_ValueError, "_kernels.maxpool2_forward: bad geometry");
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (is_double)
+        MAXPOOL2_LOOP(double);
+    else
+        MAXPOOL2_LOOP(float);
+    Py_END_ALLOW_THREADS
+    result = PyBool_FromLong(nan);
+done:
+    PyBuffer_Release(&x_buf);
+    PyBuffer_Release(&v_buf);
+    PyBuffer_Release(&c_buf);
+    return result;
+}
+
 static PyMethodDef kernel_functions[] = {
+    {"maxpool2_forward", maxpool2_forward, METH_VARARGS,
+     "maxpool2_forward(x, vals, code, is_double, (P, H, W, OH, OW))\n--\n\n"
+     "2x2 stride-2 max pooling of x into vals and the uint8 first-argmax codes; True when x "
+     "held a NaN (the results are then not to be used)."},
     {"maxpool2_backward", maxpool2_backward, METH_VARARGS,
      "maxpool2_backward(g, code, gx, is_double, (P, H, W, OH, OW))\n--\n\n"
      "Each 2x2 window of gx = g * (offset == code); the uncovered tail is left as it is."},

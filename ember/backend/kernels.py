@@ -23,7 +23,8 @@ except ImportError:  # built without a C compiler: the NumPy paths run
     _native = None
 
 __all__ = ["available", "set_enabled", "native_for", "im2col_rows",
-           "col2im", "relu", "relu_backward", "sub_scaled_", "maxpool2_backward"]
+           "col2im", "relu", "relu_backward", "sub_scaled_", "maxpool2_forward",
+           "maxpool2_backward"]
 
 _enabled = [_native is not None]
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -108,6 +109,14 @@ def sub_scaled_(dst, alpha, src):
 def _pool2_dims(shape, out):
     n, c, h, w = shape
     return (n * c, h, w, out[0], out[1])
+
+
+def maxpool2_forward(x, vals, code):
+    """2x2 stride-2 max pooling of ``x`` (N, C, H, W) into ``vals`` (N, C, H//2, W//2) and the
+    uint8 ``code`` of each window's first maximum (2 * ky + kx), as the NumPy path's running
+    maximum; returns True when ``x`` holds a NaN (then vals and code are not to be used)."""
+    return _native.maxpool2_forward(x, vals, code, x.dtype == np.float64,
+                                    _pool2_dims(x.shape, vals.shape[2:]))
 
 
 def maxpool2_backward(grad, code, gx, out):

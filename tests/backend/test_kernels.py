@@ -198,7 +198,7 @@ def test_max_pool_gradient_matches_the_numpy_path(dtype, shape, numpy_path):
     x = rng.choice([np.nan, -0.0, 0.0, 1.0, -1.0, 2.0, np.inf], size=shape).astype(dtype)
     out = (shape[2] // 2, shape[3] // 2)
     geom = P._TileGeom((2, 2), out, shape)
-    _, geom.code = P.tiled_max(x, geom)
+    _, geom.code, _ = P.tiled_max(x, geom)
     grads = [rng.standard_normal(geom.code.shape).astype(dtype),
              np.full(geom.code.shape, -np.inf, dtype),                 # non-finite: NaN
              np.array(2.5, dtype=dtype)]                               # a broadcast gradient
@@ -208,3 +208,42 @@ def test_max_pool_gradient_matches_the_numpy_path(dtype, shape, numpy_path):
             slow = P.tiled_scatter(g, geom)
         np.testing.assert_array_equal(fast, slow)
         assert np.array_equal(np.signbit(fast), np.signbit(slow))  # -0.0 where g < 0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+# covered; uncovered tails; rows of 4k windows, of fewer than 4, of 4k + 3 (overlapping blocks)
+@pytest.mark.parametrize("shape", [(3, 4, 8, 16), (2, 3, 7, 5), (2, 2, 6, 6), (2, 3, 9, 14),
+                                   (1, 2, 1, 8)])
+def test_max_pool_forward_matches_the_numpy_path(dtype, shape, numpy_path):
+    from ember._ops import pooling as P
+    rng = np.random.default_rng(6)
+    out = (shape[2] // 2, shape[3] // 2)
+    geom = P._TileGeom((2, 2), out, shape)
+    # few distinct values: ties everywhere, -0.0 against 0.0 (np.maximum keeps the later one)
+    x = rng.choice([-0.0, 0.0, 1.0, -1.0, 2.0, np.inf, -np.inf], size=shape).astype(dtype)
+    fast_vals, fast_code, fast_nan = P.tiled_max(x, geom)
+    with numpy_path:
+        slow_vals, slow_code, slow_nan = P.tiled_max(x, geom)
+    assert fast_nan is False and slow_nan is None  # the NumPy path leaves NaNs to its caller
+    np.testing.assert_array_equal(fast_vals, slow_vals)
+    assert np.array_equal(np.signbit(fast_vals), np.signbit(slow_vals))
+    np.testing.assert_array_equal(fast_code, slow_code)
+    # a NaN is reported exactly when it lies in a window (the tail is not pooled)
+    for flat in rng.integers(0, x.size, 12):
+        y = x.copy()
+        y.flat[flat] = np.nan
+        n, c, r, col = np.unravel_index(flat, shape)
+        covered = bool(r < 2 * out[0] and col < 2 * out[1])
+        assert P.tiled_max(y, geom)[2] is covered
+
+
+def test_max_pool_with_nan_takes_the_nan_index_on_either_path(numpy_path):
+    import ember
+    x = np.arange(2 * 3 * 8 * 8, dtype=np.float32).reshape(2, 3, 8, 8)
+    x[1, 2, 4, 5] = np.nan
+    fast = ember.nn.functional.max_pool2d(ember.tensor(x), 2, return_indices=True)
+    with numpy_path:
+        slow = ember.nn.functional.max_pool2d(ember.tensor(x), 2, return_indices=True)
+    for a, b in zip(fast, slow):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert np.isnan(fast[0].numpy()[1, 2, 2, 2]) and fast[1].numpy()[1, 2, 2, 2] == 4 * 8 + 5
