@@ -57,7 +57,13 @@ class Matmul(Primitive):
         if ctx.needs_input_grad[0]:
             ga = matmul(g, b2.mT).sum_to_size(a2._data.shape).reshape(a_shape)
         if ctx.needs_input_grad[1]:
-            gb = matmul(a2.mT, g).sum_to_size(b2._data.shape).reshape(b_shape)
+            if len(sb) == 2 and len(sa) > 2 and g._data.shape[:-2] == sa[:-2]:
+                # a stack times one matrix: the stack's rows as one product, not a product
+                # per matrix and a sum over the stack
+                k = sa[-1]
+                gb = matmul(a2.reshape(-1, k).mT, g.reshape(-1, sb[-1])).reshape(b_shape)
+            else:
+                gb = matmul(a2.mT, g).sum_to_size(b2._data.shape).reshape(b_shape)
         return ga, gb
 
 

@@ -438,3 +438,21 @@ def test_misc_errors():
     with pytest.raises(NotImplementedError, match="\"softmax_lastdim_kernel_impl\" not "
                                                   "implemented for 'Long'"):
         ember.tensor([1, 2]).softmax(0)
+
+
+def test_stack_times_matrix_gradients_of_first_and_second_order():
+    """A stack times one matrix: the matrix's gradient folds the stack's rows into one
+    product (a seq-first view of a batch-first array, as attention's projections see it)."""
+    from ember.autograd import gradcheck, gradgradcheck
+    rng = np.random.default_rng(3)
+    a = ember.tensor(rng.standard_normal((4, 3, 5)), requires_grad=True)
+    b = ember.tensor(rng.standard_normal((5, 2)), requires_grad=True)
+
+    def f(x, w):
+        return x.transpose(0, 1) @ w
+    assert gradcheck(f, (a, b))
+    assert gradgradcheck(f, (a, b))
+    g = rng.standard_normal((3, 4, 2))
+    f(a, b).backward(ember.tensor(g))
+    expected = np.einsum("bsk,sbn->kn", a.detach().numpy(), g)
+    np.testing.assert_allclose(b.grad.numpy(), expected, rtol=1e-12)

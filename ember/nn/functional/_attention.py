@@ -18,13 +18,17 @@ import warnings
 from ... import _functions as _F
 from ..._creation import zeros_like
 from ..._ops.nn_ops import softmax
+from ._linear import linear as _linear
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
 
-def _linear(x, w, b=None):
-    out = x.matmul(w.t())
-    return out if b is None else out + b
+def _in_projection(query, key, value, weights, biases, packed_weight, packed_bias):
+    """q, k, v projected. Self-attention with the packed weight (query, key and value one
+    tensor) runs one product with all three projections, as PyTorch's packed path does."""
+    if packed_weight is not None and query is key and key is value:
+        return _linear(query, packed_weight, packed_bias).chunk(3, dim=-1)
+    return [_linear(x, w, b) for x, w, b in zip((query, key, value), weights, biases)]
 
 
 def _dropout(x, p, training=True):
@@ -171,7 +175,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     else:
         weights = in_proj_weight.chunk(3)
     biases = (None,) * 3 if in_proj_bias is None else in_proj_bias.chunk(3)
-    q, k, v = (_linear(x, w, b) for x, w, b in zip((query, key, value), weights, biases))
+    q, k, v = _in_projection(query, key, value, weights, biases,
+                             None if use_separate_proj_weight else in_proj_weight, in_proj_bias)
     if attn_mask is not None:
         attn_mask = _mha_attn_mask_3d(attn_mask, (bsz * num_heads, tgt_len, key.shape[0]))
     k, v, attn_mask, key_padding_mask = _mha_add_bias_kv(

@@ -34,6 +34,7 @@ MATMUL_SHAPES = [
     ((2, 3, 4), (4,)),        # 3-D . 1-D
     ((4,), (2, 4, 3)),        # 1-D . 3-D
     ((2, 3, 4), (4, 5)),      # batched . matrix (batch broadcast)
+    ((3, 2, 3, 4), (4, 5)),   # a 4-D stack . matrix: the matrix's gradient is one product
     ((3, 4), (2, 4, 5)),      # matrix . batched
     ((1, 3, 4), (2, 4, 5)),   # size-1 batch broadcast
 ]
