@@ -7,6 +7,7 @@ from .._tensor import Tensor
 from ..backend import get_array_module
 from ..backend.meta import is_meta
 from ..backend.dtypes import _BY_NUMPY
+from .indexing import add_rows
 
 
 def _check_indices(indices, num):
@@ -58,6 +59,15 @@ class Embedding(Primitive):
             g = g * keep.unsqueeze(1)
         out = grad.new_zeros(ctx.num, dim)
         return out.index_add(0, idx, g), None, None, None
+
+    @staticmethod
+    def backward_arrays(ctx, grad):
+        if ctx.scale or (ctx.padding_idx is not None and ctx.padding_idx >= 0):
+            return (Embedding.backward(ctx, Tensor._make(grad))[0]._data,) + (None,) * 3
+        xp = get_array_module(grad)
+        out = xp.zeros((ctx.num, grad.shape[-1]), dtype=grad.dtype)
+        add_rows(out, ctx.indices._data.reshape(-1), grad.reshape(-1, grad.shape[-1]))
+        return out, None, None, None
 
 
 def embedding_renorm_(weight, indices, max_norm, norm_type):

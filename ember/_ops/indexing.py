@@ -541,6 +541,49 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     return IndexSelect.apply(x, dim, index.reshape(-1) if index.dim() == 0 else index)
 
 
+#: rows added to one target at most this many times go through ``add_rows``' rounds; more
+#: repeats take np.add.at (one round per repeat would cost more than its slow loop)
+_ADD_ROWS_MAX_REPEATS = 8
+
+
+def add_rows(out, index, rows):
+    """``out[index[i]] += rows[i]`` for every i, in order: ``np.add.at(out, index, rows)``
+    along the first axis, the same bits, ~10x faster for rows of many elements.
+
+    np.add.at runs an element-by-element loop. Here the k-th occurrences of the indices form
+    round k: within a round no target repeats, so one fancy-indexed ``+=`` adds its rows,
+    and each target still receives its rows in their order.
+
+    >>> import numpy as np
+    >>> out = np.zeros((3, 2))
+    >>> add_rows(out, np.array([2, 0, 2]), np.ones((3, 2)))
+    >>> out[:, 0].tolist()
+    [1.0, 0.0, 2.0]
+    """
+    xp = get_array_module(out)
+    n = index.shape[0]
+    if xp is not np or n == 0 or rows.ndim < 2:
+        xp.add.at(out, index, rows)
+        return
+    order = np.argsort(index, kind="stable")
+    ordered = index[order]
+    first = np.empty(n, dtype=bool)
+    first[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    rank = np.arange(n) - starts[np.cumsum(first) - 1]  # occurrence number, in order
+    repeats = int(rank[-1]) if n == 1 else int(rank.max())
+    if repeats >= _ADD_ROWS_MAX_REPEATS:
+        np.add.at(out, index, rows)
+        return
+    if repeats == 0:
+        out[index] += rows
+        return
+    for k in range(repeats + 1):
+        sel = order[rank == k]
+        out[index[sel]] += rows[sel]
+
+
 class IndexAdd(Primitive):
     _backward_name = "IndexAddBackward0"
 
@@ -556,8 +599,8 @@ class IndexAdd(Primitive):
         xp = get_array_module(out)
         moved = xp.moveaxis(out, dim, 0) if out.ndim else out.reshape(1)
         src = source._data if source._data.ndim else source._data.reshape(1)
-        xp.add.at(moved, index._data.reshape(-1),
-                  xp.moveaxis(src * alpha, dim, 0).astype(out.dtype, copy=False))
+        add_rows(moved, index._data.reshape(-1),
+                 xp.moveaxis(src * alpha, dim, 0).astype(out.dtype, copy=False))
         return out
 
     @staticmethod

@@ -91,6 +91,10 @@ CASES = {
     "Mean": [(lambda a: a.mean(0), [(3, 4)]), (lambda a: a.mean((1, 2), keepdim=True),
                                                 [(2, 3, 4)]),
              (lambda a: a.mean(-1), [(2, 7)])],
+    # repeated indices add up (rounds of distinct rows); padding_idx and scale_grad_by_freq
+    # (no finite-difference gradients): test_embedding_options_take_the_tensor_formula
+    "Embedding": [(lambda w: ember.nn.functional.embedding(ember.tensor([[1, 3, 1], [0, 1, 3]]),
+                                                           w), [(5, 4)])],
     "Reciprocal": [(lambda a: (a * a + 0.5).reciprocal(), [(3, 4)]),
                    (lambda a: 2.5 / (a * a + 0.5), [(3, 4)])],   # scalar / tensor
 }
@@ -270,3 +274,20 @@ def test_numpy_floating_point_warnings_are_silent_like_pytorch():
     assert done.returncode == 0, done.stderr
     warnings_seen = [line for line in done.stderr.splitlines() if "RuntimeWarning" in line]
     assert len(warnings_seen) == 1 and warnings_seen[0].startswith("<string>:6"), done.stderr
+
+
+@pytest.mark.parametrize("options", [dict(padding_idx=0), dict(scale_grad_by_freq=True)])
+def test_embedding_options_take_the_tensor_formula(options):
+    weight = RNG.standard_normal((4, 3))
+    cot = RNG.standard_normal((3, 3))
+
+    def fn(w):
+        return ember.nn.functional.embedding(ember.tensor([2, 0, 2]), w, **options)
+    on_arrays, = _grads(fn, [weight], cot, create_graph=False)
+    on_tensors, = _grads(fn, [weight], cot, create_graph=True)
+    np.testing.assert_allclose(on_arrays.numpy(), on_tensors.detach().numpy(), rtol=1e-12)
+    expected = np.zeros((4, 3))
+    expected[2] = (cot[0] + cot[2]) / (2 if "scale_grad_by_freq" in options else 1)
+    if "scale_grad_by_freq" in options:
+        expected[0] = cot[1]
+    np.testing.assert_allclose(on_arrays.numpy(), expected, rtol=1e-12)

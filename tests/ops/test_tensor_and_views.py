@@ -309,3 +309,18 @@ def test_requires_grad_setter_int_message():
     with pytest.raises(RuntimeError, match="^only Tensors of floating point and complex dtype "
                                            "can require gradients$"):
         ember.tensor([1, 2]).requires_grad = True
+
+
+def test_add_rows_is_np_add_at_bit_for_bit():
+    """index_add's row scatter (rounds of distinct targets) against np.add.at: repeated
+    indices, many repeats (np.add.at itself), empty, 1-D rows."""
+    from ember._ops.indexing import add_rows
+    rng = np.random.default_rng(4)
+    for n, m, width in [(40, 7, 3), (700, 10000, 16), (30, 2, 5), (0, 3, 2), (9, 4, None)]:
+        index = rng.integers(0, m, n)
+        rows = rng.standard_normal((n,) if width is None else (n, width)).astype(np.float32)
+        start = rng.standard_normal((m,) if width is None else (m, width)).astype(np.float32)
+        expected, got = start.copy(), start.copy()
+        np.add.at(expected, index, rows)
+        add_rows(got, index, rows)
+        np.testing.assert_array_equal(got, expected)
