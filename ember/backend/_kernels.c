@@ -18,6 +18,7 @@
  *   relu(src, dst, is_double)                   dst = src < 0 ? 0 : src
  *   relu_backward(grad, out, dst, is_double)    dst = out <= 0 ? 0 : grad
  *   sub_scaled(dst, src, alpha, is_double)       dst -= (T)alpha * src, in place
+ *   sgd_momentum(p, g, buf, lr, m, is_double)    buf = buf * m + g; p -= lr * buf, in place
  *   maxpool2_forward(x, vals, code, is_double, dims) 2x2 stride-2 max pooling, NaN flag
  *   maxpool2_backward(g, code, gx, is_double, dims) gradient of 2x2 stride-2 max pooling
  *
@@ -356,6 +357,54 @@ done:
     return result;
 }
 
+/* SGD with momentum (no dampening, not Nesterov), one pass: b = b * (T)momentum; b = b + g;
+ * p = p - (T)lr * b -- NumPy's ``b *= momentum; b += g; p -= lr * b`` element by element, each
+ * product rounded before its sum as there (no fused multiply-add), so the bits are NumPy's;
+ * one read of p, g, b and one write of p, b instead of three passes. */
+#define SGD_MOMENTUM_LOOP(T)                                                                 \
+    do {                                                                                     \
+        T *pp = (T *)p_buf.buf;                                                              \
+        const T *g = (const T *)g_buf.buf;                                                   \
+        T *b = (T *)b_buf.buf;                                                               \
+        const T m = (T)momentum, a = (T)lr;                                                  \
+        for (Py_ssize_t i = 0; i < count; i++) {                                             \
+            T kept = b[i] * m;                                                               \
+            T v = kept + g[i];                                                               \
+            b[i] = v;                                                                        \
+            T scaled = a * v;                                                                \
+            pp[i] = pp[i] - scaled;                                                          \
+        }                                                                                    \
+    } while (0)
+
+static PyObject *sgd_momentum(PyObject *self, PyObject *args) {
+    Py_buffer p_buf, g_buf, b_buf;
+    double lr, momentum;
+    int is_double;
+    if (!PyArg_ParseTuple(args, "w*y*w*ddp", &p_buf, &g_buf, &b_buf, &lr, &momentum,
+                          &is_double))
+        return NULL;
+    Py_ssize_t size = is_double ? 8 : 4;
+    Py_ssize_t count = p_buf.len / size;
+    PyObject *result = NULL;
+    if (g_buf.len != p_buf.len || b_buf.len != p_buf.len) {
+        PyErr_SetString(PyExc_ValueError, "_kernels.sgd_momentum: buffers of unequal sizes");
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (is_double)
+        SGD_MOMENTUM_LOOP(double);
+    else
+        SGD_MOMENTUM_LOOP(float);
+    Py_END_ALLOW_THREADS
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&p_buf);
+    PyBuffer_Release(&g_buf);
+    PyBuffer_Release(&b_buf);
+    return result;
+}
+
 /* The gradient of 2x2 stride-2 max pooling (the NumPy path's tiled_max made the uint8 codes,
  * 2 * ky + kx of each window's first maximum): each 2x2 window of gx = g * (offset == code),
  * as the NumPy path's multiply by the comparison (a product with 1 or 0 from a table: no
@@ -557,6 +606,9 @@ static PyMethodDef kernel_functions[] = {
      "(N, C, H, W) = sum of the columns' terms, offsets added in order."},
     {"relu", relu, METH_VARARGS,
      "relu(src, dst, is_double)\n--\n\ndst = src < 0 ? 0 : src (float32 or float64)."},
+    {"sgd_momentum", sgd_momentum, METH_VARARGS,
+     "sgd_momentum(p, g, buf, lr, momentum, is_double)\n--\n\nbuf = buf * momentum + g; "
+     "p -= lr * buf, in place in one pass, NumPy's bits."},
     {"sub_scaled", sub_scaled, METH_VARARGS,
      "sub_scaled(dst, src, alpha, is_double)\n--\n\ndst -= (T)alpha * src in place, NumPy's bits."},
     {"relu_backward", relu_backward, METH_VARARGS,

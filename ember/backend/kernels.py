@@ -17,13 +17,15 @@ False
 """
 import numpy as np
 
+from .parallel import parallel_for
+
 try:
     from . import _kernels as _native
 except ImportError:  # built without a C compiler: the NumPy paths run
     _native = None
 
 __all__ = ["available", "set_enabled", "native_for", "im2col_rows",
-           "col2im", "relu", "relu_backward", "sub_scaled_", "maxpool2_forward",
+           "col2im", "relu", "relu_backward", "sub_scaled_", "sgd_momentum_", "maxpool2_forward",
            "maxpool2_backward"]
 
 _enabled = [_native is not None]
@@ -99,11 +101,31 @@ def relu_backward(grad, out, res):
     return res
 
 
+def _flat_pieces(arrays, fn, passes):
+    """``fn(*pieces)`` over matching slices of the flattened C-contiguous ``arrays``, on the
+    thread pool when they are large (``passes``: how many of them each element touches)."""
+    flat = [a.reshape(-1) for a in arrays]
+    parallel_for(flat[0].size, lambda lo, hi: fn(*(f[lo:hi] for f in flat)),
+                 passes * arrays[0].nbytes)
+
+
 def sub_scaled_(dst, alpha, src):
     """``dst -= alpha * src`` in place in one pass, no temporary (float32/float64,
-    C-contiguous, same shape; ``alpha`` a Python float): NumPy's bits."""
-    _native.sub_scaled(dst, src, alpha, dst.dtype == np.float64)
+    C-contiguous, same shape; ``alpha`` a Python float): NumPy's bits. Large arrays are split
+    over the thread pool (element-wise: the same bits)."""
+    is_double = dst.dtype == np.float64
+    _flat_pieces((dst, src), lambda d, s: _native.sub_scaled(d, s, alpha, is_double), 3)
     return dst
+
+
+def sgd_momentum_(p, g, buf, lr, momentum):
+    """SGD's step with momentum (no dampening, not Nesterov) in place, one pass:
+    ``buf = buf * momentum + g; p -= lr * buf`` with NumPy's bits (float32/float64,
+    C-contiguous, one shape; ``lr``, ``momentum`` Python floats)."""
+    is_double = p.dtype == np.float64
+    _flat_pieces((p, g, buf), lambda a, b, c: _native.sgd_momentum(a, b, c, lr, momentum,
+                                                                    is_double), 5)
+    return p
 
 
 def _pool2_dims(shape, out):

@@ -99,6 +99,14 @@ class SGD(Optimizer):
                 if buf is None:
                     st["momentum_buffer"] = Tensor._make(gd.copy())
                     bd = gd
+                elif (dampening == 0 and not nesterov and type(lr) in (float, int)
+                      and type(momentum) in (float, int)
+                      and _kernels.native_for(pd, gd, buf._data) and pd.shape == gd.shape):
+                    # the three passes below as one: buf = buf * momentum + g; p -= lr * buf
+                    _kernels.sgd_momentum_(pd, gd, buf._data, lr, momentum)
+                    buf._vc[0] += 1
+                    p._vc[0] += 1
+                    continue
                 else:
                     bd = buf._data
                     bd *= momentum
@@ -108,8 +116,7 @@ class SGD(Optimizer):
                         bd += gd
                     buf._vc[0] += 1
                 gd = gd + momentum * bd if nesterov else bd
-            if (type(lr) is float or type(lr) is int) and pd.shape == gd.shape and \
-                    _kernels.native_for(pd, gd):
+            if type(lr) in (float, int) and pd.shape == gd.shape and _kernels.native_for(pd, gd):
                 _kernels.sub_scaled_(pd, lr, gd)  # one pass, no temporary; NumPy's bits
             else:
                 pd -= lr * gd

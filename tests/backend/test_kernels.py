@@ -170,6 +170,58 @@ def test_sub_scaled_gives_numpys_bits(dtype, lr):
     np.testing.assert_array_equal(got.view(np.uint8), expected.view(np.uint8))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("size", [10007, 1 << 20])  # one call; split over the thread pool
+def test_sgd_momentum_gives_numpys_bits(dtype, size):
+    import ember
+    rng = np.random.default_rng(4)
+    p, g, buf = (rng.standard_normal(size).astype(dtype) for _ in range(3))
+    g[:3] = [np.inf, np.nan, -0.0]
+    lr, momentum = 0.0137, 0.9
+    expected_p, expected_buf = p.copy(), buf.copy()
+    expected_buf *= momentum
+    expected_buf += g
+    expected_p -= lr * expected_buf
+    previous = ember.get_num_threads()
+    ember.set_num_threads(2)
+    try:
+        kernels.sgd_momentum_(p, g, buf, lr, momentum)
+        bigger = rng.standard_normal(size).astype(dtype)
+        expected_sub = bigger.copy()
+        expected_sub -= lr * g
+        kernels.sub_scaled_(bigger, lr, g)
+    finally:
+        ember.set_num_threads(previous)
+    np.testing.assert_array_equal(p.view(np.uint8), expected_p.view(np.uint8))
+    np.testing.assert_array_equal(buf.view(np.uint8), expected_buf.view(np.uint8))
+    np.testing.assert_array_equal(bigger.view(np.uint8), expected_sub.view(np.uint8))
+
+
+@pytest.mark.parametrize("options", [dict(momentum=0.9), dict(momentum=0.9, weight_decay=1e-3),
+                                     dict(momentum=0.9, nesterov=True),
+                                     dict(momentum=0.5, dampening=0.1)])
+def test_sgd_update_is_the_same_with_and_without_the_loops(options):
+    import ember
+    results = []
+    for native in (True, False):
+        previous = kernels.set_enabled(native)
+        try:
+            ember.manual_seed(0)
+            model = ember.nn.Linear(64, 32)
+            opt = ember.optim.SGD(model.parameters(), lr=0.05, **options)
+            for _ in range(3):
+                opt.zero_grad()
+                model(ember.ones(8, 64)).square().sum().backward()
+                opt.step()
+            results.append([p.detach().numpy().copy() for p in model.parameters()]
+                           + [opt.state[p]["momentum_buffer"].numpy().copy()
+                              for p in model.parameters()])
+        finally:
+            kernels.set_enabled(previous)
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
 def test_sgd_update_is_the_same_with_and_without_the_loop():
     import ember
     results = []
