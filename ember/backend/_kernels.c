@@ -433,6 +433,19 @@ done:
         }                                                                                    \
     } while (0)
 
+/* Whether buffers of in_len, out_len (values) and code_len bytes hold P planes of H x W
+ * inputs and OH x OW outputs of 2x2 pooling; else sets a ValueError naming the kernel. */
+static int pool2_fits(Py_ssize_t P, Py_ssize_t H, Py_ssize_t W, Py_ssize_t OH, Py_ssize_t OW,
+                      Py_ssize_t in_len, Py_ssize_t out_len, Py_ssize_t code_len,
+                      Py_ssize_t size, const char *name) {
+    if (P < 0 || OH < 0 || OW < 0 || 2 * OH > H || 2 * OW > W || in_len < P * H * W * size
+            || out_len < P * OH * OW * size || code_len < P * OH * OW) {
+        PyErr_Format(PyExc_ValueError, "_kernels.%s: bad geometry", name);
+        return 0;
+    }
+    return 1;
+}
+
 static PyObject *maxpool2_backward(PyObject *self, PyObject *args) {
     Py_buffer g_buf, c_buf, x_buf;
     int is_double;
@@ -442,12 +455,9 @@ static PyObject *maxpool2_backward(PyObject *self, PyObject *args) {
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t size = is_double ? 8 : 4;
-    if (P < 0 || OH < 0 || OW < 0 || 2 * OH > H || 2 * OW > W
-            || x_buf.len < P * H * W * size || g_buf.len < P * OH * OW * size
-            || c_buf.len < P * OH * OW) {
-        PyErr_SetString(PyExc_ValueError, "_kernels.maxpool2_backward: bad geometry");
+    if (!pool2_fits(P, H, W, OH, OW, x_buf.len, g_buf.len, c_buf.len, size,
+                    "maxpool2_backward"))
         goto done;
-    }
     Py_BEGIN_ALLOW_THREADS
     if (is_double)
         MAXPOOL2_GRAD_LOOP(double);
@@ -570,12 +580,9 @@ static PyObject *maxpool2_forward(PyObject *self, PyObject *args) {
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t size = is_double ? 8 : 4;
-    if (P < 0 || OH < 0 || OW < 0 || 2 * OH > H || 2 * OW > W
-            || x_buf.len < P * H * W * size || v_buf.len < P * OH * OW * size
-            || c_buf.len < P * OH * OW) {
-        PyErr_SetString(PyExc_ValueError, "_kernels.maxpool2_forward: bad geometry");
+    if (!pool2_fits(P, H, W, OH, OW, x_buf.len, v_buf.len, c_buf.len, size,
+                    "maxpool2_forward"))
         goto done;
-    }
     Py_BEGIN_ALLOW_THREADS
     if (is_double)
         MAXPOOL2_LOOP(double);

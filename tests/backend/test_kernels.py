@@ -222,26 +222,6 @@ def test_sgd_update_is_the_same_with_and_without_the_loops(options):
         np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
 
 
-def test_sgd_update_is_the_same_with_and_without_the_loop():
-    import ember
-    results = []
-    for native in (True, False):
-        previous = kernels.set_enabled(native)
-        try:
-            ember.manual_seed(0)
-            model = ember.nn.Linear(64, 32)
-            opt = ember.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=1e-3)
-            for _ in range(3):
-                opt.zero_grad()
-                model(ember.ones(8, 64)).square().sum().backward()
-                opt.step()
-            results.append([p.detach().numpy().copy() for p in model.parameters()])
-        finally:
-            kernels.set_enabled(previous)
-    for a, b in zip(*results):
-        np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape", [(3, 4, 8, 6), (2, 3, 7, 5)])  # covered; an uncovered tail
 def test_max_pool_gradient_matches_the_numpy_path(dtype, shape, numpy_path):
