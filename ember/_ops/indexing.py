@@ -572,7 +572,7 @@ def add_rows(out, index, rows):
     np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
     starts = np.flatnonzero(first)
     rank = np.arange(n) - starts[np.cumsum(first) - 1]  # occurrence number, in order
-    repeats = int(rank[-1]) if n == 1 else int(rank.max())
+    repeats = int(rank.max())
     if repeats >= _ADD_ROWS_MAX_REPEATS:
         np.add.at(out, index, rows)
         return
