@@ -5,7 +5,9 @@ itself, so that its convolutions, pooling and ReLUs can use the cores too (OpenB
 threads would spin on them). A large 2-D product is therefore cut into a few bands of columns (or
 rows) per thread, each band one single-threaded BLAS call writing its part of the result:
 NumPy releases the GIL inside BLAS, so the bands run in parallel; results equal the unsplit
-product up to rounding in the last bit (see ``ALIGN``).
+product up to rounding in the last bit (see ``ALIGN``). When the pool's workers are spinning
+anyway, a product of ``NATIVE_MIN_FMAS`` or more is cut into bands in C instead
+(``_native_bands``): the workers take them from inside their wait, with no Python pass.
 
 >>> import numpy as np
 >>> from ember.backend.gemm import matmul
@@ -15,7 +17,9 @@ True
 """
 import math
 
-from . import get_array_module
+import numpy as _numpy
+
+from . import get_array_module, parallel
 from .parallel import MIN_CHUNK_BYTES, num_chunks, parallel_for
 
 __all__ = ["matmul", "matmul_pair"]
@@ -23,6 +27,10 @@ __all__ = ["matmul", "matmul_pair"]
 #: multiply-adds per thread below which a product is not split: waking a worker costs
 #: 20-100 us, a single-threaded sgemm does ~0.1 GFMA/ms here (4 Mi FMA ~ 40 us)
 MIN_CHUNK_FMAS = 1 << 22
+
+#: multiply-adds from which a product is shared with pool threads that are spinning anyway,
+#: through the native helper (no Python pass: ~2 us instead of ~30); below, one thread
+NATIVE_MIN_FMAS = 1 << 19
 
 #: bands are at least this many rows (or columns) wide and their edges fall on multiples of
 #: it (a multiple of BLAS micro-kernel tile widths), wide enough to pay for packing the other
@@ -65,6 +73,10 @@ def matmul(a, b):
     # the pool measures work in bytes (MIN_CHUNK_BYTES per thread): scale the FMAs to that
     work = fmas * MIN_CHUNK_BYTES // MIN_CHUNK_FMAS
     threads = num_chunks(width // ALIGN, work)
+    if fmas >= NATIVE_MIN_FMAS:
+        out = _native_bands(xp, a, b, by_rows, width, threads)
+        if out is not None:
+            return out
     if threads == 1:
         return xp.matmul(a, b)
     out = xp.empty((m, n), dtype=a.dtype)
@@ -80,6 +92,74 @@ def matmul(a, b):
     parallel_for(pieces, lambda i, j: band(bounds[i], bounds[j]), work,
                  pieces_per_thread=BANDS_PER_THREAD)
     return out
+
+
+def _native_bands(xp, a, b, by_rows, width, threads):
+    """The product in bands shared with the pool's spinning threads without Python
+    (``_pool.gemm``), or None where that path does not apply: no native helpers or OpenBLAS
+    entry points, one thread, inside a pass, a layout BLAS cannot take as is, or a product
+    the Python pass would spread over more threads than are spinning now (it wakes them)."""
+    native = _native_gemm()
+    if native is None or xp is not _numpy or a.dtype.char not in "fd" or \
+            not a.flags.aligned or not b.flags.aligned:
+        return None
+    wanted = parallel.get_num_threads() - 1  # helpers
+    if wanted < 1 or getattr(parallel._local, "inside", False) or \
+            (parallel._CHECK_BLAS and parallel.blas_threads() != 1):
+        return None
+    spinning = native.helpers()
+    if spinning < wanted:
+        parallel.wake_idle_workers(wanted - spinning)  # for the products that follow
+        if threads > 1 and spinning < threads - 1:
+            return None  # the Python pass wakes them and waits for them
+    (m, k), n = a.shape, b.shape[1]
+    layout_a, layout_b = _blas_layout(a, m, k), _blas_layout(b, k, n)
+    if layout_a is None or layout_b is None:
+        return None
+    out = xp.empty((m, n), dtype=a.dtype)
+    pieces = min(parallel.get_num_threads() * BANDS_PER_THREAD, width // ALIGN)
+    if not native.gemm(a.dtype.char == "d", layout_a[0], layout_b[0], m, n, k,
+                       a.ctypes.data, layout_a[1], b.ctypes.data, layout_b[1], out.ctypes.data,
+                       n, by_rows, ALIGN, pieces):
+        return None
+    return out
+
+
+def _blas_layout(x, rows, cols):
+    """(transposed, leading dimension) under which BLAS reads the 2-D array ``x`` in place
+    (rows, then transposed columns, contiguous), or None."""
+    item = x.itemsize
+    s0, s1 = x.strides
+    if rows < 2 or cols < 2:
+        return None  # a size-1 axis may carry any stride: leave such products to NumPy
+    if s1 == item and s0 > 0 and s0 % item == 0 and s0 // item >= cols:
+        return False, s0 // item
+    if s0 == item and s1 > 0 and s1 % item == 0 and s1 // item >= rows:
+        return True, s1 // item
+    return None
+
+
+_native_ready = []  # [] not set up yet; [module or None]
+
+
+def _native_gemm():
+    """``_pool`` with NumPy's OpenBLAS cblas_sgemm/cblas_dgemm handed to it, or None."""
+    if not _native_ready:
+        native = parallel._native
+        if native is not None and not hasattr(native, "gemm"):
+            native = None  # an older build of the helpers
+        if native is not None:
+            import ctypes
+            sgemm = parallel.openblas_function("cblas_sgemm")
+            dgemm = parallel.openblas_function("cblas_dgemm")
+            if sgemm is None or dgemm is None:
+                native = None
+            else:
+                native.set_gemm(ctypes.cast(sgemm, ctypes.c_void_p).value,
+                                ctypes.cast(dgemm, ctypes.c_void_p).value,
+                                parallel.openblas_ilp64())
+        _native_ready.append(native)
+    return _native_ready[0]
 
 
 def _one_matrix(b):

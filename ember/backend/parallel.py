@@ -31,8 +31,9 @@ benchmark, 2 cores: 43 ms a step with the pool next to 2-thread OpenBLAS, 31.5 m
 Waiting: with the native helpers (``_pool.c``, built at install) idle workers spin ``SPIN_US``
 with the GIL released before they sleep, and (``PIN_THREADS``, on by default when the pool
 spans every CPU the process may use: see ``process.py``) are pinned to CPUs other than the
-caller's while the pool is busy; see ``_pool.c`` for the measurements behind both. Without
-them the pool waits on Python locks.
+caller's while the pool is busy; see ``_pool.c`` for the measurements behind both. While
+they spin, the workers also take bands of native matrix products (``gemm.py``, ``_pool.gemm``:
+no Python between the caller and them). Without the helpers the pool waits on Python locks.
 
 Safety: one parallel pass at a time. A call made while the pool is busy (from another thread,
 or from inside a chunk) runs its whole range on its own thread. After ``os.fork`` the child
@@ -290,6 +291,19 @@ _state = _State()
 _local = threading.local()  # .inside: a worker, or running a pass (nested calls run inline)
 
 
+def wake_idle_workers(count):
+    """Wake up to ``count`` pool workers that have no pass to run, so that they spin
+    (``SPIN_US``) and take pieces of native passes (``gemm.py``) meanwhile: a run of small
+    products that starts after the workers fell asleep would otherwise run on one thread.
+    Costs the caller one post per worker; does nothing before the pool's first pass (no
+    workers yet) or in a forked child that has not started its own."""
+    if _native is None or _state_pid[0] != os.getpid():
+        return
+    for w in _state.workers[:count]:
+        if w.task is None and w.thread.ident is not None:
+            w.go.post()
+
+
 def _after_fork_in_child():
     global _state
     _state = _State()  # the parent's worker threads do not exist here
@@ -372,6 +386,27 @@ def _find_openblas():
     """ctypes handles ``(openblas_get_num_threads, openblas_set_num_threads)`` of the OpenBLAS
     that NumPy loaded (the one in NumPy's own directory first, as a wheel bundles it), or
     None."""
+    found = _openblas_library()
+    if found is None:
+        return None
+    import ctypes
+    get, put = openblas_function("openblas_get_num_threads"), \
+        openblas_function("openblas_set_num_threads")
+    get.restype, get.argtypes = ctypes.c_int, []
+    put.restype, put.argtypes = None, [ctypes.c_int]
+    return get, put
+
+
+_library = []  # [] not looked up yet; [None] or [(ctypes.CDLL, symbol prefix, symbol suffix)]
+
+
+def _openblas_library():
+    """(library, prefix, suffix) of the OpenBLAS NumPy loaded: its symbols are named
+    prefix + name + suffix (``scipy_`` and ``64_`` in NumPy's wheels); None if none is
+    found."""
+    if _library:
+        return _library[0]
+    found = None
     try:
         import ctypes
         import numpy
@@ -389,15 +424,34 @@ def _find_openblas():
             lib = ctypes.CDLL(path)
             for prefix in ("scipy_", ""):
                 for suffix in ("64_", ""):
-                    get = getattr(lib, f"{prefix}openblas_get_num_threads{suffix}", None)
-                    put = getattr(lib, f"{prefix}openblas_set_num_threads{suffix}", None)
-                    if get is not None and put is not None:
-                        get.restype, get.argtypes = ctypes.c_int, []
-                        put.restype, put.argtypes = None, [ctypes.c_int]
-                        return get, put
+                    if hasattr(lib, f"{prefix}openblas_get_num_threads{suffix}") and \
+                            hasattr(lib, f"{prefix}openblas_set_num_threads{suffix}"):
+                        found = (lib, prefix, suffix)
+                        break
+                if found:
+                    break
+            if found:
+                break
     except (OSError, ImportError, AttributeError):
-        pass
-    return None
+        found = None
+    _library.append(found)
+    return found
+
+
+def openblas_function(name):
+    """The ctypes function ``name`` (e.g. ``"cblas_sgemm"``) of NumPy's OpenBLAS, or None;
+    its integers are 64-bit when ``openblas_ilp64()``."""
+    found = _openblas_library()
+    if found is None:
+        return None
+    lib, prefix, suffix = found
+    return getattr(lib, prefix + name + suffix, None)
+
+
+def openblas_ilp64():
+    """Whether NumPy's OpenBLAS takes 64-bit integers (its symbols end in ``64_``)."""
+    found = _openblas_library()
+    return found is not None and found[2] == "64_"
 
 
 def _blas_calls():
