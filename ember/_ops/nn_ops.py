@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 import numpy as np  # the float32 dtype bfloat16 data is computed in
 
 from .._tensor import _wrap_dim
-from ..backend import dtypes, get_array_module
+from ..backend import dtypes, get_array_module, kernels
 from ..backend.parallel import parallel_for
 from .primitive import Primitive
 from .._typing import dtype
@@ -70,11 +70,15 @@ _ROWS_MIN_BYTES = 1 << 20
 _ROWS_RUN_BYTES = 1 << 20
 
 
-def _by_rows(d, dim, fn, *others):
+def _by_rows(d, dim, fn, *others, native=None):
     """``fn(rows, *other_rows, out_rows)`` over blocks of rows of the C-contiguous 2-D-or-more
     NumPy float array ``d`` reduced along its last dim, on the thread pool; the result (a
     fresh array), or None when the layout does not allow it. Each row is computed as the
-    whole array's would be (the same bits, whatever the thread count)."""
+    whole array's would be (the same bits, whatever the thread count).
+
+    ``native``: the compiled version of ``fn`` (``kernels.log_softmax_rows``...), used when
+    ``kernels.rows_native_for`` takes the arrays; it returns the rows it left (a NaN or an
+    infinity in them), which ``fn`` then computes."""
     arrays = (d,) + others
     if (dim != d.ndim - 1 or d.ndim < 2 or d.nbytes < _ROWS_MIN_BYTES or
             any(type(a) is not np.ndarray or not a.flags.c_contiguous or a.shape != d.shape
@@ -84,11 +88,21 @@ def _by_rows(d, dim, fn, *others):
     flat = [a.reshape(-1, n) for a in arrays]
     out = np.empty(d.shape, d.dtype)
     out_flat = out.reshape(-1, n)
+    if native is not None and not kernels.rows_native_for(*flat):
+        native = None
 
     run = max(1, _ROWS_RUN_BYTES // (n * d.itemsize))
 
     def block(lo, hi):
         with np.errstate(invalid="ignore"):
+            if native is not None:
+                left = native(*(f[lo:hi] for f in flat), out_flat[lo:hi])
+                if left is not None and len(left):
+                    rows = left + lo
+                    part = np.empty((len(rows), n), d.dtype)
+                    fn(*(f[rows] for f in flat), part)
+                    out_flat[rows] = part
+                return
             for start in range(lo, hi, run):
                 stop = min(hi, start + run)
                 fn(*(f[start:stop] for f in flat), out_flat[start:stop])
@@ -121,7 +135,7 @@ class LogSoftmax(Primitive):
         if d.size == 0:
             return xp.empty_like(d)
         if dtype is None and d is x._data:
-            out = _by_rows(d, dim, _log_softmax_rows)
+            out = _by_rows(d, dim, _log_softmax_rows, native=kernels.log_softmax_rows)
             if out is not None:
                 return out
         with xp.errstate(invalid="ignore"):
@@ -139,7 +153,8 @@ class LogSoftmax(Primitive):
     @staticmethod
     def backward_arrays(ctx, grad):
         out, = ctx.saved_arrays
-        res = _by_rows(out, ctx.dim, _log_softmax_grad_rows, grad) if grad.shape == out.shape \
+        res = _by_rows(out, ctx.dim, _log_softmax_grad_rows, grad,
+                       native=kernels.log_softmax_grad_rows) if grad.shape == out.shape \
             else None
         if res is not None:
             return res, None, None

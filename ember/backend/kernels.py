@@ -1,11 +1,12 @@
-"""Compiled loops for convolutions, ReLU and the max-pool gradient (``ember.backend._kernels``),
-with NumPy the fallback.
+"""Compiled loops for convolutions, ReLU and the max-pool gradient (``ember.backend._kernels``)
+and log_softmax rows (``ember.backend._softmax``), with NumPy the fallback.
 
 The C extension is optional (built by setup.py when a compiler is there). Callers ask
 ``native_for(*arrays)`` whether it applies -- NumPy arrays, C-contiguous, one dtype that the
 kernel handles -- and otherwise run their NumPy code, which gives the same results
 (im2col is a copy; col2im adds the same terms in the same order; ReLU is exact; an
-optimizer's ``p -= lr * g`` rounds the product first, as NumPy does).
+optimizer's ``p -= lr * g`` rounds the product first, as NumPy does). The log_softmax rows
+use a vector exponential of their own: within a few ulp of NumPy's, not bitwise.
 ``set_enabled(False)`` turns the compiled path off (tests run both paths).
 
 >>> import numpy as np
@@ -24,9 +25,16 @@ try:
 except ImportError:  # built without a C compiler: the NumPy paths run
     _native = None
 
+try:
+    from . import _softmax as _rows
+    if not _rows.available():  # no AVX2/FMA on this CPU
+        _rows = None
+except ImportError:
+    _rows = None
+
 __all__ = ["available", "set_enabled", "native_for", "im2col_rows",
            "col2im", "relu", "relu_backward", "sub_scaled_", "sgd_momentum_", "maxpool2_forward",
-           "maxpool2_backward"]
+           "maxpool2_backward", "rows_native_for", "log_softmax_rows", "log_softmax_grad_rows"]
 
 _enabled = [_native is not None]
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -155,3 +163,34 @@ def maxpool2_backward(grad, code, gx, out):
     multiply by the comparison; gx's uncovered tail is left as it is."""
     _native.maxpool2_backward(grad, code, gx, grad.dtype == np.float64,
                               _pool2_dims(gx.shape, out))
+
+
+def rows_native_for(*arrays):
+    """Whether the compiled log_softmax rows take these arrays: the extension built and the
+    CPU with AVX2/FMA, float32, C-contiguous NumPy arrays of one shape (``set_enabled``
+    applies too)."""
+    if _rows is None or not _enabled[0]:
+        return False
+    shape = arrays[0].shape
+    return all(type(a) is np.ndarray and a.dtype == np.float32 and a.flags.c_contiguous
+               and a.shape == shape for a in arrays)
+
+
+def log_softmax_rows(x, out):
+    """``out[i] = log_softmax(x[i])`` for each row of the 2-D float32 arrays (C-contiguous,
+    one shape). Returns None, or the indices of the rows left to the caller: those holding a
+    NaN or an infinity, not written."""
+    skipped = np.empty(x.shape[0], np.uint8)
+    if _rows.log_softmax(x, out, x.shape[1], skipped):
+        return np.flatnonzero(skipped)
+    return None
+
+
+def log_softmax_grad_rows(out, grad, res):
+    """``res[i] = grad[i] - exp(out[i]) * grad[i].sum()`` for each row (log_softmax's
+    gradient; 2-D float32, C-contiguous, one shape). Returns None, or the indices of the rows
+    left to the caller: those where ``out`` holds a NaN or an infinity, not written."""
+    skipped = np.empty(out.shape[0], np.uint8)
+    if _rows.log_softmax_backward(out, grad, res, out.shape[1], skipped):
+        return np.flatnonzero(skipped)
+    return None

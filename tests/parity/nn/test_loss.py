@@ -303,3 +303,20 @@ def test_module_repr_and_buffers():
         assert ember.nn.MSELoss(size_average=False).reduction == "sum"
     with pytest.warns(UserWarning):
         assert ember.nn.L1Loss(reduce=False).reduction == "none"
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("classes", [5003, 10000])
+def test_cross_entropy_language_model_logits(classes, dtype):
+    """(tokens, vocabulary) logits large enough for log_softmax's row blocks (and, float32,
+    the compiled rows): loss and logits gradient, with a NaN row and an -inf logit in the
+    way as PyTorch computes them."""
+    r = rng(11)
+    x = (r.standard_normal((150, classes)) * 4).astype(dtype)
+    x[7, 3] = -np.inf
+    t = r.integers(0, classes, 150)
+    compare(lambda lib, a: F(lib).cross_entropy(a, lib.tensor(t)), x)
+    compare(lambda lib, a: F(lib).log_softmax(a, 1) * lib.tensor(x[::-1].copy()).clamp(-1, 1),
+            x)
+    x[9, 0] = np.nan
+    compare(lambda lib, a: F(lib).log_softmax(a, 1), x, grad=False)
