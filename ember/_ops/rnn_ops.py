@@ -5,15 +5,18 @@
 Forward projects every step's input at once (one ``x @ W_ih^T``), then runs the recurrence
 on arrays, keeping the activated gates, the cells and their tanh. The array backward is
 backpropagation through time on arrays: per step one ``dG @ W_hh`` and a few elementwise
-ops (the coefficients that do not depend on the recurrence are computed for all steps at
-once), then one product each for ``dX``, ``dW_ih`` and ``dW_hh`` over all steps. The tensor
+ops (in NumPy, the coefficients that do not depend on the recurrence are computed for all
+steps at once), then one product each for ``dX``, ``dW_ih`` and ``dW_hh`` over all steps.
+Each step's element-wise part runs as one compiled call where ``ember.backend.kernels``
+takes the arrays (the forward's float32 only: its sigmoid and tanh are vector ones, within a
+few ulp of NumPy's; the backward's is NumPy's arithmetic, the same bits). The tensor
 backward (``create_graph=True``, ``__torch_dispatch__``) recomputes the layer with the
 composite cell under grad mode and differentiates that, so higher derivatives hold.
 """
 from ..autograd.backprop import plain_grad
 from ..autograd.dispatch import active as _dispatch_active
 from ..autograd.grad_mode import enable_grad, _state as _grad_state
-from ..backend import get_array_module
+from ..backend import get_array_module, kernels
 from ..backend.gemm import matmul as _gemm, matmul_pair as _gemm_pair
 from .._tensor import Tensor
 from .primitive import Primitive, PrimitiveNode
@@ -58,10 +61,20 @@ def _forward_steps(xp, gates, w_hh, h, c, hs, cells, tanh_cells, reverse):
     ``cells`` and ``tanh_cells``. Returns the last (h, c)."""
     hidden = hs.shape[2]
     w_t = w_hh.T
+    order = range(len(hs) - 1, -1, -1) if reverse else range(len(hs))
+    if kernels.lstm_native_for(gates, hs, cells, tanh_cells) and \
+            kernels.lstm_native_for(gates, xp.ascontiguousarray(c)):
+        c = xp.ascontiguousarray(c)
+        for t in order:  # the element-wise part of each step in one compiled call
+            gate = gates[t]
+            gate += _gemm(h, w_t)
+            kernels.lstm_cell_forward(gate, c, cells[t], tanh_cells[t], hs[t])
+            h, c = hs[t], cells[t]
+        return h, c
     g_cols = slice(2 * hidden, 3 * hidden)
     g_act = xp.empty(hs.shape[1:], dtype=hs.dtype)
     i_times_g = xp.empty_like(g_act)
-    for t in (range(len(hs) - 1, -1, -1) if reverse else range(len(hs))):
+    for t in order:
         gate = gates[t]
         gate += _gemm(h, w_t)
         xp.tanh(gate[:, g_cols], out=g_act)
@@ -224,6 +237,23 @@ def _recurrence_grads(xp, gates, c_prev, tanh_cells, w_hh, grad_hs, grad_h, grad
     step's gate pre-activations (T, B, 4H) and those of ``h0`` and ``c0``."""
     steps, batch, four_h = gates.shape
     hidden = four_h // 4
+    order = range(steps) if reverse else range(steps - 1, -1, -1)
+    last = order[-1]
+    dh = grad_h.copy() if grad_h is not None else xp.zeros((batch, hidden), gates.dtype)
+    dc = grad_c.copy() if grad_c is not None else xp.zeros((batch, hidden), gates.dtype)
+    out_grads = None if grad_hs is None else xp.ascontiguousarray(grad_hs)
+    if kernels.lstm_native_for(gates, c_prev, tanh_cells, dh, dc, forward=False) and \
+            (out_grads is None or kernels.lstm_native_for(gates, out_grads, forward=False)):
+        # each step's element-wise part in one compiled call (the same operations, the same
+        # bits), the coefficients computed there rather than for all steps up front
+        dgates = xp.empty_like(gates)
+        for t in order:
+            kernels.lstm_cell_backward(gates[t], c_prev[t], tanh_cells[t],
+                                       None if out_grads is None else out_grads[t], dh, dc,
+                                       dgates[t])
+            if t != last or wants_h0:
+                dh = _gemm(dgates[t], w_hh)
+        return dgates, dh, dc
     i, f = gates[..., :hidden], gates[..., hidden:2 * hidden]
     g, o = gates[..., 2 * hidden:3 * hidden], gates[..., 3 * hidden:]
     # What does not depend on the recurrence, for all steps at once:
@@ -236,11 +266,7 @@ def _recurrence_grads(xp, gates, c_prev, tanh_cells, w_hh, grad_hs, grad_h, grad
     xp.multiply(i, 1 - g * g, out=ifg_coef[:, :, 2])
     dgates = xp.empty_like(gates)
     dgates4 = dgates.reshape(steps, batch, 4, hidden)
-    dh = grad_h.copy() if grad_h is not None else xp.zeros((batch, hidden), gates.dtype)
-    dc = grad_c.copy() if grad_c is not None else xp.zeros((batch, hidden), gates.dtype)
     w = w_hh
-    order = range(steps) if reverse else range(steps - 1, -1, -1)
-    last = order[-1]
     tmp = xp.empty((batch, hidden), dtype=gates.dtype)
     for t in order:
         if grad_hs is not None:

@@ -1,11 +1,12 @@
-"""Compiled loops for convolutions, ReLU and the max-pool gradient (``ember.backend._kernels``)
-and log_softmax rows (``ember.backend._softmax``), with NumPy the fallback.
+"""Compiled loops for convolutions, ReLU and the max-pool gradient (``ember.backend._kernels``),
+log_softmax rows and LSTM cells (``ember.backend._vector``), with NumPy the fallback.
 
 The C extension is optional (built by setup.py when a compiler is there). Callers ask
 ``native_for(*arrays)`` whether it applies -- NumPy arrays, C-contiguous, one dtype that the
 kernel handles -- and otherwise run their NumPy code, which gives the same results
 (im2col is a copy; col2im adds the same terms in the same order; ReLU is exact; an
-optimizer's ``p -= lr * g`` rounds the product first, as NumPy does). The log_softmax rows
+optimizer's ``p -= lr * g`` rounds the product first, as NumPy does; an LSTM cell's gradient
+is NumPy's operations in NumPy's order). The log_softmax rows and the LSTM cell's forward
 use a vector exponential of their own: within a few ulp of NumPy's, not bitwise.
 ``set_enabled(False)`` turns the compiled path off (tests run both paths).
 
@@ -26,15 +27,16 @@ except ImportError:  # built without a C compiler: the NumPy paths run
     _native = None
 
 try:
-    from . import _softmax as _rows
-    if not _rows.available():  # no AVX2/FMA on this CPU
-        _rows = None
+    from . import _vector
 except ImportError:
-    _rows = None
+    _vector = None
+#: the vector functions (log_softmax rows, the LSTM cell's forward): None without AVX2/FMA
+_rows = _vector if _vector is not None and _vector.available() else None
 
 __all__ = ["available", "set_enabled", "native_for", "im2col_rows",
            "col2im", "relu", "relu_backward", "sub_scaled_", "sgd_momentum_", "maxpool2_forward",
-           "maxpool2_backward", "rows_native_for", "log_softmax_rows", "log_softmax_grad_rows"]
+           "maxpool2_backward", "rows_native_for", "log_softmax_rows", "log_softmax_grad_rows",
+           "lstm_native_for", "lstm_cell_forward", "lstm_cell_backward"]
 
 _enabled = [_native is not None]
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -194,3 +196,31 @@ def log_softmax_grad_rows(out, grad, res):
     if _rows.log_softmax_backward(out, grad, res, out.shape[1], skipped):
         return np.flatnonzero(skipped)
     return None
+
+
+def lstm_native_for(*arrays, forward=True):
+    """Whether the compiled LSTM cell takes these arrays: NumPy, C-contiguous, one float dtype
+    -- float32 with AVX2/FMA for the forward (its exponential is a vector one); float32 or
+    float64 for the backward (plain arithmetic)."""
+    if not _enabled[0] or _vector is None or (forward and _rows is None):
+        return False
+    dt = arrays[0].dtype
+    if dt != np.float32 and (forward or dt != np.float64):
+        return False
+    return all(type(a) is np.ndarray and a.dtype == dt and a.flags.c_contiguous
+               for a in arrays)
+
+
+def lstm_cell_forward(gate, c_prev, cell, tanh_cell, h):
+    """One LSTM step after its products, float32 (B, 4H) / (B, H) C-contiguous arrays:
+    ``gate`` (i, f, g, o pre-activations) becomes the activated gates in place;
+    ``cell = f * c_prev + i * g``, ``tanh_cell = tanh(cell)``, ``h = o * tanh_cell``."""
+    _vector.lstm_cell_forward(gate, c_prev, cell, tanh_cell, h, cell.shape[-1])
+
+
+def lstm_cell_backward(gate, c_prev, tanh_cell, grad_h, dh, dc, dgates):
+    """One step of the LSTM's backpropagation through time (NumPy's bits): ``dgates``
+    (B, 4H) from ``dh`` (+ ``grad_h``, the step's output gradient, or None) and the cell
+    gradient ``dc``, which is updated in place to the previous step's."""
+    _vector.lstm_cell_backward(gate, c_prev, tanh_cell, grad_h, dh, dc, dgates,
+                               dc.shape[-1], dc.dtype == np.float64)

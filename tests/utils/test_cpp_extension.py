@@ -414,8 +414,8 @@ def test_killed_build_then_load_and_lock_timeout(env, tmp_path, monkeypatch):
         os.killpg(proc.pid, signal.SIGKILL)  # the build and its compiler, mid-compile
         proc.wait()
     assert proc.returncode == -signal.SIGKILL
-    leftovers = list(env.cache.glob("ember_test_killed/.build-*/*.so"))
-    assert leftovers and leftovers[0].read_bytes() == b"not a library"  # the half-written output
+    leftovers = list(env.cache.glob("ember_test_killed/.build-*/*.o"))
+    assert leftovers and leftovers[0].read_bytes() == b"not a library"  # the half-written object
     monkeypatch.delenv("EMBER_EXTENSIONS_LOCK_TIMEOUT")
     n = len(_invocations(env.log, "ember_test_killed"))
     m = load_inline("ember_test_killed", "int twice(int v) { return 2 * v; }", functions="twice",
@@ -645,3 +645,27 @@ def test_extension_named_like_a_standard_module_does_not_replace_it(env):
     assert m.answer() == 42
     assert sys.modules["textwrap"] is textwrap
     assert textwrap.dedent("  x") == "x"
+
+
+FP_MODE = r"""
+import numpy as np
+from ember.utils.cpp_extension import load_inline
+
+def flushes():  # flush-to-zero / denormals-are-zero: the smallest denormal times 1 gives 0
+    return float(np.array([1e-45], np.float32)[0] * np.float32(1.0)) == 0.0
+
+before = flushes()
+m = load_inline("ember_test_fast_math", "int seven() { return 7; }", functions="seven",
+                extra_cflags=["-O2", "-ffast-math"])
+print(before, flushes(), m.seven())
+"""
+
+
+def test_fast_math_extension_leaves_the_process_floating_point_mode(env):
+    """-ffast-math compiles the extension only: linked with it, GCC (before 13) would add
+    crtfastmath.o, which turns on flush-to-zero for the whole process at load (NumPy's and
+    ember's denormals would then read 0). PyTorch's builds keep it out of the link too."""
+    r = subprocess.run([sys.executable, "-c", FP_MODE], capture_output=True, text=True,
+                       env=_subprocess_env(), timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["False", "False", "7"]

@@ -257,7 +257,9 @@ def _source_key(name, files, inline_text, extra_cflags, extra_ldflags, user_incs
               ("compiler", compiler_fingerprint(cxx)), ("python", python_abi()),
               ("ember", getattr(ember, "__version__", "")),
               ("ember-headers", tree_digest(EMBER_INCLUDE)),
-              ("pybind11", pybind11.__version__), ("format", "2")]
+              # format 3: linked without the compile flags (no crtfastmath.o from
+              # -ffast-math): older cached builds are rebuilt
+              ("pybind11", pybind11.__version__), ("format", "3")]
     if not is_python_module:  # (only then, so that the modules' keys stay what they were)
         parts.append(("kind", "library"))
     return cache_key(parts)[:32]

@@ -112,8 +112,11 @@ def build_shared_library(cxx, sources, output, *, name, include_dirs, extra_cfla
                          extra_ldflags, work_dir, verbose=False, log_path=None):
     """Compile ``sources`` into the shared library ``output``; raise ExtensionBuildError on failure.
 
-    One source: one compile-and-link command. Several: each compiled (in parallel) to an object
-    file in ``work_dir``, then linked. Returns every file the compiler read (sources and the
+    Each source is compiled (in parallel) to an object file in ``work_dir``, then they are
+    linked with the link flags only: the compile flags at the link step would let GCC (before
+    13) add crtfastmath.o for ``-ffast-math``/``-Ofast``, whose constructor turns on
+    flush-to-zero and denormals-are-zero for the process that loads the library (PyTorch's
+    builds link without them too). Returns every file the compiler read (sources and the
     headers it included, however it found them: ``-I``, ``-isystem``, ``-include``, ...) as
     reported by the compiler itself (``-MD``), in absolute paths.
     """
@@ -139,26 +142,23 @@ def build_shared_library(cxx, sources, output, *, name, include_dirs, extra_cfla
         raise ExtensionBuildError(format_build_error(name, cmd, rc, out, log_path), command=cmd,
                                   output=out, returncode=rc, log_path=log_path)
 
-    if len(sources) == 1:
-        cmd = cxx + cflags + dependency_flags(0) + [sources[0], "-o", output] + ldflags
-        rc, out = run(cmd)
-        if rc != 0:
-            fail(cmd, rc, out)
+    objects, cmds = [], []
+    for i, src in enumerate(sources):
+        obj = os.path.join(work_dir, f"{i}_{os.path.splitext(os.path.basename(src))[0]}.o")
+        objects.append(obj)
+        cmds.append(cxx + cflags + dependency_flags(i) + ["-c", src, "-o", obj])
+    if len(cmds) == 1:
+        results = [run(cmds[0])]
     else:
-        objects, cmds = [], []
-        for i, src in enumerate(sources):
-            obj = os.path.join(work_dir, f"{i}_{os.path.splitext(os.path.basename(src))[0]}.o")
-            objects.append(obj)
-            cmds.append(cxx + cflags + dependency_flags(i) + ["-c", src, "-o", obj])
         with ThreadPoolExecutor(max_workers=max(1, min(len(cmds), os.cpu_count() or 1))) as pool:
             results = list(pool.map(run, cmds))
-        for cmd, (rc, out) in zip(cmds, results):
-            if rc != 0:
-                fail(cmd, rc, out)
-        cmd = cxx + objects + ["-o", output] + ldflags
-        rc, out = run(cmd)
+    for cmd, (rc, out) in zip(cmds, results):
         if rc != 0:
             fail(cmd, rc, out)
+    cmd = cxx + objects + ["-o", output] + ldflags
+    rc, out = run(cmd)
+    if rc != 0:
+        fail(cmd, rc, out)
     _write_log(log_path, log)
     deps = set()
     for path in dep_files:
