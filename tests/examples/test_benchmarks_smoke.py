@@ -121,3 +121,21 @@ def test_device_option_runs_the_training_steps_on_the_device(fake_cuda, capsys):
     out = capsys.readouterr().out
     assert "MLP step 784-512-512-10 b128 (cuda)" in out and "<= 1.5" in out
     assert "MulConstant" not in out  # CPU-only workloads are left out on a device
+
+
+def test_thread_scaling_counts_and_table(monkeypatch, capsys):
+    """bench_threads.py: which counts it runs, and its table from run.py's measurements (a
+    stand-in for run.py here: the real one takes minutes)."""
+    threads = importlib.import_module("bench_threads")
+    assert threads._counts(None, usable=16) == [1, 2, 16]
+    assert threads._counts(None, usable=1) == [1]
+    assert threads._counts("1,2,4", usable=2) == [1, 2]
+    fake = {1: {"mlp": (0.004, 0.005), "cnn": (0.02, 0.02)},
+            2: {"mlp": (0.002, 0.004), "cnn": (0.01, 0.01)}}
+    monkeypatch.setattr(threads, "_usable_cpus", lambda: 2)
+    monkeypatch.setattr(threads, "_run", lambda t, only, rounds, extra: (fake[t], ["CPU: x"]))
+    threads.main(["--only", "mlp,cnn"])
+    table = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    assert table[1].split(" | ") == ["| mlp", "4.000", "5.000", "0.80", "2.000", "4.000",
+                                     "0.50", "2.00x", "1.25x |"]
+    assert table[2].startswith("| cnn | 20.000 | 20.000 | 1.00 |")
