@@ -72,7 +72,8 @@ def main(argv=None):
     for t in counts:
         print(f"... {t} thread(s)", file=sys.stderr, flush=True)
         results[t], machine = _run(t, args.only, args.rounds, extra)
-    print(f"## Thread scaling: `{' '.join(['python benchmarks/bench_threads.py'] + (argv or sys.argv[1:]))}`\n")
+    command = " ".join(["python benchmarks/bench_threads.py"] + list(argv or sys.argv[1:]))
+    print(f"## Thread scaling: `{command}`\n")
     for line in machine[:1]:
         print(f"- {line}")
     print(f"- {usable} usable CPUs; each count in a fresh run.py process, "
