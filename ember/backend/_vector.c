@@ -539,6 +539,194 @@ release:
     return result;
 }
 
+/* ---- layer normalization over rows of D ---- */
+
+/* Sums of a row in double with four independent accumulators: without -ffast-math the
+ * compiler keeps a reduction's order (one add at a time, ~4 cycles each); four chains run
+ * side by side. */
+#define ROW_SUMS(T)                                                                          \
+    static double sum_##T(const T *restrict v, Py_ssize_t d) {                               \
+        double a0 = 0, a1 = 0, a2 = 0, a3 = 0;                                               \
+        Py_ssize_t j = 0;                                                                    \
+        for (; j + 4 <= d; j += 4) {                                                         \
+            a0 += v[j]; a1 += v[j + 1]; a2 += v[j + 2]; a3 += v[j + 3];                      \
+        }                                                                                    \
+        for (; j < d; j++) a0 += v[j];                                                       \
+        return (a0 + a1) + (a2 + a3);                                                        \
+    }                                                                                        \
+    static double sq_dev_##T(const T *restrict v, double m, Py_ssize_t d) {                  \
+        double a0 = 0, a1 = 0, a2 = 0, a3 = 0;                                               \
+        Py_ssize_t j = 0;                                                                    \
+        for (; j + 4 <= d; j += 4) {                                                         \
+            double c0 = v[j] - m, c1 = v[j + 1] - m, c2 = v[j + 2] - m, c3 = v[j + 3] - m;   \
+            a0 += c0 * c0; a1 += c1 * c1; a2 += c2 * c2; a3 += c3 * c3;                      \
+        }                                                                                    \
+        for (; j < d; j++) { double c = v[j] - m; a0 += c * c; }                             \
+        return (a0 + a1) + (a2 + a3);                                                        \
+    }
+
+ROW_SUMS(float)
+ROW_SUMS(double)
+
+/* Per row: mean and variance in double (two passes), rstd = 1 / sqrt(var + eps);
+ * out = (x - mean) * rstd, then * w and + b, each rounded in T as ember's composite formula
+ * rounds them. The element-wise loops have no branch, so they vectorize. */
+#define LAYER_NORM_FORWARD(T)                                                                \
+    do {                                                                                     \
+        const T *x = xb.buf, *w = has_w ? wb.buf : NULL, *bi = has_b ? bb.buf : NULL;        \
+        T *out = ob.buf;                                                                     \
+        double *mean = mb.buf, *rstd = rb.buf;                                               \
+        for (Py_ssize_t r = 0; r < rows; r++) {                                              \
+            const T *restrict xr = x + r * d;                                                \
+            T *restrict o = out + r * d;                                                     \
+            const double m = sum_##T(xr, d) / d;                                             \
+            const double rs = 1.0 / sqrt(sq_dev_##T(xr, m, d) / d + eps);                    \
+            mean[r] = m;                                                                     \
+            rstd[r] = rs;                                                                    \
+            const T mt = (T)m, rt = (T)rs;                                                   \
+            for (Py_ssize_t j = 0; j < d; j++) o[j] = (xr[j] - mt) * rt;                     \
+            if (w) for (Py_ssize_t j = 0; j < d; j++) o[j] = o[j] * w[j];                    \
+            if (bi) for (Py_ssize_t j = 0; j < d; j++) o[j] = o[j] + bi[j];                  \
+        }                                                                                    \
+    } while (0)
+
+/* Per row, xhat = (x - mean) * rstd and gh = g * w (or g), in double:
+ *   gx = rstd * (gh - sum(gh) / D - xhat * sum(gh * xhat) / D)
+ * and over rows, into double accumulators: gw += g * xhat, gb += g. `xh`, `gh`: scratch
+ * rows of D doubles. */
+#define LAYER_NORM_BACKWARD(T)                                                               \
+    do {                                                                                     \
+        const T *g = gb_.buf, *x = xb.buf, *w = has_w ? wb.buf : NULL;                      \
+        const double *mean = mb.buf, *rstd = rb.buf;                                         \
+        T *gx = want_x ? gxb.buf : NULL;                                                     \
+        double *restrict gw = want_w ? gwb.buf : NULL, *restrict gbias = want_b ? gbb.buf : NULL; \
+        double *restrict xh = scratch, *restrict gh = scratch + d;                           \
+        for (Py_ssize_t r = 0; r < rows; r++) {                                              \
+            const T *restrict xr = x + r * d, *restrict gr = g + r * d;                      \
+            const double m = mean[r], rs = rstd[r];                                          \
+            for (Py_ssize_t j = 0; j < d; j++) xh[j] = (xr[j] - m) * rs;                     \
+            if (w) for (Py_ssize_t j = 0; j < d; j++) gh[j] = (double)gr[j] * w[j];          \
+            else for (Py_ssize_t j = 0; j < d; j++) gh[j] = gr[j];                           \
+            if (gw) for (Py_ssize_t j = 0; j < d; j++) gw[j] += (double)gr[j] * xh[j];       \
+            if (gbias) for (Py_ssize_t j = 0; j < d; j++) gbias[j] += gr[j];                 \
+            if (gx) {                                                                        \
+                double s1 = 0, s2 = 0, t1 = 0, t2 = 0;                                       \
+                Py_ssize_t j = 0;                                                            \
+                for (; j + 2 <= d; j += 2) {                                                 \
+                    s1 += gh[j]; t1 += gh[j + 1];                                            \
+                    s2 += gh[j] * xh[j]; t2 += gh[j + 1] * xh[j + 1];                        \
+                }                                                                            \
+                for (; j < d; j++) { s1 += gh[j]; s2 += gh[j] * xh[j]; }                     \
+                const double a = (s1 + t1) / d, c = (s2 + t2) / d;                           \
+                T *restrict o = gx + r * d;                                                  \
+                for (j = 0; j < d; j++) o[j] = (T)(rs * (gh[j] - a - xh[j] * c));            \
+            }                                                                                \
+        }                                                                                    \
+    } while (0)
+
+static int get_optional(PyObject *obj, Py_buffer *view, int writable) {
+    if (obj == Py_None)
+        return 0;
+    if (PyObject_GetBuffer(obj, view, writable ? PyBUF_WRITABLE : PyBUF_SIMPLE) < 0)
+        return -1;
+    return 1;
+}
+
+static PyObject *py_layer_norm_forward(PyObject *self, PyObject *args) {
+    Py_buffer xb, ob, mb, rb, wb = {0}, bb = {0};
+    PyObject *w_obj, *b_obj;
+    Py_ssize_t d;
+    double eps;
+    int is_double;
+    if (!PyArg_ParseTuple(args, "y*OOw*w*w*ndp", &xb, &w_obj, &b_obj, &ob, &mb, &rb, &d, &eps,
+                          &is_double))
+        return NULL;
+    PyObject *result = NULL;
+    int has_w = get_optional(w_obj, &wb, 0), has_b = has_w < 0 ? 0 : get_optional(b_obj, &bb, 0);
+    Py_ssize_t item = is_double ? 8 : 4;
+    if (has_w < 0 || has_b < 0)
+        goto done;
+    if (d <= 0 || xb.len % (d * item) || ob.len != xb.len || (has_w && wb.len != d * item) ||
+            (has_b && bb.len != d * item)) {
+        PyErr_SetString(PyExc_ValueError, "_vector.layer_norm_forward: buffer sizes");
+        goto done;
+    }
+    Py_ssize_t rows = xb.len / (d * item);
+    if (mb.len < rows * 8 || rb.len < rows * 8) {
+        PyErr_SetString(PyExc_ValueError, "_vector.layer_norm_forward: one mean/rstd per row");
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (is_double)
+        LAYER_NORM_FORWARD(double);
+    else
+        LAYER_NORM_FORWARD(float);
+    Py_END_ALLOW_THREADS
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    if (has_w > 0) PyBuffer_Release(&wb);
+    if (has_b > 0) PyBuffer_Release(&bb);
+    PyBuffer_Release(&xb);
+    PyBuffer_Release(&ob);
+    PyBuffer_Release(&mb);
+    PyBuffer_Release(&rb);
+    return result;
+}
+
+static PyObject *py_layer_norm_backward(PyObject *self, PyObject *args) {
+    Py_buffer gb_, xb, mb, rb, wb = {0}, gxb = {0}, gwb = {0}, gbb = {0};
+    PyObject *w_obj, *gx_obj, *gw_obj, *gb_obj;
+    Py_ssize_t d;
+    int is_double;
+    if (!PyArg_ParseTuple(args, "y*y*Oy*y*OOOnp", &gb_, &xb, &w_obj, &mb, &rb, &gx_obj, &gw_obj,
+                          &gb_obj, &d, &is_double))
+        return NULL;
+    PyObject *result = NULL;
+    int has_w = get_optional(w_obj, &wb, 0);
+    int want_x = has_w < 0 ? -1 : get_optional(gx_obj, &gxb, 1);
+    int want_w = want_x < 0 ? -1 : get_optional(gw_obj, &gwb, 1);
+    int want_b = want_w < 0 ? -1 : get_optional(gb_obj, &gbb, 1);
+    Py_ssize_t item = is_double ? 8 : 4;
+    if (has_w < 0 || want_x < 0 || want_w < 0 || want_b < 0)
+        goto done;
+    if (d <= 0 || xb.len % (d * item) || gb_.len != xb.len || (has_w && wb.len != d * item) ||
+            (want_x && gxb.len != xb.len) || (want_w && gwb.len != d * 8) ||
+            (want_b && gbb.len != d * 8)) {
+        PyErr_SetString(PyExc_ValueError, "_vector.layer_norm_backward: buffer sizes");
+        goto done;
+    }
+    Py_ssize_t rows = xb.len / (d * item);
+    if (mb.len < rows * 8 || rb.len < rows * 8) {
+        PyErr_SetString(PyExc_ValueError, "_vector.layer_norm_backward: one mean/rstd per row");
+        goto done;
+    }
+    double *scratch = PyMem_RawMalloc(2 * (size_t)d * sizeof(double));
+    if (scratch == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (is_double)
+        LAYER_NORM_BACKWARD(double);
+    else
+        LAYER_NORM_BACKWARD(float);
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(scratch);
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    if (has_w > 0) PyBuffer_Release(&wb);
+    if (want_x > 0) PyBuffer_Release(&gxb);
+    if (want_w > 0) PyBuffer_Release(&gwb);
+    if (want_b > 0) PyBuffer_Release(&gbb);
+    PyBuffer_Release(&gb_);
+    PyBuffer_Release(&xb);
+    PyBuffer_Release(&mb);
+    PyBuffer_Release(&rb);
+    return result;
+}
+
 static PyObject *py_available(PyObject *self, PyObject *unused) {
     return PyBool_FromLong(usable());
 }
@@ -562,6 +750,14 @@ static PyMethodDef vector_functions[] = {
      "lstm_cell_backward(gate, c_prev, tanh_cell, grad_h, dh, dc, dgates, hidden, "
      "is_double)\n--\n\nOne step of the LSTM's backpropagation through time: dgates "
      "(B, 4H) from dh (+ grad_h, or None) and dc; dc becomes the previous step's."},
+    {"layer_norm_forward", py_layer_norm_forward, METH_VARARGS,
+     "layer_norm_forward(x, w, b, out, mean, rstd, d, eps, is_double)\n--\n\nLayer "
+     "normalization of each row of d (w, b: None or d values); mean and rstd (float64, one "
+     "per row) written for the backward."},
+    {"layer_norm_backward", py_layer_norm_backward, METH_VARARGS,
+     "layer_norm_backward(g, x, w, mean, rstd, gx, gw, gb, d, is_double)\n--\n\nThe "
+     "gradients of layer_norm: gx (or None) written; gw, gb (float64 accumulators of d, or "
+     "None) added to."},
     {NULL, NULL, 0, NULL}
 };
 

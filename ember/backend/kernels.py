@@ -1,5 +1,6 @@
 """Compiled loops for convolutions, ReLU and the max-pool gradient (``ember.backend._kernels``),
-log_softmax rows and LSTM cells (``ember.backend._vector``), with NumPy the fallback.
+log_softmax rows, LSTM cells and layer normalization (``ember.backend._vector``), with NumPy
+the fallback.
 
 The C extension is optional (built by setup.py when a compiler is there). Callers ask
 ``native_for(*arrays)`` whether it applies -- NumPy arrays, C-contiguous, one dtype that the
@@ -36,7 +37,8 @@ _rows = _vector if _vector is not None and _vector.available() else None
 __all__ = ["available", "set_enabled", "native_for", "im2col_rows",
            "col2im", "relu", "relu_backward", "sub_scaled_", "sgd_momentum_", "maxpool2_forward",
            "maxpool2_backward", "rows_native_for", "log_softmax_rows", "log_softmax_grad_rows",
-           "lstm_native_for", "lstm_cell_forward", "lstm_cell_backward"]
+           "lstm_native_for", "lstm_cell_forward", "lstm_cell_backward",
+           "layer_norm_native_for", "layer_norm_forward", "layer_norm_backward"]
 
 _enabled = [_native is not None]
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -224,3 +226,29 @@ def lstm_cell_backward(gate, c_prev, tanh_cell, grad_h, dh, dc, dgates):
     gradient ``dc``, which is updated in place to the previous step's."""
     _vector.lstm_cell_backward(gate, c_prev, tanh_cell, grad_h, dh, dc, dgates,
                                dc.shape[-1], dc.dtype == np.float64)
+
+
+def layer_norm_native_for(x, weight=None, bias=None):
+    """Whether the compiled layer normalization takes these arrays: ``x`` a non-empty
+    C-contiguous float32/float64 NumPy array; ``weight``/``bias`` None or C-contiguous arrays
+    of its dtype."""
+    if not _enabled[0] or _vector is None or type(x) is not np.ndarray or x.size == 0:
+        return False
+    if x.dtype not in _FLOATS or not x.flags.c_contiguous:
+        return False
+    return all(a is None or (type(a) is np.ndarray and a.dtype == x.dtype
+                             and a.flags.c_contiguous) for a in (weight, bias))
+
+
+def layer_norm_forward(x, weight, bias, out, mean, rstd, size, eps):
+    """``out`` = layer normalization of each row of ``size`` of ``x`` (times ``weight``, plus
+    ``bias``, each None or ``size`` values); ``mean``, ``rstd``: float64, one per row."""
+    _vector.layer_norm_forward(x, weight, bias, out, mean, rstd, size, float(eps),
+                               x.dtype == np.float64)
+
+
+def layer_norm_backward(grad, x, weight, mean, rstd, gx, gw, gb, size):
+    """Layer normalization's gradients: ``gx`` (or None) written; ``gw``, ``gb`` (float64
+    accumulators of ``size``, or None) added to."""
+    _vector.layer_norm_backward(grad, x, weight, mean, rstd, gx, gw, gb, size,
+                                x.dtype == np.float64)

@@ -95,6 +95,12 @@ CASES = {
     # (no finite-difference gradients): test_embedding_options_take_the_tensor_formula
     "Embedding": [(lambda w: ember.nn.functional.embedding(ember.tensor([[1, 3, 1], [0, 1, 3]]),
                                                            w), [(5, 4)])],
+    # layer normalization (x, weight, bias): one or two normalized dims, no affine
+    "NativeLayerNorm": [(lambda x, w, b: ember.nn.functional.layer_norm(x, (4,), w, b),
+                         [(3, 4), (4,), (4,)]),
+                        (lambda x, w, b: ember.nn.functional.layer_norm(x, (3, 5), w, b),
+                         [(2, 3, 5), (3, 5), (3, 5)]),
+                        (lambda x: ember.nn.functional.layer_norm(x, (6,)), [(2, 2, 6)])],
     "Reciprocal": [(lambda a: (a * a + 0.5).reciprocal(), [(3, 4)]),
                    (lambda a: 2.5 / (a * a + 0.5), [(3, 4)])],   # scalar / tensor
 }
@@ -111,8 +117,10 @@ IDS = [f"{name}-{i}" for i, (name, _, _) in enumerate(FLAT)]
 
 _TOLERANCE = dict(rtol=1e-6, atol=1e-7)
 # ops whose two formulas add many float32 terms in different orders: the array BPTT of
-# LSTMLayer sums each step's terms in its own order, the recomputed graph in another
-FLOAT32_TOLERANCE = {"LSTMLayer": dict(rtol=1e-5, atol=1e-6)}
+# LSTMLayer sums each step's terms in its own order, the recomputed graph in another; the
+# compiled layer norm's gradient is computed in double, the recomputed graph in float32
+FLOAT32_TOLERANCE = {"LSTMLayer": dict(rtol=1e-5, atol=1e-6),
+                     "NativeLayerNorm": dict(rtol=1e-5, atol=1e-6)}
 
 
 def test_every_array_backward_is_covered():

@@ -2,9 +2,12 @@
 
 Written with differentiable ember ops, so every gradient (and the gradient of a
 gradient) comes from autograd; running statistics are updated in place outside
-the graph.
+the graph. layer_norm on a contiguous float CPU tensor is one op instead
+(ember/_ops/norm_ops.py: compiled rows, the same formula).
 """
 from ...autograd import grad_mode
+from ...autograd.batching import hooks as _batching
+from ..._ops import norm_ops as _norm_ops
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm"]
 
@@ -129,6 +132,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got "
                                f"{name} of shape {_sizes(t.shape)} and normalized_shape = "
                                f"{_sizes(normalized_shape)}")
+    if not input.is_meta and _batching[0] is None and _norm_ops.fusable(input, weight, bias):
+        return _norm_ops.NativeLayerNorm.apply(input, weight, bias, k, eps)
     out, _, _ = _normalize(input, tuple(range(input.dim() - k, input.dim())), eps)
     if weight is not None:
         out = out * weight
