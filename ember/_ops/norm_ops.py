@@ -9,6 +9,8 @@ forward in one pass per row (mean and variance in double) and the array backward
     xhat = (x - mean) * rstd;   gx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))
 
 with ``gw = g * weight``; the weight and bias gradients are sums over the rows (in double).
+Large inputs are split by rows over the thread pool (the output and the input gradient are
+the same bits for any split; the weight and bias sums of the blocks are added in row order).
 The tensor backward (``create_graph=True``, dispatch) recomputes the composite formula under
 grad mode and differentiates it, so higher derivatives hold.
 """
@@ -19,6 +21,7 @@ import numpy as np
 from ..autograd.backprop import plain_grad
 from ..autograd.grad_mode import enable_grad, _state as _grad_state
 from ..backend import kernels
+from ..backend.parallel import parallel_for
 from .._tensor import Tensor
 from .primitive import Primitive
 
@@ -64,9 +67,14 @@ class NativeLayerNorm(Primitive):
         rows = d.size // size if size else 0
         out = np.empty_like(d)
         mean, rstd = np.empty(rows), np.empty(rows)
-        kernels.layer_norm_forward(d, None if weight is None else weight._data,
-                                   None if bias is None else bias._data, out, mean, rstd,
-                                   size, eps)
+        w = None if weight is None else weight._data
+        b = None if bias is None else bias._data
+        flat, flat_out = d.reshape(rows, size), out.reshape(rows, size)
+
+        def block(lo, hi):  # rows are independent: the same bits for any split
+            kernels.layer_norm_forward(flat[lo:hi], w, b, flat_out[lo:hi], mean[lo:hi],
+                                       rstd[lo:hi], size, eps)
+        parallel_for(rows, block, 2 * d.nbytes)
         ctx.ndim, ctx.eps = ndim, eps
         # the row statistics are saved tensors too: freed with the graph, seen by hooks
         ctx.save_for_backward(x, weight, bias, _make(mean), _make(rstd))
@@ -78,10 +86,33 @@ class NativeLayerNorm(Primitive):
         needs = ctx.needs_input_grad
         size = math.prod(x.shape[x.ndim - ctx.ndim:])
         grad = np.ascontiguousarray(grad, dtype=x.dtype)
+        rows = x.size // size
         gx = np.empty_like(x) if needs[0] else None
-        gw = np.zeros(size) if needs[1] and weight is not None else None
-        gb = np.zeros(size) if needs[2] else None
-        kernels.layer_norm_backward(grad, x, weight, mean, rstd, gx, gw, gb, size)
+        want_w, want_b = needs[1] and weight is not None, needs[2]
+        flat_g, flat_x = grad.reshape(rows, size), x.reshape(rows, size)
+        flat_gx = None if gx is None else gx.reshape(rows, size)
+        partial = []  # (first row, weight and bias sums of a block of rows)
+
+        def block(lo, hi):
+            gw = np.zeros(size) if want_w else None
+            gb = np.zeros(size) if want_b else None
+            kernels.layer_norm_backward(flat_g[lo:hi], flat_x[lo:hi], weight, mean[lo:hi],
+                                        rstd[lo:hi], None if gx is None else flat_gx[lo:hi],
+                                        gw, gb, size)
+            partial.append((lo, gw, gb))
+        parallel_for(rows, block, 4 * x.nbytes)
+        # the blocks' sums in row order (double precision: a split changes the float32
+        # results by at most the last bit, as a split matmul's)
+        partial.sort(key=lambda p: p[0])
+        gw = gb = None
+        if want_w:
+            gw = partial[0][1]
+            for p in partial[1:]:
+                gw += p[1]
+        if want_b:
+            gb = partial[0][2]
+            for p in partial[1:]:
+                gb += p[2]
         shape = x.shape[x.ndim - ctx.ndim:]
         return (gx,
                 None if gw is None else gw.astype(x.dtype).reshape(shape),
