@@ -53,10 +53,10 @@ class NativeLayerNorm(Primitive):
     """Layer normalization over the last ``ndim`` dims of ``x``.
 
     >>> import ember
-    >>> x = ember.tensor([[1.0, 3.0], [2.0, 2.0]])
-    >>> NativeLayerNorm.apply(x, None, None, 1, 0.0)
+    >>> x = ember.tensor([[1.0, 3.0], [2.0, 6.0]])
+    >>> NativeLayerNorm.apply(x, None, None, 1, 0.0)  # each row: (x - mean) / std
     tensor([[-1.,  1.],
-            [ 0.,  0.]])
+            [-1.,  1.]])
     """
     _backward_name = "NativeLayerNormBackward0"
 
