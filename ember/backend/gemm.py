@@ -110,8 +110,8 @@ def _native_bands(xp, a, b, by_rows, width, threads):
     spinning = native.helpers()
     if spinning < wanted:
         parallel.wake_idle_workers(wanted - spinning)  # for the products that follow
-        if threads > 1 and spinning < threads - 1:
-            return None  # the Python pass wakes them and waits for them
+        if spinning == 0 or (threads > 1 and spinning < threads - 1):
+            return None  # NumPy's matmul alone, or the Python pass that wakes them
     (m, k), n = a.shape, b.shape[1]
     layout_a, layout_b = _blas_layout(a, m, k), _blas_layout(b, k, n)
     if layout_a is None or layout_b is None:

@@ -123,6 +123,12 @@ class _SpinSignal:
     def post(self):
         self._event.post()
 
+    def pending(self):
+        """Whether a post has not been seen by the waiter yet (it is on its way back to
+        waiting: another post would only send it round its loop once more, through the
+        GIL)."""
+        return self._event.seq != self._seen
+
     def wait(self):
         self._seen = self._event.wait(self._seen, SPIN_US)
 
@@ -300,7 +306,7 @@ def wake_idle_workers(count):
     if _native is None or _state_pid[0] != os.getpid():
         return
     for w in _state.workers[:count]:
-        if w.task is None and w.thread.ident is not None:
+        if w.task is None and w.thread.ident is not None and not w.go.pending():
             w.go.post()
 
 
