@@ -273,10 +273,10 @@ static PyObject *pool_gemm(PyObject *mod, PyObject *args) {
     if (!PyArg_ParseTuple(args, "ippLLLKLKLKLpLL|p", &dtype, &trans_a, &trans_b, &m, &n, &k,
                           &a, &lda, &b, &ldb, &c, &ldc, &by_rows, &align, &pieces, &forced))
         return NULL;
+    int too_large = !blas_ilp64 && (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX ||
+                                    lda > INT32_MAX || ldb > INT32_MAX || ldc > INT32_MAX);
     if (dtype < 0 || dtype > 1 || blas_gemm[dtype] == NULL || m <= 0 || n <= 0 || k <= 0 ||
-            align <= 0 || pieces <= 0 || (!blas_ilp64 && (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX ||
-                                           lda > INT32_MAX || ldb > INT32_MAX ||
-                                           ldc > INT32_MAX)))
+            align <= 0 || pieces <= 0 || too_large)
         return PyLong_FromLong(0);
     GemmJob mine = {dtype, trans_a, trans_b, by_rows, m, n, k, lda, ldb, ldc, (char *)a,
                     (char *)b, (char *)c, {0}};
@@ -346,8 +346,8 @@ static PyMethodDef pool_functions[] = {
      "helped()\n--\n\nPieces of gemm passes run by spinning threads so far."},
     {"gemm", (PyCFunction)pool_gemm, METH_VARARGS,
      "gemm(dtype, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, by_rows, align, "
-     "pieces, forced=False)\n--\n\nC = op(A) @ op(B), row-major, dtype 0 float32 / 1 float64, a/b/c "
-     "addresses: in up to `pieces` bands of rows (by_rows) or columns, edges on multiples "
+     "pieces, forced=False)\n--\n\nC = op(A) @ op(B), row-major, dtype 0 float32 / 1 "
+     "float64, a/b/c addresses: in up to `pieces` bands of rows (by_rows) or columns, edges on multiples "
      "of `align`, shared with the spinning threads (forced: `pieces` bands whoever spins). "
      "Returns the bands (1: computed alone), 0 when it cannot (no BLAS set, sizes out of "
      "range)."},

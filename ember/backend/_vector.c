@@ -619,112 +619,121 @@ release:
 DEFINE_LAYER_NORM_ROWS(float)
 DEFINE_LAYER_NORM_ROWS(double)
 
-static int get_optional(PyObject *obj, Py_buffer *view, int writable) {
+/* A buffer argument that may be None: `held` says whether `view` is to be released. */
+typedef struct {
+    Py_buffer view;
+    int held;
+} Optional;
+
+static int get_optional(PyObject *obj, Optional *o, int writable) {
+    o->held = 0;
     if (obj == Py_None)
         return 0;
-    if (PyObject_GetBuffer(obj, view, writable ? PyBUF_WRITABLE : PyBUF_SIMPLE) < 0)
+    if (PyObject_GetBuffer(obj, &o->view, writable ? PyBUF_WRITABLE : PyBUF_SIMPLE) < 0)
         return -1;
-    return 1;
+    o->held = 1;
+    return 0;
+}
+
+static void release(Py_buffer *bufs, int n, Optional *opts, int n_opts) {
+    for (int k = 0; k < n; k++)
+        PyBuffer_Release(&bufs[k]);
+    for (int k = 0; k < n_opts; k++)
+        if (opts[k].held)
+            PyBuffer_Release(&opts[k].view);
+}
+
+/* Rows of d in `x` (item bytes each) and in `same`, with one float64 mean and rstd per row;
+ * `opts`: None or `lens` bytes each. -1 with a ValueError naming `fn` otherwise. */
+static Py_ssize_t layer_norm_rows(const char *fn, Py_buffer *x, Py_buffer *same, Py_ssize_t d,
+                                  Py_ssize_t item, Py_buffer *mean, Py_buffer *rstd,
+                                  Optional *opts, const Py_ssize_t *lens, int n_opts) {
+    int ok = d > 0 && x->len % (d * item) == 0 && same->len == x->len;
+    for (int k = 0; ok && k < n_opts; k++)
+        ok = !opts[k].held || opts[k].view.len == lens[k];
+    if (!ok) {
+        PyErr_Format(PyExc_ValueError, "_vector.%s: buffer sizes", fn);
+        return -1;
+    }
+    Py_ssize_t rows = x->len / (d * item);
+    if (mean->len < rows * 8 || rstd->len < rows * 8) {
+        PyErr_Format(PyExc_ValueError, "_vector.%s: one mean/rstd per row", fn);
+        return -1;
+    }
+    return rows;
 }
 
 static PyObject *py_layer_norm_forward(PyObject *self, PyObject *args) {
-    Py_buffer xb, ob, mb, rb, wb = {0}, bb = {0};
-    PyObject *w_obj, *b_obj;
+    Py_buffer b[4];  /* x, out, mean, rstd */
+    Optional o[2] = {{.held = 0}, {.held = 0}};  /* weight, bias */
+    PyObject *w_obj, *b_obj, *result = NULL;
     Py_ssize_t d;
     double eps;
     int is_double;
-    if (!PyArg_ParseTuple(args, "y*OOw*w*w*ndp", &xb, &w_obj, &b_obj, &ob, &mb, &rb, &d, &eps,
-                          &is_double))
+    if (!PyArg_ParseTuple(args, "y*OOw*w*w*ndp", &b[0], &w_obj, &b_obj, &b[1], &b[2], &b[3], &d,
+                          &eps, &is_double))
         return NULL;
-    PyObject *result = NULL;
-    int has_w = get_optional(w_obj, &wb, 0), has_b = has_w < 0 ? 0 : get_optional(b_obj, &bb, 0);
-    Py_ssize_t item = is_double ? 8 : 4;
-    if (has_w < 0 || has_b < 0)
+    Py_ssize_t item = is_double ? 8 : 4, rows;
+    Py_ssize_t lens[2] = {d * item, d * item};
+    if (get_optional(w_obj, &o[0], 0) < 0 || get_optional(b_obj, &o[1], 0) < 0)
         goto done;
-    if (d <= 0 || xb.len % (d * item) || ob.len != xb.len || (has_w && wb.len != d * item) ||
-            (has_b && bb.len != d * item)) {
-        PyErr_SetString(PyExc_ValueError, "_vector.layer_norm_forward: buffer sizes");
+    rows = layer_norm_rows("layer_norm_forward", &b[0], &b[1], d, item, &b[2], &b[3], o, lens,
+                           2);
+    if (rows < 0)
         goto done;
-    }
-    Py_ssize_t rows = xb.len / (d * item);
-    if (mb.len < rows * 8 || rb.len < rows * 8) {
-        PyErr_SetString(PyExc_ValueError, "_vector.layer_norm_forward: one mean/rstd per row");
-        goto done;
-    }
+    const void *w = o[0].held ? o[0].view.buf : NULL, *bias = o[1].held ? o[1].view.buf : NULL;
     Py_BEGIN_ALLOW_THREADS
     if (is_double)
-        ln_forward_rows_double(xb.buf, has_w ? wb.buf : NULL, has_b ? bb.buf : NULL, ob.buf,
-                               mb.buf, rb.buf, rows, d, eps);
+        ln_forward_rows_double(b[0].buf, w, bias, b[1].buf, b[2].buf, b[3].buf, rows, d, eps);
     else
-        ln_forward_rows_float(xb.buf, has_w ? wb.buf : NULL, has_b ? bb.buf : NULL, ob.buf,
-                              mb.buf, rb.buf, rows, d, eps);
+        ln_forward_rows_float(b[0].buf, w, bias, b[1].buf, b[2].buf, b[3].buf, rows, d, eps);
     Py_END_ALLOW_THREADS
     result = Py_None;
     Py_INCREF(result);
 done:
-    if (has_w > 0) PyBuffer_Release(&wb);
-    if (has_b > 0) PyBuffer_Release(&bb);
-    PyBuffer_Release(&xb);
-    PyBuffer_Release(&ob);
-    PyBuffer_Release(&mb);
-    PyBuffer_Release(&rb);
+    release(b, 4, o, 2);
     return result;
 }
 
 static PyObject *py_layer_norm_backward(PyObject *self, PyObject *args) {
-    Py_buffer gb_, xb, mb, rb, wb = {0}, gxb = {0}, gwb = {0}, gbb = {0};
-    PyObject *w_obj, *gx_obj, *gw_obj, *gb_obj;
+    Py_buffer b[4];  /* grad, x, mean, rstd */
+    Optional o[4] = {{.held = 0}, {.held = 0}, {.held = 0}, {.held = 0}};  /* w, gx, gw, gb */
+    PyObject *w_obj, *gx_obj, *gw_obj, *gb_obj, *result = NULL;
     Py_ssize_t d;
     int is_double;
-    if (!PyArg_ParseTuple(args, "y*y*Oy*y*OOOnp", &gb_, &xb, &w_obj, &mb, &rb, &gx_obj, &gw_obj,
-                          &gb_obj, &d, &is_double))
+    if (!PyArg_ParseTuple(args, "y*y*Oy*y*OOOnp", &b[0], &b[1], &w_obj, &b[2], &b[3], &gx_obj,
+                          &gw_obj, &gb_obj, &d, &is_double))
         return NULL;
-    PyObject *result = NULL;
-    int has_w = get_optional(w_obj, &wb, 0);
-    int want_x = has_w < 0 ? -1 : get_optional(gx_obj, &gxb, 1);
-    int want_w = want_x < 0 ? -1 : get_optional(gw_obj, &gwb, 1);
-    int want_b = want_w < 0 ? -1 : get_optional(gb_obj, &gbb, 1);
-    Py_ssize_t item = is_double ? 8 : 4;
-    if (has_w < 0 || want_x < 0 || want_w < 0 || want_b < 0)
+    Py_ssize_t item = is_double ? 8 : 4, rows;
+    Py_ssize_t lens[4] = {d * item, b[1].len, d * 8, d * 8};
+    if (get_optional(w_obj, &o[0], 0) < 0 || get_optional(gx_obj, &o[1], 1) < 0 ||
+            get_optional(gw_obj, &o[2], 1) < 0 || get_optional(gb_obj, &o[3], 1) < 0)
         goto done;
-    if (d <= 0 || xb.len % (d * item) || gb_.len != xb.len || (has_w && wb.len != d * item) ||
-            (want_x && gxb.len != xb.len) || (want_w && gwb.len != d * 8) ||
-            (want_b && gbb.len != d * 8)) {
-        PyErr_SetString(PyExc_ValueError, "_vector.layer_norm_backward: buffer sizes");
+    rows = layer_norm_rows("layer_norm_backward", &b[1], &b[0], d, item, &b[2], &b[3], o, lens,
+                           4);
+    if (rows < 0)
         goto done;
-    }
-    Py_ssize_t rows = xb.len / (d * item);
-    if (mb.len < rows * 8 || rb.len < rows * 8) {
-        PyErr_SetString(PyExc_ValueError, "_vector.layer_norm_backward: one mean/rstd per row");
-        goto done;
-    }
     double *scratch = PyMem_RawMalloc(2 * (size_t)d * sizeof(double));
     if (scratch == NULL) {
         PyErr_NoMemory();
         goto done;
     }
+    void *opt[4];
+    for (int k = 0; k < 4; k++)
+        opt[k] = o[k].held ? o[k].view.buf : NULL;
     Py_BEGIN_ALLOW_THREADS
     if (is_double)
-        ln_backward_rows_double(gb_.buf, xb.buf, has_w ? wb.buf : NULL, mb.buf, rb.buf,
-                                want_x ? gxb.buf : NULL, want_w ? gwb.buf : NULL,
-                                want_b ? gbb.buf : NULL, scratch, scratch + d, rows, d);
+        ln_backward_rows_double(b[0].buf, b[1].buf, opt[0], b[2].buf, b[3].buf, opt[1], opt[2],
+                                opt[3], scratch, scratch + d, rows, d);
     else
-        ln_backward_rows_float(gb_.buf, xb.buf, has_w ? wb.buf : NULL, mb.buf, rb.buf,
-                               want_x ? gxb.buf : NULL, want_w ? gwb.buf : NULL,
-                               want_b ? gbb.buf : NULL, scratch, scratch + d, rows, d);
+        ln_backward_rows_float(b[0].buf, b[1].buf, opt[0], b[2].buf, b[3].buf, opt[1], opt[2],
+                               opt[3], scratch, scratch + d, rows, d);
     Py_END_ALLOW_THREADS
     PyMem_RawFree(scratch);
     result = Py_None;
     Py_INCREF(result);
 done:
-    if (has_w > 0) PyBuffer_Release(&wb);
-    if (want_x > 0) PyBuffer_Release(&gxb);
-    if (want_w > 0) PyBuffer_Release(&gwb);
-    if (want_b > 0) PyBuffer_Release(&gbb);
-    PyBuffer_Release(&gb_);
-    PyBuffer_Release(&xb);
-    PyBuffer_Release(&mb);
-    PyBuffer_Release(&rb);
+    release(b, 4, o, 4);
     return result;
 }
 

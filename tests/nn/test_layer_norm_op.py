@@ -84,3 +84,21 @@ def test_other_inputs_take_the_composite_formula():
         kernels.set_enabled(previous)
     assert out.dtype == expected.dtype
     np.testing.assert_array_equal(out.detach().numpy(), expected.detach().numpy())
+
+
+@needs_vector
+def test_compiled_rows_check_their_buffers():
+    x = np.zeros((4, 6), np.float32)
+    stats = np.zeros(4), np.zeros(4)
+    with pytest.raises(ValueError, match="layer_norm_forward: buffer sizes"):
+        kernels._vector.layer_norm_forward(x, np.ones(5, np.float32), None, np.empty_like(x),
+                                           *stats, 6, 1e-5, False)
+    with pytest.raises(ValueError, match="one mean/rstd per row"):
+        kernels._vector.layer_norm_forward(x, None, None, np.empty_like(x), np.zeros(3),
+                                           np.zeros(4), 6, 1e-5, False)
+    with pytest.raises(ValueError, match="layer_norm_backward: buffer sizes"):
+        kernels._vector.layer_norm_backward(x, x, None, *stats, np.empty_like(x), np.zeros(5),
+                                            None, 6, False)
+    with pytest.raises(ValueError, match="layer_norm_backward: buffer sizes"):
+        kernels._vector.layer_norm_backward(x[:3].copy(), x, None, *stats, None, None, None, 6,
+                                            False)
