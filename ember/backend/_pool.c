@@ -348,9 +348,9 @@ static PyMethodDef pool_functions[] = {
      "gemm(dtype, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, by_rows, align, "
      "pieces, forced=False)\n--\n\nC = op(A) @ op(B), row-major, dtype 0 float32 / 1 "
      "float64, a/b/c addresses: in up to `pieces` bands of rows (by_rows) or columns, "
-     "edges on multiples of `align`, shared with the spinning threads (forced: `pieces` bands whoever spins). "
-     "Returns the bands (1: computed alone), 0 when it cannot (no BLAS set, sizes out of "
-     "range)."},
+     "edges on multiples of `align`, shared with the spinning threads (forced: `pieces` "
+     "bands whoever spins). Returns the bands (1: computed alone), 0 when it cannot (no "
+     "BLAS set, sizes out of range)."},
     {NULL, NULL, 0, NULL}
 };
 
