@@ -22,7 +22,7 @@ import numpy as _numpy
 from . import get_array_module, parallel
 from .parallel import MIN_CHUNK_BYTES, num_chunks, parallel_for
 
-__all__ = ["matmul", "matmul_pair"]
+__all__ = ["matmul", "matmul_pair", "native_for_extension"]
 
 #: multiply-adds per thread below which a product is not split: waking a worker costs
 #: 20-100 us, a single-threaded sgemm does ~0.1 GFMA/ms here (4 Mi FMA ~ 40 us)
@@ -123,6 +123,35 @@ def _native_bands(xp, a, b, by_rows, width, threads):
                        n, by_rows, ALIGN, pieces):
         return None
     return out
+
+
+def native_for_extension():
+    """``_pool`` when a C++ extension's product (``ember/include/ember/fast_ops.h``) may go
+    to native bands now -- a pool thread spins, two threads or more, NumPy's single-threaded
+    OpenBLAS -- else None. A C++ extension makes no pool pass of its own: the first call
+    starts the pool, and later calls wake its workers when they have fallen asleep (for the
+    products that follow: the caller runs this one alone)."""
+    native = _native_gemm()
+    wanted = parallel.get_num_threads() - 1
+    if native is None or wanted < 1 or getattr(parallel._local, "inside", False) or \
+            (parallel._CHECK_BLAS and parallel.blas_threads() != 1):
+        return None
+    spinning = native.helpers()
+    if spinning < wanted:
+        if not _pool_started:
+            _pool_started.append(True)
+            parallel_for(2, _nothing, 1 << 30)  # starts the workers (they then spin)
+        parallel.wake_idle_workers(wanted - spinning)
+        if spinning == 0:
+            return None
+    return native
+
+
+_pool_started = []
+
+
+def _nothing(lo, hi):
+    pass
 
 
 def _blas_layout(x, rows, cols):

@@ -210,3 +210,21 @@ print(os.waitstatus_to_exitcode(status))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120)
     assert out.stdout.strip() == "0", out.stderr
+
+
+def test_native_for_extension_says_when_extensions_may_band(pool2, monkeypatch):
+    """What a C++ extension asks before banding a product: None with one thread or a
+    multi-threaded BLAS; the first call starts the pool; with a worker spinning, _pool."""
+    native = gemm._native_gemm()
+    ember.set_num_threads(1)
+    assert gemm.native_for_extension() is None
+    ember.set_num_threads(2)
+    monkeypatch.setattr(parallel, "_CHECK_BLAS", True)
+    monkeypatch.setattr(parallel, "blas_threads", lambda: 2)
+    assert gemm.native_for_extension() is None
+    monkeypatch.setattr(parallel, "blas_threads", lambda: 1)
+    deadline = time.monotonic() + WAIT_S
+    while gemm.native_for_extension() is not native:  # wakes (or starts) the worker
+        assert time.monotonic() < deadline, "the worker never spun"
+        time.sleep(0.0005)
+    assert parallel._state.workers

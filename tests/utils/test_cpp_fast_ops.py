@@ -403,3 +403,36 @@ def test_a_torch_function_mode_sees_the_ops(mods):
         fast.unary("sigmoid", x)
     assert fast.taken() == before
     assert any("sigmoid" in s for s in seen)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", ["mm", "mm transposed", "addmm", "narrow result"])
+def test_mid_size_products_go_to_native_bands(mods, pool2, monkeypatch, dtype, case):
+    """Products of NATIVE_MIN_FMAS or more (an LLTM cell's, ~1M multiply-adds) are shared
+    with the pool's spinning threads from C++ (ember.backend.gemm.native_for_extension, then
+    _pool.gemm): bands forced here, whoever spins; the values are NumPy's product's."""
+    from ember.backend import gemm
+    native = gemm._native_gemm()
+    if native is None:
+        pytest.skip("no native helpers or no OpenBLAS entry points")
+    bands = []
+    real = native.gemm
+    monkeypatch.setattr(native, "gemm", lambda *a: bands.append(real(*a, True)) or bands[-1])
+    monkeypatch.setattr(gemm, "native_for_extension", lambda: native)
+    x, w = randn(16, 160, dtype=dtype, seed=6), randn(384, 160, dtype=dtype, seed=7)
+    bias = randn(384, dtype=dtype, seed=8)
+    with ember.no_grad():
+        if case == "mm":
+            got, want = mods[0].binary("mm", x, w.t().contiguous()), x.numpy() @ w.numpy().T
+        elif case == "mm transposed":
+            got, want = mods[0].binary("mm", w, x.t()), w.numpy() @ x.numpy().T
+        elif case == "addmm":
+            got = mods[0].addmm(bias, x, w.t(), 1.0, 1.0)
+            want = bias.numpy() + x.numpy() @ w.numpy().T
+        else:  # 1000 x 100: banded by rows
+            a, b = randn(1000, 40, dtype=dtype, seed=9), randn(40, 100, dtype=dtype, seed=10)
+            got, want = mods[0].binary("mm", a, b), a.numpy() @ b.numpy()
+    assert bands and bands[0] >= 2, f"not cut into bands: {bands}"
+    tol = 2e-5 if dtype == ember.float32 else 1e-12
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got.numpy(), want, rtol=tol, atol=tol)

@@ -22,7 +22,9 @@
 // and the caller takes the general path, which also raises ember's errors.
 //
 // Matrix products go through ember.backend.gemm.matmul on the arrays (BLAS, ember's threads),
-// or NumPy's matmul where gemm.matmul would use one thread, skipping the tensor-level layers.
+// or NumPy's matmul where gemm.matmul would use one thread, skipping the tensor-level layers;
+// from gemm.NATIVE_MIN_FMAS on they are cut into bands that ember's spinning pool threads take
+// (_pool.gemm, called from here: no Python pass) when gemm.native_for_extension allows it.
 // Build with -DEMBER_NO_FAST_OPS to turn all of it off; detail::fast::taken() counts the results
 // made here.
 #pragma once
@@ -58,6 +60,8 @@ struct State {
   PyObject* matmul = nullptr;           // ember.backend.gemm.matmul(a, b) on arrays
   PyObject* gemm = nullptr;             // ember.backend.gemm (its MIN_CHUNK_FMAS)
   PyObject* np_matmul = nullptr;        // numpy.matmul: what gemm.matmul runs on one thread
+  PyObject* s_native_for = nullptr;     // "native_for_extension" (of ember.backend.gemm)
+  PyObject* s_gemm = nullptr;           // "gemm": _pool.gemm, the native bands
   PyObject* s_data = nullptr;
   PyObject* s_requires_grad = nullptr;
   PyObject* s_grad_fn = nullptr;
@@ -91,6 +95,8 @@ inline State& state() {
     s.matmul = module_attr("ember.backend.gemm", "matmul");
     s.gemm = py::module_::import("ember.backend.gemm").release().ptr();
     s.np_matmul = module_attr("numpy", "matmul");
+    s.s_native_for = PyUnicode_InternFromString("native_for_extension");
+    s.s_gemm = PyUnicode_InternFromString("gemm");
     for (PyObject* l : {s.tf_active, s.batching, s.dispatch_active, s.fw_active}) {
       if (!PyList_Check(l)) return s;  // not what this header was written against
     }
@@ -671,6 +677,57 @@ inline py::object cat(const std::vector<py::object>& ts, int64_t dim) {
 
 // ---- matrix products --------------------------------------------------------------------------
 
+/// (transposed, leading dimension) under which BLAS reads the 2-D operand in place, or
+/// false (the layouts gemm.py's _blas_layout takes).
+inline bool blas_layout(const Operand& x, bool& trans, long long& ld) {
+  const Py_ssize_t item = x.itemsize, s0 = x.strides[0], s1 = x.strides[1];
+  const Py_ssize_t rows = x.shape[0], cols = x.shape[1];
+  if (rows < 2 || cols < 2) return false;
+  if (s1 == item && s0 > 0 && s0 % item == 0 && s0 / item >= cols) {
+    trans = false;
+    ld = s0 / item;
+    return true;
+  }
+  if (s0 == item && s1 > 0 && s1 % item == 0 && s1 / item >= rows) {
+    trans = true;
+    ld = s1 / item;
+    return true;
+  }
+  return false;
+}
+
+/// ``a @ b`` in native bands shared with ember's spinning pool threads (_pool.gemm, no Python
+/// between), or a null object when that path does not apply now (gemm.native_for_extension
+/// says why; it also wakes the pool for the products that follow).
+inline py::object native_bands(const Operand& a, const Operand& b) {
+  State& s = state();
+  bool ta, tb;
+  long long lda, ldb;
+  if (!blas_layout(a, ta, lda) || !blas_layout(b, tb, ldb)) return py::object();
+  PyObject* native = PyObject_CallMethodNoArgs(s.gemm, s.s_native_for);
+  if (!native) throw py::error_already_set();
+  py::object holder = py::reinterpret_steal<py::object>(native);
+  if (native == Py_None) return py::object();
+  const Py_ssize_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
+  const Py_ssize_t shape[2] = {m, n};
+  py::object out = new_array(a.typenum, 2, shape);
+  const bool by_rows = n < 128;  // as gemm.matmul: columns unless the result is narrow
+  const long long width = by_rows ? m : n;
+  PyObject* r = PyObject_CallMethodObjArgs(
+      native, s.s_gemm, py::int_(a.itemsize == 8 ? 1 : 0).ptr(), py::bool_(ta).ptr(),
+      py::bool_(tb).ptr(), py::int_(m).ptr(), py::int_(n).ptr(), py::int_(k).ptr(),
+      py::int_(reinterpret_cast<uintptr_t>(a.data)).ptr(), py::int_(lda).ptr(),
+      py::int_(reinterpret_cast<uintptr_t>(b.data)).ptr(), py::int_(ldb).ptr(),
+      py::int_(reinterpret_cast<uintptr_t>(array_data(out))).ptr(), py::int_(n).ptr(),
+      py::bool_(by_rows).ptr(), py::int_(64).ptr(), py::int_(std::max(1LL, width / 64)).ptr(),
+      nullptr);
+  if (!r) throw py::error_already_set();
+  const long bands = PyLong_AsLong(r);
+  Py_DECREF(r);
+  if (bands == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return bands > 0 ? out : py::object();
+}
+
 /// The product of two 2-D operands through ember.backend.gemm.matmul (a new array), or a null
 /// object when the result is not the fresh C-contiguous array of their dtype expected.
 inline py::object matmul_array(const Operand& a, const Operand& b) {
@@ -684,7 +741,19 @@ inline py::object matmul_array(const Operand& a, const Operand& b) {
   Py_DECREF(min_fmas);
   if (limit == -1 && PyErr_Occurred()) throw py::error_already_set();
   const double fmas = double(a.shape[0]) * double(a.shape[1]) * double(b.shape[1]);
-  if (fmas < 2.0 * double(limit)) fn = s.np_matmul;
+  if (fmas < 2.0 * double(limit)) {
+    fn = s.np_matmul;
+    // from NATIVE_MIN_FMAS on, shared with the pool's threads when they spin
+    PyObject* native_min = PyObject_GetAttrString(s.gemm, "NATIVE_MIN_FMAS");
+    if (!native_min) throw py::error_already_set();
+    const long long from = PyLong_AsLongLong(native_min);
+    Py_DECREF(native_min);
+    if (from == -1 && PyErr_Occurred()) throw py::error_already_set();
+    if (fmas >= double(from)) {
+      py::object banded = native_bands(a, b);
+      if (banded) return banded;
+    }
+  }
   PyObject* args[] = {a.array.ptr(), b.array.ptr()};
   PyObject* r = PyObject_Vectorcall(fn, args, 2, nullptr);
   if (!r) throw py::error_already_set();
