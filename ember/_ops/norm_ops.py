@@ -8,7 +8,8 @@ forward in one pass per row (mean and variance in double) and the array backward
 
     xhat = (x - mean) * rstd;   gx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))
 
-with ``gw = g * weight``; the weight and bias gradients are sums over the rows (in double).
+with ``gw = g * weight`` (element-wise in the input's dtype, the row sums in double); the
+weight and bias gradients are sums over the rows (in double).
 Large inputs are split by rows over the thread pool (the output and the input gradient are
 the same bits for any split; the weight and bias sums of the blocks are added in row order).
 The tensor backward (``create_graph=True``, dispatch) recomputes the composite formula under

@@ -584,35 +584,34 @@ release:
             if (bias) for (j = 0; j < d; j++) o[j] = o[j] + bias[j];                         \
         }                                                                                    \
     }                                                                                        \
-    /* Per row, xhat = (x - mean) * rstd and gh = g * w (or g), in double:                   \
-     *   gx = rstd * (gh - sum(gh) / D - xhat * sum(gh * xhat) / D)                          \
-     * and over rows, into double accumulators: gw += g * xhat, gb += g. `xh`, `gh`:         \
-     * scratch rows of D doubles. */                                                         \
+    /* Per row, xhat = (x - mean) * rstd and gh = g * w (or g), in T (scratch rows of D):    \
+     *   gx = rstd * (gh - sum(gh) / D - xhat * sum(gh * xhat) / D)  (sums in double)        \
+     * and over rows, into double accumulators: gw += g * xhat, gb += g. */                   \
     ROW_KERNEL static void ln_backward_rows_##T(                                             \
             const T *restrict g, const T *restrict x, const T *restrict w,                   \
             const double *restrict mean, const double *restrict rstd, T *restrict gx,        \
-            double *restrict gw, double *restrict gb, double *restrict xh,                   \
-            double *restrict gh, Py_ssize_t rows, Py_ssize_t d) {                            \
+            double *restrict gw, double *restrict gb, T *restrict xh, T *restrict gh,        \
+            Py_ssize_t rows, Py_ssize_t d) {                                                 \
         for (Py_ssize_t r = 0; r < rows; r++) {                                              \
             const T *restrict xr = x + r * d, *restrict gr = g + r * d;                      \
-            const double m = mean[r], rs = rstd[r];                                          \
+            const T m = (T)mean[r], rs = (T)rstd[r];                                         \
             Py_ssize_t j;                                                                    \
             for (j = 0; j < d; j++) xh[j] = (xr[j] - m) * rs;                                \
-            if (w) for (j = 0; j < d; j++) gh[j] = (double)gr[j] * w[j];                     \
+            if (w) for (j = 0; j < d; j++) gh[j] = gr[j] * w[j];                             \
             else for (j = 0; j < d; j++) gh[j] = gr[j];                                      \
-            if (gw) for (j = 0; j < d; j++) gw[j] += (double)gr[j] * xh[j];                  \
+            if (gw) for (j = 0; j < d; j++) gw[j] += (double)(gr[j] * xh[j]);                \
             if (gb) for (j = 0; j < d; j++) gb[j] += gr[j];                                  \
             if (!gx) continue;                                                               \
             double s0 = 0, s1 = 0, s2 = 0, s3 = 0, t0 = 0, t1 = 0, t2 = 0, t3 = 0;           \
             for (j = 0; j + 4 <= d; j += 4) {                                                \
                 s0 += gh[j]; s1 += gh[j + 1]; s2 += gh[j + 2]; s3 += gh[j + 3];              \
-                t0 += gh[j] * xh[j]; t1 += gh[j + 1] * xh[j + 1];                            \
-                t2 += gh[j + 2] * xh[j + 2]; t3 += gh[j + 3] * xh[j + 3];                    \
+                t0 += (double)gh[j] * xh[j]; t1 += (double)gh[j + 1] * xh[j + 1];            \
+                t2 += (double)gh[j + 2] * xh[j + 2]; t3 += (double)gh[j + 3] * xh[j + 3];    \
             }                                                                                \
-            for (; j < d; j++) { s0 += gh[j]; t0 += gh[j] * xh[j]; }                         \
-            const double a = ((s0 + s1) + (s2 + s3)) / d, c = ((t0 + t1) + (t2 + t3)) / d;   \
+            for (; j < d; j++) { s0 += gh[j]; t0 += (double)gh[j] * xh[j]; }                 \
+            const T a = (T)(((s0 + s1) + (s2 + s3)) / d), c = (T)(((t0 + t1) + (t2 + t3)) / d); \
             T *restrict o = gx + r * d;                                                      \
-            for (j = 0; j < d; j++) o[j] = (T)(rs * (gh[j] - a - xh[j] * c));                \
+            for (j = 0; j < d; j++) o[j] = rs * (gh[j] - a - xh[j] * c);                     \
         }                                                                                    \
     }
 
@@ -713,7 +712,8 @@ static PyObject *py_layer_norm_backward(PyObject *self, PyObject *args) {
                            4);
     if (rows < 0)
         goto done;
-    double *scratch = PyMem_RawMalloc(2 * (size_t)d * sizeof(double));
+    /* two scratch rows of d items (of the dtype) */
+    char *scratch = PyMem_RawMalloc(2 * (size_t)d * (size_t)item);
     if (scratch == NULL) {
         PyErr_NoMemory();
         goto done;
@@ -724,10 +724,10 @@ static PyObject *py_layer_norm_backward(PyObject *self, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     if (is_double)
         ln_backward_rows_double(b[0].buf, b[1].buf, opt[0], b[2].buf, b[3].buf, opt[1], opt[2],
-                                opt[3], scratch, scratch + d, rows, d);
+                                opt[3], (double *)scratch, (double *)scratch + d, rows, d);
     else
         ln_backward_rows_float(b[0].buf, b[1].buf, opt[0], b[2].buf, b[3].buf, opt[1], opt[2],
-                               opt[3], scratch, scratch + d, rows, d);
+                               opt[3], (float *)scratch, (float *)scratch + d, rows, d);
     Py_END_ALLOW_THREADS
     PyMem_RawFree(scratch);
     result = Py_None;
