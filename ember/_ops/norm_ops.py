@@ -10,8 +10,9 @@ forward in one pass per row (mean and variance in double) and the array backward
 
 with ``gw = g * weight`` (element-wise in the input's dtype, the row sums in double); the
 weight and bias gradients are sums over the rows (in double).
-Large inputs are split by rows over the thread pool (the output and the input gradient are
-the same bits for any split; the weight and bias sums of the blocks are added in row order).
+Large inputs are split by rows over the thread pool; the backward's blocks of rows depend on
+the shapes alone and their weight and bias sums are added in block order, so every result is
+the same bits whatever the thread count.
 The tensor backward (``create_graph=True``, dispatch) recomputes the composite formula under
 grad mode and differentiates it, so higher derivatives hold.
 """
@@ -22,13 +23,16 @@ import numpy as np
 from ..autograd.backprop import plain_grad
 from ..autograd.grad_mode import enable_grad, _state as _grad_state
 from ..backend import kernels
-from ..backend.parallel import parallel_for
+from ..backend.parallel import parallel_for, run_blocks, sample_blocks, sum_parts
 from .._tensor import Tensor
 from .primitive import Primitive
 
 __all__ = ["NativeLayerNorm", "fusable"]
 
 _make = Tensor._make
+
+#: rows per block of the backward: about this many bytes of its four row arrays
+_BLOCK_BYTES = 1 << 18
 
 
 def fusable(x, weight, bias):
@@ -92,28 +96,19 @@ class NativeLayerNorm(Primitive):
         want_w, want_b = needs[1] and weight is not None, needs[2]
         flat_g, flat_x = grad.reshape(rows, size), x.reshape(rows, size)
         flat_gx = None if gx is None else gx.reshape(rows, size)
-        partial = []  # (first row, weight and bias sums of a block of rows)
+        # blocks of rows set by the shapes alone, their weight and bias sums added in block
+        # order: the same bits whatever the thread count
+        blocks = sample_blocks(rows, 4 * size * x.itemsize, _BLOCK_BYTES)
+        w_parts = [np.zeros(size) if want_w else None for _ in blocks]
+        b_parts = [np.zeros(size) if want_b else None for _ in blocks]
 
-        def block(lo, hi):
-            gw = np.zeros(size) if want_w else None
-            gb = np.zeros(size) if want_b else None
+        def block(i, lo, hi):
             kernels.layer_norm_backward(flat_g[lo:hi], flat_x[lo:hi], weight, mean[lo:hi],
                                         rstd[lo:hi], None if gx is None else flat_gx[lo:hi],
-                                        gw, gb, size)
-            partial.append((lo, gw, gb))
-        parallel_for(rows, block, 4 * x.nbytes)
-        # the blocks' sums in row order (double precision: a split changes the float32
-        # results by at most the last bit, as a split matmul's)
-        partial.sort(key=lambda p: p[0])
-        gw = gb = None
-        if want_w:
-            gw = partial[0][1]
-            for p in partial[1:]:
-                gw += p[1]
-        if want_b:
-            gb = partial[0][2]
-            for p in partial[1:]:
-                gb += p[2]
+                                        w_parts[i], b_parts[i], size)
+        run_blocks(blocks, block, 4 * x.nbytes)
+        gw = sum_parts(w_parts) if want_w else None
+        gb = sum_parts(b_parts) if want_b else None
         shape = x.shape[x.ndim - ctx.ndim:]
         return (gx,
                 None if gw is None else gw.astype(x.dtype).reshape(shape),

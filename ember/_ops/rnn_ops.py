@@ -63,8 +63,7 @@ def _forward_steps(xp, gates, w_hh, h, c, hs, cells, tanh_cells, reverse):
     w_t = w_hh.T
     order = range(len(hs) - 1, -1, -1) if reverse else range(len(hs))
     if kernels.lstm_native_for(gates, hs, cells, tanh_cells) and \
-            kernels.lstm_native_for(gates, xp.ascontiguousarray(c)):
-        c = xp.ascontiguousarray(c)
+            kernels.lstm_native_for(gates, c := xp.ascontiguousarray(c)):
         for t in order:  # the element-wise part of each step in one compiled call
             gate = gates[t]
             gate += _gemm(h, w_t)

@@ -99,19 +99,12 @@ def _native_bands(xp, a, b, by_rows, width, threads):
     (``_pool.gemm``), or None where that path does not apply: no native helpers or OpenBLAS
     entry points, one thread, inside a pass, a layout BLAS cannot take as is, or a product
     the Python pass would spread over more threads than are spinning now (it wakes them)."""
-    native = _native_gemm()
-    if native is None or xp is not _numpy or a.dtype.char not in "fd" or \
-            not a.flags.aligned or not b.flags.aligned:
+    if xp is not _numpy or a.dtype.char not in "fd" or not a.flags.aligned or \
+            not b.flags.aligned:
         return None
-    wanted = parallel.get_num_threads() - 1  # helpers
-    if wanted < 1 or getattr(parallel._local, "inside", False) or \
-            (parallel._CHECK_BLAS and parallel.blas_threads() != 1):
-        return None
-    spinning = native.helpers()
-    if spinning < wanted:
-        parallel.wake_idle_workers(wanted - spinning)  # for the products that follow
-        if spinning == 0 or (threads > 1 and spinning < threads - 1):
-            return None  # NumPy's matmul alone, or the Python pass that wakes them
+    native, spinning = _spinning_helpers()
+    if spinning == 0 or (threads > 1 and spinning < threads - 1):
+        return None  # NumPy's matmul alone, or the Python pass that wakes them
     (m, k), n = a.shape, b.shape[1]
     layout_a, layout_b = _blas_layout(a, m, k), _blas_layout(b, k, n)
     if layout_a is None or layout_b is None:
@@ -131,20 +124,11 @@ def native_for_extension():
     OpenBLAS -- else None. A C++ extension makes no pool pass of its own: the first call
     starts the pool, and later calls wake its workers when they have fallen asleep (for the
     products that follow: the caller runs this one alone)."""
-    native = _native_gemm()
-    wanted = parallel.get_num_threads() - 1
-    if native is None or wanted < 1 or getattr(parallel._local, "inside", False) or \
-            (parallel._CHECK_BLAS and parallel.blas_threads() != 1):
-        return None
-    spinning = native.helpers()
-    if spinning < wanted:
-        if not _pool_started:
-            _pool_started.append(True)
-            parallel_for(2, _nothing, 1 << 30)  # starts the workers (they then spin)
-        parallel.wake_idle_workers(wanted - spinning)
-        if spinning == 0:
-            return None
-    return native
+    if not _pool_started and parallel.get_num_threads() > 1:
+        _pool_started.append(True)
+        parallel_for(2, _nothing, 1 << 30)  # starts the workers (they then spin)
+    native, spinning = _spinning_helpers()
+    return native if spinning else None
 
 
 _pool_started = []
@@ -152,6 +136,22 @@ _pool_started = []
 
 def _nothing(lo, hi):
     pass
+
+
+def _spinning_helpers():
+    """``(_pool, pool threads spinning now)`` where native bands may run on this thread --
+    two threads or more, not inside a pass, NumPy's OpenBLAS single-threaded -- else
+    ``(None, 0)``. Fewer spinning than the pool's workers: the idle ones are woken for the
+    products that follow."""
+    native = _native_gemm()
+    wanted = parallel.get_num_threads() - 1
+    if native is None or wanted < 1 or getattr(parallel._local, "inside", False) or \
+            (parallel._CHECK_BLAS and parallel.blas_threads() != 1):
+        return None, 0
+    spinning = native.helpers()
+    if spinning < wanted:
+        parallel.wake_idle_workers(wanted - spinning)
+    return native, spinning
 
 
 def _blas_layout(x, rows, cols):

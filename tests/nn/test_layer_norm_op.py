@@ -102,3 +102,22 @@ def test_compiled_rows_check_their_buffers():
     with pytest.raises(ValueError, match="layer_norm_backward: buffer sizes"):
         kernels._vector.layer_norm_backward(x[:3].copy(), x, None, *stats, None, None, None, 6,
                                             False)
+
+
+@needs_vector
+def test_gradients_do_not_depend_on_the_thread_count():
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2048, 256)).astype(np.float32)
+    w, b = rng.standard_normal(256).astype(np.float32), rng.standard_normal(256).astype(np.float32)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    before = ember.get_num_threads()
+    try:
+        results = []
+        for n in (1, 2, 3):
+            ember.set_num_threads(n)
+            results.append(_run(x, (256,), w, b, g)[1])
+    finally:
+        ember.set_num_threads(before)
+    for other in results[1:]:
+        for got, first in zip(other, results[0]):
+            np.testing.assert_array_equal(got, first)
