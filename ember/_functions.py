@@ -26,7 +26,7 @@ from ._ops import elementwise as E, reduction as R, shape as S, indexing as I, l
 from ._ops import activation_ops as A, nn_ops as N, special as SP
 from ._ops import trig as T, sets as Z
 from ._ops import jvp_rules  # noqa: F401  (installs the hand-written forward-mode rules)
-from .backend import dtypes, get_array_module, to_host
+from .backend import dtypes, get_array_module, to_host, is_writeable, strided_view
 
 
 def _tensor_arg(x, name="other"):
@@ -990,9 +990,8 @@ def view_as_real(input: Tensor) -> Tensor:
         raise RuntimeError("view_as_real is only supported for complex tensors")
     d = input._data
     parts = d.real  # a view with d's strides, the real part's dtype
-    xp = get_array_module(d)
-    return _view_of(input, xp.lib.stride_tricks.as_strided(
-        parts, d.shape + (2,), d.strides + (parts.itemsize,), writeable=d.flags.writeable))
+    return _view_of(input, strided_view(parts, d.shape + (2,), d.strides + (parts.itemsize,),
+                                        writeable=is_writeable(d)))
 
 
 @op(method=False)

@@ -24,7 +24,7 @@ unpadded input size.
 import itertools
 import math
 
-from ..backend import get_array_module, kernels, winograd
+from ..backend import get_array_module, kernels, winograd, strided_view
 
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.dispatch import active as _dispatch_active
@@ -132,8 +132,7 @@ def _window_last(x, ksize, out, geom):
 
 def _as_strided(a, shape, strides):
     """A read-only strided view of ``a`` (the array module's ``as_strided``)."""
-    as_strided = get_array_module(a).lib.stride_tricks.as_strided
-    return as_strided(a, shape, strides, writeable=False)
+    return strided_view(a, shape, strides, writeable=False)
 
 
 def _as_shape(a, shape):

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ..backend import get_array_module, kernels
+from ..backend import get_array_module, kernels, strided_view
 from ..backend.meta import is_meta
 
 from .._tensor import Tensor
@@ -46,8 +46,7 @@ def _window_view(padded, out, ksize, stride, dilation):
     shape = padded.shape[:2] + tuple(out) + tuple(ksize)
     strides = (st[:2] + tuple(st[2 + i] * stride[i] for i in range(nd))
                + tuple(st[2 + i] * dilation[i] for i in range(nd)))
-    as_strided = get_array_module(padded).lib.stride_tricks.as_strided
-    return as_strided(padded, shape, strides, writeable=False)
+    return strided_view(padded, shape, strides, writeable=False)
 
 
 def _padded(x, out, ksize, stride, padding, dilation, value):

@@ -22,7 +22,7 @@ import threading
 import weakref
 
 from .._tensor import Tensor
-from ..backend import get_array_module
+from ..backend import get_array_module, is_writeable
 from ..backend.dtypes import from_numpy_dtype, legacy_type_name as _dtype_legacy_name
 from . import grad_mode
 from . import dispatch as _dispatch
@@ -300,7 +300,8 @@ def _first_grad(data, like, owned):
     engine owns it (and it is a whole, writeable, C-ordered array of the leaf's shape and
     dtype, as PyTorch steals a gradient nobody else holds), else a copy."""
     if data.dtype == like.dtype and data.shape == like.shape:
-        if owned and data.base is None and data.flags.c_contiguous and data.flags.writeable:
+        if owned and data.base is None and data.flags.c_contiguous \
+                and is_writeable(data):
             return Tensor._make(data)
         return Tensor._make(data.copy(order="C"))
     if data.dtype != like.dtype:

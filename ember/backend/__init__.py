@@ -207,6 +207,33 @@ def to_host(array):
     return numpy.asarray(array) if to_numpy is None else to_numpy(array)
 
 
+def is_writeable(array):
+    """Whether ``array`` may be written to: NumPy's read-only flag; arrays of modules without
+    one (CuPy's) are always writeable.
+
+    >>> import numpy
+    >>> a = numpy.zeros(2); a.flags.writeable = False
+    >>> is_writeable(a), is_writeable(numpy.zeros(2))
+    (False, True)
+    """
+    return getattr(getattr(array, "flags", None), "writeable", True)
+
+
+def strided_view(array, shape, strides, writeable=True):
+    """A view of ``array``'s memory with ``shape`` and byte ``strides`` (its module's
+    ``as_strided``). ``writeable=False`` makes it read-only where the module has read-only
+    arrays (NumPy; CuPy has none), as the overlapping windows of convolutions and pooling are.
+
+    >>> import numpy
+    >>> strided_view(numpy.arange(4.0), (3, 2), (8, 8), writeable=False).tolist()
+    [[0.0, 1.0], [1.0, 2.0], [2.0, 3.0]]
+    """
+    stride_tricks = get_array_module(array).lib.stride_tricks
+    if hasattr(getattr(array, "flags", None), "writeable"):
+        return stride_tricks.as_strided(array, shape, strides, writeable=writeable)
+    return stride_tricks.as_strided(array, shape, strides)
+
+
 #: The broadcast of shapes (tuples, no arrays); ValueError when they do not broadcast. Host
 #: shape arithmetic, NumPy's own function: ops call it per call (no wrapper to pass through).
 broadcast_shapes = numpy.broadcast_shapes

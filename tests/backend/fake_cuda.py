@@ -6,6 +6,10 @@ as 0-d arrays), and a plain NumPy array mixed into its arithmetic or passed to t
 namespace's functions raises CuPy's ``TypeError: Unsupported type <class
 'numpy.ndarray'>`` (CuPy refuses host arrays, 0-d ones too). Only the namespace's
 ``asarray``/``array`` take host data, and copy it, as a transfer to a GPU does.
+Its API is CuPy's where CuPy's differs from NumPy's in ways ember could trip over: ``flags``
+has only ``c_contiguous``, ``f_contiguous`` and ``owndata`` (no read-only arrays),
+``ctypes`` and ``__array_interface__`` are missing, diagonals are writeable views, and
+``lib.stride_tricks.as_strided`` takes no ``writeable``/``subok``.
 ``FAKE_CUDA`` is the module-like namespace, ``FakeRuntime`` answers ``ember.cuda``'s
 queries. The ``fake_cuda`` fixture (tests/conftest.py) registers them for device "cuda".
 """
@@ -31,6 +35,39 @@ class FakeCudaArray(numpy.ndarray):
     def __getitem__(self, index):
         out = numpy.ndarray.__getitem__(self, _unwrap(index))
         return numpy.asarray(out).view(FakeCudaArray) if isinstance(out, numpy.generic) else out
+
+    def diagonal(self, *args, **kwargs):  # CuPy's diagonals are writeable views
+        view = numpy.ndarray.diagonal(self, *args, **kwargs)
+        try:
+            numpy.ndarray.flags.__get__(view).writeable = True
+        except ValueError:  # a view of read-only memory
+            pass
+        return view
+
+    @property
+    def flags(self):
+        return _CupyFlags(numpy.ndarray.flags.__get__(self))
+
+    def _missing(name):
+        def fail(self):
+            raise AttributeError(f"'cupy.ndarray' object has no attribute {name!r}")
+        return property(fail)
+
+    ctypes = _missing("ctypes")
+    __array_interface__ = _missing("__array_interface__")
+    del _missing
+
+
+class _CupyFlags:
+    """CuPy's ``ndarray.flags``: three read-only attributes, also as items."""
+
+    def __init__(self, flags):
+        self.c_contiguous, self.f_contiguous = flags.c_contiguous, flags.f_contiguous
+        self.owndata = flags.owndata
+
+    def __getitem__(self, name):
+        return getattr(self, {"C_CONTIGUOUS": "c_contiguous", "F_CONTIGUOUS": "f_contiguous",
+                              "OWNDATA": "owndata"}[name])
 
 
 def _host_array(obj):
@@ -64,15 +101,31 @@ def _wrap(obj, out=None):
     if out is not None:  # ``out=``: the caller's arrays
         return out[0] if isinstance(out, tuple) and len(out) == 1 else out
     if type(obj) is numpy.ndarray:
+        if obj.base is None:
+            return _owning(obj)
+        if not obj.flags.writeable:  # NumPy's read-only views (diagonal): CuPy has none
+            try:
+                obj.flags.writeable = True
+            except ValueError:  # a view of read-only memory
+                pass
         return obj.view(FakeCudaArray)
     if isinstance(obj, numpy.generic):
-        return numpy.asarray(obj).view(FakeCudaArray)
+        return _owning(numpy.asarray(obj))
     if isinstance(obj, tuple):
         items = [_wrap(o) for o in obj]
         return type(obj)(*items) if hasattr(obj, "_fields") else tuple(items)
     if type(obj) is list:
         return [_wrap(o) for o in obj]
     return obj
+
+
+def _owning(array):
+    """A FakeCudaArray owning a copy of the fresh ``array`` (``base`` None, as a CuPy result's;
+    a view of ``array`` would have it as its base)."""
+    out = numpy.ndarray.__new__(FakeCudaArray, array.shape, array.dtype,
+                                order="F" if array.flags.f_contiguous and array.ndim > 1 else "C")
+    numpy.copyto(out.view(numpy.ndarray), array)
+    return out
 
 
 # arrays from the host may be given to these (a copy to the device)
@@ -124,7 +177,12 @@ class FakeNamespace:
         return wrapped
 
 
+def _as_strided(x, shape=None, strides=None):  # CuPy's signature: no writeable, no subok
+    return numpy.lib.stride_tricks.as_strided(_unwrap(x), shape, strides).view(FakeCudaArray)
+
+
 FAKE_CUDA = FakeNamespace(numpy)
+FAKE_CUDA.lib.stride_tricks.as_strided = _as_strided
 FAKE_CUDA.ndarray = FakeCudaArray
 FAKE_CUDA.asnumpy = lambda a: numpy.array(_unwrap(a), copy=True)
 

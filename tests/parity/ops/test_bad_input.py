@@ -183,12 +183,18 @@ def test_backward_that_does_not_read_the_changed_index(make):
 
 # ---- tensor() of data PyTorch rejects ------------------------------------------------------
 class _Opaque:
-    pass
+    def __repr__(self):  # test ids the same in every process (pytest-xdist compares them)
+        return "_Opaque()"
+
+
+class _Object:  # a bare object with an address-free repr
+    def __repr__(self):
+        return "object()"
 
 
 TENSOR_DATA = [
     ["a"], "a", [["a"]], [1, "a"], ["a", 1], b"a", [b"a"], [1, b"a"], [[1], [b"a"]], None,
-    [None], [1, None], object(), [_Opaque()], {}, {1: 2}, {1, 2}, [[1, 2], [3]], [[1], 2],
+    [None], [1, None], _Object(), [_Opaque()], {}, {1: 2}, {1, 2}, [[1, 2], [3]], [[1], 2],
     [1, [2]], [[1, 2], [3, 4, 5]], [[[1]], [2]], [[1, 2], "ab"], ["ab", [1, 2]], 2 ** 64,
     [2 ** 64], 2 ** 63, [2 ** 63], [-2 ** 63 - 1], [True, 2 ** 64], [10 ** 30],
     [1.0, 10 ** 400], ("a",), np.str_("a"), [np.str_("a")],
@@ -202,7 +208,7 @@ def test_tensor_of_bad_data(data):
 
 @pytest.mark.parametrize("data, dtype", [
     (["a"], "float32"), ([1, "a"], "float32"), ([1, "a"], "int64"), ([1, None], "float32"),
-    ([1, None], "int64"), ([1, None], "bool"), (None, "float32"), ([1, object()], "float32"),
+    ([1, None], "int64"), ([1, None], "bool"), (None, "float32"), ([1, _Object()], "float32"),
     ([2 ** 63], "int32"), ([2 ** 31], "int32"), ([300], "uint8"), ([-256], "uint8"),
     ([-129], "int8"), ([128], "int8"), ([1e30], "int32"), ([1e20], "int64"), ([-1.0], "uint8"),
     ([255.9], "uint8"), ([float("nan")], "int64"), ([float("inf")], "int64"),
