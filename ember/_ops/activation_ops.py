@@ -12,7 +12,7 @@ import numpy as np  # host-side erf fallback only
 from .primitive import Primitive
 from ..backend import get_array_module, kernels, to_host
 from ..backend.meta import is_meta
-from ..backend.parallel import parallel_for
+from ..backend.parallel import host_work, parallel_for
 
 _SQRT1_2 = 1 / math.sqrt(2)
 _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
@@ -92,7 +92,7 @@ def relu_array(d):
 
     def chunk(lo, hi):
         xp.maximum(zero, main[lo:hi], out=omain[lo:hi])
-    parallel_for(rows, chunk, 2 * d.nbytes)
+    parallel_for(rows, chunk, host_work(d, 2 * d.nbytes))
     if tail:
         xp.maximum(0, flat[rows * _ROW:], out=oflat[rows * _ROW:], dtype=d.dtype)
     return out
@@ -100,9 +100,11 @@ def relu_array(d):
 
 def _split_flat(n, fn, work, result):
     """``fn(lo, hi)`` over ``range(n)`` in 64 slices (each a few contiguous pieces of a
-    thread's share) spread over the thread pool; returns ``result``."""
+    thread's share) spread over the thread pool (host arrays only: ``host_work``); returns
+    ``result``."""
     step = -(-n // 64)
-    parallel_for(-(-n // step), lambda lo, hi: fn(lo * step, min(n, hi * step)), work)
+    parallel_for(-(-n // step), lambda lo, hi: fn(lo * step, min(n, hi * step)),
+                 host_work(result, work))
     return result
 
 

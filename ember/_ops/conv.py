@@ -28,7 +28,8 @@ from ..backend import get_array_module, kernels, winograd, strided_view
 
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.dispatch import active as _dispatch_active
-from ..backend.parallel import run_blocks as _run_blocks, sample_blocks, sum_parts as _sum_parts
+from ..backend.parallel import (run_blocks as _run_blocks, sample_blocks, sum_parts as _sum_parts,
+                                host_work)
 from .primitive import Primitive
 from .._tensor import Tensor
 
@@ -78,8 +79,11 @@ def _short(cg, ksize):
 _BLOCK_BYTES = 1 << 20  # about this many bytes of im2col columns per block
 
 
-def _blocks(n, per_sample):
-    """Sample blocks of about ``_BLOCK_BYTES`` of columns each (see ``sample_blocks``)."""
+def _blocks(n, per_sample, like):
+    """Sample blocks of about ``_BLOCK_BYTES`` of columns each (see ``sample_blocks``); one
+    block for device arrays (``like``), whose passes are kernel launches (``host_work``)."""
+    if not host_work(like, 1):
+        return [(0, n)] if n else []
     return sample_blocks(n, per_sample, _BLOCK_BYTES)
 
 
@@ -278,7 +282,7 @@ def conv_forward(x, w, geom, bias=None):
             else:  # the bias rides along the one transposing copy
                 xp.add(y, bb, out=dst)
     col = s.col_bytes(x.itemsize)
-    _run_blocks(_blocks(n, col), block, x.nbytes + res.nbytes + n * col)
+    _run_blocks(_blocks(n, col, x), block, x.nbytes + res.nbytes + n * col)
     return res
 
 
@@ -385,7 +389,7 @@ def conv_backward(x, w, gy, geom, need=(True, True, False)):
     dt = _dtype(gy, w)
     xp = get_array_module(gy, w)
     gx = xp.empty((s.n, s.c) + tuple(geom.in_size), dtype=dt) if need_x else None
-    blocks = _blocks(s.n, s.col_bytes(x.itemsize))
+    blocks = _blocks(s.n, s.col_bytes(x.itemsize), gy)
     wparts = [None] * len(blocks) if need_w else None
     bparts = [None] * len(blocks) if need_b else None
     if s.short:
@@ -556,7 +560,7 @@ def conv_weight_grad_per_sample(x, gy, ksize, geom):
         xp.matmul(gl, cb.transpose(0, 1, 3, 2),
                   out=_as_shape(res[lo:hi], (hi - lo, s.g, s.og, s.cg * s.kk)))
     col = s.col_bytes(x.itemsize)
-    _run_blocks(_blocks(n, col), block, x.nbytes + gy.nbytes + n * col)
+    _run_blocks(_blocks(n, col, x), block, x.nbytes + gy.nbytes + n * col)
     return res
 
 

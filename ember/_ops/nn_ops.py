@@ -7,7 +7,7 @@ import numpy as np  # the float32 dtype bfloat16 data is computed in
 
 from .._tensor import _wrap_dim
 from ..backend import dtypes, get_array_module, kernels
-from ..backend.parallel import parallel_for
+from ..backend.parallel import host_work, parallel_for
 from .primitive import Primitive
 from .._typing import dtype
 
@@ -106,7 +106,7 @@ def _by_rows(d, dim, fn, *others, native=None):
             for start in range(lo, hi, run):
                 stop = min(hi, start + run)
                 fn(*(f[start:stop] for f in flat), out_flat[start:stop])
-    parallel_for(out_flat.shape[0], block, 3 * d.nbytes)
+    parallel_for(out_flat.shape[0], block, host_work(d, 3 * d.nbytes))
     return out
 
 

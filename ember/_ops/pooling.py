@@ -20,7 +20,7 @@ from .._tensor import Tensor
 from ..autograd.batching import fold_batch_under_vmap
 from .primitive import Primitive
 from .indexing import Gather
-from ..backend.parallel import parallel_for
+from ..backend.parallel import host_work, parallel_for
 
 
 def pool_out_size(size, k, s, p, d, ceil_mode):
@@ -213,11 +213,11 @@ def _tiled_ok(x, ksize, stride, padding, dilation, ceil_mode):
     return not ceil_mode or all(n % k == 0 for n, k in zip(x.shape[2:], ksize))
 
 
-def _by_samples(n, fn, work):
-    """``fn(lo, hi)`` over sample ranges of [0, n), on the thread pool when ``work`` (bytes
-    touched) is large enough. Every kernel below is element-wise across samples, so the
-    split never changes a result."""
-    parallel_for(n, fn, work)
+def _by_samples(a, fn, work):
+    """``fn(lo, hi)`` over ranges of ``a``'s samples, on the thread pool when ``work`` (bytes
+    touched) is large enough and ``a`` is host memory (see ``host_work``). Every kernel below
+    is element-wise across samples, so the split never changes a result."""
+    parallel_for(a.shape[0], fn, host_work(a, work))
 
 
 def tiled_max(x, geom):
@@ -242,7 +242,7 @@ def tiled_max(x, geom):
 
         def compiled(lo, hi):  # one pass, the same values and codes
             nan.append(kernels.maxpool2_forward(x[lo:hi], vals[lo:hi], code[lo:hi]))
-        _by_samples(x.shape[0], compiled, x.nbytes)
+        _by_samples(x, compiled, x.nbytes)
         return vals, code, any(nan)
 
     def chunk(lo, hi):
@@ -259,7 +259,7 @@ def tiled_max(x, geom):
             xp.greater(s, v, out=gt)
             xp.maximum(c, gt.view(xp.uint8) * ctype(j) if ctype is xp.uint8 else gt * j, out=c)
             xp.maximum(v, s, out=v)
-    _by_samples(x.shape[0], chunk, 2 * x.nbytes)
+    _by_samples(x, chunk, 2 * x.nbytes)
     return vals, code, None
 
 
@@ -277,7 +277,7 @@ def tiled_scatter(grad, geom):
 
         def chunk(lo, hi):  # compiled: one pass, the same products
             kernels.maxpool2_backward(g[lo:hi], code[lo:hi], gx[lo:hi], geom.out)
-        _by_samples(gx.shape[0], chunk, 2 * gx.nbytes)
+        _by_samples(gx, chunk, 2 * gx.nbytes)
         return gx
 
     def chunk(lo, hi):
@@ -285,7 +285,7 @@ def tiled_scatter(grad, geom):
         gs, cs = g[lo:hi], code[lo:hi]
         for j, sel in geom.offsets():
             xp.multiply(gs, cs == j, out=win[sel])
-    _by_samples(gx.shape[0], chunk, 2 * gx.nbytes)
+    _by_samples(gx, chunk, 2 * gx.nbytes)
     return gx
 
 
@@ -303,7 +303,7 @@ def tiled_gather(a, geom):
         xp.copyto(o, win[sel])
         for j, sel in it:
             xp.copyto(o, win[sel], where=cs == j)
-    _by_samples(code.shape[0], chunk, 2 * a.nbytes)
+    _by_samples(code, chunk, 2 * a.nbytes)
     return out
 
 

@@ -50,6 +50,10 @@ def matmul(a, b):
     """``np.matmul(a, b)``; a 2-D floating product large enough is computed in bands of
     columns (or, for a narrow result, of rows) on ember's threads."""
     xp = get_array_module(a, b)
+    if xp is not _numpy:  # device arrays: one library call (the pool splits host work)
+        if a.ndim > 2 and b.ndim >= 2 and _one_matrix(b) and a.dtype == b.dtype:
+            return _folded(a, b)  # one large product beats a stack of small ones there too
+        return xp.matmul(a, b)
     if min(a.ndim, b.ndim) >= 2 and max(a.ndim, b.ndim) > 2 and a.shape[-1] == 1 \
             and b.shape[-2] == 1:
         return _outer(xp, a, b)
@@ -268,6 +272,8 @@ def matmul_pair(a1, b1, a2, b2):
     >>> gx.shape, gw.shape
     ((4, 5), (3, 5))
     """
+    if get_array_module(a1) is not _numpy:  # device arrays: one library call each
+        return matmul(a1, b1), matmul(a2, b2)
     f1 = _fmas(a1, b1)
     f2 = _fmas(a2, b2)
     small = min(f1, f2)

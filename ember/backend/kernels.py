@@ -20,7 +20,7 @@ False
 """
 import numpy as np
 
-from .parallel import parallel_for
+from .parallel import host_work, parallel_for
 
 try:
     from . import _kernels as _native
@@ -127,7 +127,7 @@ def _flat_pieces(arrays, fn, passes):
         return
     flat = [a.reshape(-1) for a in arrays]
     parallel_for(flat[0].size, lambda lo, hi: fn(*(f[lo:hi] for f in flat)),
-                 passes * arrays[0].nbytes)
+                 host_work(arrays[0], passes * arrays[0].nbytes))
 
 
 def sub_scaled_(dst, alpha, src):

@@ -53,6 +53,8 @@ import os
 import threading
 from collections import deque
 
+import numpy
+
 __all__ = ["get_num_threads", "set_num_threads", "parallel_for", "num_chunks", "blas_threads",
            "MIN_CHUNK_BYTES"]
 
@@ -506,6 +508,17 @@ def sample_blocks(n, per_sample, block_bytes):
     if count > 1:
         count = min(n, -(-count // 4) * 4)
     return [(n * i // count, n * (i + 1) // count) for i in range(count)]
+
+
+def host_work(array, work):
+    """``work`` for a pass over ``array`` when it is host (NumPy) memory, else 0 (run whole):
+    a device array's pass is a kernel launch or a few, which host threads cannot speed up,
+    and splitting it multiplies the launches.
+
+    >>> host_work(numpy.zeros(4), 1 << 30)
+    1073741824
+    """
+    return work if type(array) is numpy.ndarray else 0
 
 
 def run_blocks(blocks, fn, work):

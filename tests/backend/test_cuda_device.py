@@ -302,3 +302,33 @@ def test_embedding_indices_on_another_device_are_refused(fake_cuda):
         nn.functional.embedding(ember.tensor([0, 2]), weight)
     out = nn.functional.embedding(ember.tensor([0, 2]).cuda(), weight)
     assert out.device.type == "cuda" and out.shape == (2, 3)
+
+
+def test_device_ops_run_whole_not_on_the_host_pool(fake_cuda, monkeypatch):
+    """Device arrays' passes are kernel launches: ember's host thread pool (which splits
+    large NumPy passes: matmul bands, conv blocks, pooling and ReLU slices) leaves them
+    whole, as one library call each."""
+    from ember.backend import parallel
+    passes, run_pass = [], parallel._run_pass
+
+    def recording(*args):
+        passes.append(args[1])
+        return run_pass(*args)
+    monkeypatch.setattr(parallel, "_run_pass", recording)
+    saved = ember.get_num_threads()
+    ember.set_num_threads(2)
+    try:
+        ember.manual_seed(0)
+        net = nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                            nn.Flatten(), nn.Linear(32 * 16 * 16, 512), nn.ReLU(),
+                            nn.Linear(512, 10))
+        x = ember.randn(64, 3, 32, 32)
+        net(x).sum().backward()  # on the host: large enough to use the pool
+        assert passes
+        passes.clear()
+        net.zero_grad()
+        net.to("cuda")
+        net(x.to("cuda")).sum().backward()
+        assert passes == [] and isinstance(net[0].weight.grad._data, FakeCudaArray)
+    finally:
+        ember.set_num_threads(saved)

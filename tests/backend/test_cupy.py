@@ -90,3 +90,14 @@ def test_conv_net_forward_backward_matches_cpu():
                                rtol=1e-4, atol=1e-5)
     for p, g in zip(net.parameters(), cpu_grads):
         np.testing.assert_allclose(p.grad.cpu().numpy(), g, rtol=1e-3, atol=1e-4)
+
+
+def test_cpp_extension_refuses_device_tensors():
+    from ember.utils.cpp_extension import load_inline
+    m = load_inline("cupy_host_only_probe", cpp_sources="""
+#include <torch/extension.h>
+int64_t numel_of(torch::Tensor a) { return a.numel(); }
+""", functions=["numel_of"])
+    assert m.numel_of(ember.zeros(2, 3)) == 6
+    with pytest.raises(RuntimeError, match="host \\(CPU\\) tensors, but this one is on cuda:0"):
+        m.numel_of(ember.zeros(2, 3, device="cuda"))

@@ -442,7 +442,14 @@ class Tensor {
     static PyObject* name = PyUnicode_InternFromString("_data");  // looked up on every call
     PyObject* data = PyObject_GetAttr(obj_.ptr(), name);
     if (!data) throw py::error_already_set();
-    return py::reinterpret_steal<py::array>(data);
+    auto held = py::reinterpret_steal<py::object>(data);
+    if (!py::isinstance<py::array>(held)) {  // device memory (CuPy) or no memory (meta)
+      throw Error("ember's C++ tensors are host (CPU) tensors, but this one is on " +
+                  std::string(py::str(obj_.attr("device"))) +
+                  ": move it with .cpu() first (for CUDA kernels use cupy.RawModule on "
+                  "cupy.from_dlpack(tensor))");
+    }
+    return py::reinterpret_steal<py::array>(held.release());
   }
   int64_t dim() const { return static_cast<int64_t>(array().ndim()); }
   int64_t ndimension() const { return dim(); }
