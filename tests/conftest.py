@@ -25,3 +25,14 @@ def fake_cuda():
     runtime = fake.install()
     yield runtime
     fake.uninstall()
+
+
+def pytest_runtest_logreport(report):
+    """With ``EMBER_FAILURE_LOG=PATH``, each failure's traceback is appended to PATH as it
+    happens (pytest prints them only when the session ends, which a run stopped by a time
+    limit never reaches; under pytest-xdist every worker appends its own)."""
+    import os
+    path = os.environ.get("EMBER_FAILURE_LOG")
+    if path and report.failed:
+        with open(path, "a") as f:
+            f.write(f"=== {report.nodeid} ({report.when})\n{report.longreprtext}\n")

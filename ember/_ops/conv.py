@@ -24,7 +24,7 @@ unpadded input size.
 import itertools
 import math
 
-from ..backend import get_array_module, kernels, winograd, strided_view
+from ..backend import get_array_module, kernels, winograd, strided_view, reshaped_view
 
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.dispatch import active as _dispatch_active
@@ -141,8 +141,9 @@ def _as_strided(a, shape, strides):
 
 def _as_shape(a, shape):
     """A view of ``a`` with ``shape`` (raises rather than copy: used to write through)."""
-    v = a.view()
-    v.shape = shape
+    v = reshaped_view(a, shape)
+    if v is None:
+        raise ValueError(f"no view of shape {shape} of an array of shape {a.shape}")
     return v
 
 

@@ -302,7 +302,9 @@ class Einsum(Primitive):
 def _diagonal_mask(xp, sub, shape, dtype):
     """1 where every repeated subscript letter takes equal indices, else 0."""
     mask = xp.ones(shape, bool)
-    grids = xp.indices(shape, sparse=True)
+    # open index grids (NumPy's indices(sparse=True), which CuPy lacks)
+    grids = [xp.arange(n).reshape((1,) * k + (n,) + (1,) * (len(shape) - k - 1))
+             for k, n in enumerate(shape)]
     for k, c in enumerate(sub):
         j = sub.index(c)
         if j != k:

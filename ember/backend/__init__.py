@@ -234,6 +234,31 @@ def strided_view(array, shape, strides, writeable=True):
     return stride_tricks.as_strided(array, shape, strides)
 
 
+_RESHAPE_TAKES_COPY = numpy.lib.NumpyVersion(numpy.__version__) >= "2.1.0"
+
+
+def reshaped_view(array, shape):
+    """A view of ``array`` with ``shape``, or None when that needs a copy (the layout does
+    not allow it). NumPy 2.1+ through ``reshape(copy=False)`` (NumPy 2.5 deprecates setting
+    ``shape``); other modules (CuPy) and older NumPy by setting ``shape`` on a view.
+
+    >>> import numpy
+    >>> reshaped_view(numpy.zeros((2, 3)), (3, 2)).shape, reshaped_view(numpy.zeros((2, 3)).T, (6,))
+    ((3, 2), None)
+    """
+    if _RESHAPE_TAKES_COPY and type(array) is _ndarray:
+        try:
+            return numpy.reshape(array, shape, copy=False)
+        except ValueError:
+            return None
+    out = array.view()
+    try:
+        out.shape = shape
+    except AttributeError:
+        return None
+    return out
+
+
 #: The broadcast of shapes (tuples, no arrays); ValueError when they do not broadcast. Host
 #: shape arithmetic, NumPy's own function: ops call it per call (no wrapper to pass through).
 broadcast_shapes = numpy.broadcast_shapes
