@@ -18,7 +18,7 @@ from .backend.dtypes import (dtype, float16, float32, float64, int8, int16, int3
 from .backend.dtypes import bool_ as bool  # noqa: A001  (PyTorch's spelling: ember.bool)
 from ._tensor import Tensor, Size
 from ._tensor_repr import set_printoptions
-from .device import device, set_default_device, get_default_device
+from .device import device, set_default_device, get_default_device, OutOfMemoryError
 from .backend.parallel import get_num_threads, set_num_threads  # intra-op threads
 from . import autograd
 from .autograd.anomaly import is_anomaly_enabled, is_anomaly_check_nan_enabled, set_detect_anomaly

@@ -24,7 +24,8 @@ from .backend.dtypes import get_default_dtype
 from . import random as _random
 from .backend.meta import MetaArray, meta_module, NO_DATA
 from .backend.dlpack import array_from_dlpack
-from .device import check_device, device as _device, meta as _meta, cpu as _cpu, module_of
+from .device import check_device, device as _device, meta as _meta, cpu as _cpu, module_of, \
+    device_out_of_memory
 
 
 def _np_dtype(dtype, default=None):
@@ -173,7 +174,10 @@ def allocate(make, shape, np_dtype):
     nbytes = storage_nbytes(shape, np.dtype(np_dtype).itemsize)
     try:
         return make()
-    except MemoryError:
+    except MemoryError as error:
+        on_device = device_out_of_memory(error, nbytes)
+        if on_device is not None:
+            raise on_device from None
         raise RuntimeError(f"DefaultCPUAllocator: can't allocate memory: you tried to allocate "
                            f"{nbytes} bytes. Error code 12 (Cannot allocate memory)") from None
 

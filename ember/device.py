@@ -13,6 +13,7 @@ device(type='cpu')
 device(type='cpu')
 """
 import builtins
+import re
 
 from .backend import device_module, device_runtime, device_type_of
 
@@ -22,6 +23,40 @@ _KNOWN_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "idee
                 "privateuseone")
 _NO_ACCELERATOR = "Cannot access accelerator device when none is available."
 _NO_CUDA = "Torch not compiled with CUDA enabled"
+
+
+class OutOfMemoryError(RuntimeError):
+    """A device ran out of memory (``torch.OutOfMemoryError``; also ``ember.cuda``'s)."""
+
+
+def _format_size(nbytes):
+    """Bytes as PyTorch's CUDA allocator writes them: "512 bytes", "1.50 KiB", "2.00 GiB"."""
+    for limit, unit, scale in ((1 << 10, "bytes", None), (1 << 20, "KiB", 1 << 10),
+                               (1 << 30, "MiB", 1 << 20)):
+        if nbytes <= limit:
+            return f"{nbytes} bytes" if scale is None else f"{nbytes / scale:.2f} {unit}"
+    return f"{nbytes / (1 << 30):.2f} GiB"
+
+
+def device_out_of_memory(error, nbytes=None):
+    """PyTorch's ``OutOfMemoryError`` for ``error`` when it is a device's allocation failure
+    (its runtime's ``is_out_of_memory``: CuPy's OutOfMemoryError), else None. ``nbytes``: the
+    size asked for, when the caller knows it (else read from CuPy's message).
+
+    >>> device_out_of_memory(MemoryError("host")) is None
+    True
+    """
+    runtime = device_runtime("cuda")
+    if runtime is None or not runtime.is_out_of_memory(error):
+        return None
+    if nbytes is None:
+        found = re.search(r"allocating ([\d,]+) bytes", str(error))
+        nbytes = int(found.group(1).replace(",", "")) if found else None
+    free, total = runtime.mem_get_info()
+    tried = "" if nbytes is None else f"Tried to allocate {_format_size(nbytes)}. "
+    return OutOfMemoryError(f"CUDA out of memory. {tried}GPU {runtime.current_device()} has a "
+                            f"total capacity of {_format_size(total)} of which "
+                            f"{_format_size(free)} is free.")
 
 
 class device:

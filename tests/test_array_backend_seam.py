@@ -863,7 +863,10 @@ def _same(got, want, what):
     assert type(got) is StrictArray, f"{what}: a {type(got).__name__}, not a StrictArray"
     plain = numpy.ndarray.view(got, numpy.ndarray)
     assert plain.dtype == want.dtype and plain.shape == want.shape, what
-    numpy.testing.assert_allclose(plain, want, rtol=1e-6, atol=1e-6, err_msg=what)
+    # float32: a large product is one library call on another module but split into bands
+    # on NumPy (ember's pool), whose kernels may block the sums differently
+    tol = 5e-5 if want.dtype == numpy.float32 else 1e-6
+    numpy.testing.assert_allclose(plain, want, rtol=tol, atol=tol, err_msg=what)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -19,7 +19,7 @@ Class attributes an op may set: ``saves_output`` (output 0 is appended to
 
 from ..backend import as_array as _asarray, numpy_ndarray as _ndarray, get_array_module, \
     move_array, is_array, numpy_scalar_type, numpy_scalar_to_array
-from ..device import device_of
+from ..device import device_of, device_out_of_memory as _device_out_of_memory
 
 from ..autograd import grad_mode, anomaly as _anomaly, forward_ad as _forward_ad
 from ..autograd.batching import hooks as _batching
@@ -283,6 +283,10 @@ def _make_apply(cls, entry=None):
         moved = _across_devices(args)
         if moved is not None:
             return apply(*moved)
+        if isinstance(error, MemoryError):  # a device's: PyTorch's OutOfMemoryError
+            on_device = _device_out_of_memory(error)
+            if on_device is not None:
+                raise on_device from None
         if entry is None:
             raise error
         out = _overridden(report[0], args, entry, failed=True)

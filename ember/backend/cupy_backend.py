@@ -63,6 +63,13 @@ class CupyRuntime:
     def empty_cache(self):
         self._cupy.get_default_memory_pool().free_all_blocks()
 
+    def mem_get_info(self):
+        """(free, total) bytes of the current device."""
+        return self._cupy.cuda.runtime.memGetInfo()
+
+    def is_out_of_memory(self, error):
+        return isinstance(error, self._cupy.cuda.memory.OutOfMemoryError)
+
 
 def _errstate(cupy):
     def errstate(**kwargs):  # GPU kernels raise no floating-point errors to silence

@@ -12,7 +12,7 @@ harmless no-ops, and anything that needs a GPU raises
 True
 """
 from ..backend import device_module, device_runtime
-from ..device import _NO_CUDA, device as _device
+from ..device import _NO_CUDA, device as _device, OutOfMemoryError  # noqa: F401  (torch.cuda's)
 from . import amp  # noqa: F401  (ember.cuda.amp.GradScaler / autocast, as scripts import them)
 
 
@@ -133,6 +133,18 @@ def memory_reserved(device=None):
 
 def max_memory_reserved(device=None):
     return memory_reserved(device)
+
+
+def mem_get_info(device=None):
+    """``(free, total)`` bytes of the current GPU's memory (PyTorch's CPU-only
+    AssertionError without one).
+
+    >>> import ember
+    >>> free, total = ember.cuda.mem_get_info() if ember.cuda.is_available() else (0, 1)
+    >>> 0 <= free <= total
+    True
+    """
+    return _runtime().mem_get_info()
 
 
 def _not_there(name):

@@ -133,8 +133,20 @@ def _owning(array):
 _TRANSFERS = {"asarray", "array", "asanyarray", "ascontiguousarray"}
 
 
+class OutOfMemoryError(MemoryError):
+    """CuPy's allocation failure (``cupy.cuda.memory.OutOfMemoryError``)."""
+
+
 def _function(fn, name):
     def call(*args, **kwargs):
+        try:
+            return _call(*args, **kwargs)
+        except MemoryError as error:  # NumPy's, for a size the host cannot hold: CuPy's
+            asked = getattr(error, "_total_size", 0)
+            raise OutOfMemoryError(f"Out of memory allocating {asked:,} bytes (allocated so "
+                                   f"far: 0 bytes).") from None
+
+    def _call(*args, **kwargs):
         if name in _TRANSFERS:
             copy = _host_array([args[:1]]) is not None
             result = fn(*_unwrap(args), **_unwrap(kwargs))
@@ -238,6 +250,12 @@ class FakeRuntime:
 
     def empty_cache(self):
         pass
+
+    def mem_get_info(self):
+        return 3 << 30, 80 << 30
+
+    def is_out_of_memory(self, error):
+        return isinstance(error, OutOfMemoryError)
 
 
 def install():

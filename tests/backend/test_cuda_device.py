@@ -332,3 +332,27 @@ def test_device_ops_run_whole_not_on_the_host_pool(fake_cuda, monkeypatch):
         assert passes == [] and isinstance(net[0].weight.grad._data, FakeCudaArray)
     finally:
         ember.set_num_threads(saved)
+
+
+def test_device_out_of_memory_reads_as_pytorchs(fake_cuda):
+    """A device allocation that fails raises PyTorch's OutOfMemoryError (a RuntimeError),
+    worded as its CUDA allocator's, from factories and from ops alike."""
+    assert ember.cuda.OutOfMemoryError is ember.OutOfMemoryError
+    assert issubclass(ember.OutOfMemoryError, RuntimeError)
+    assert ember.cuda.mem_get_info() == (3 << 30, 80 << 30)
+    with pytest.raises(ember.OutOfMemoryError, match=r"^CUDA out of memory\. Tried to allocate "
+                       r"4096\.00 GiB\. GPU 0 has a total capacity of 80\.00 GiB of which "
+                       r"3\.00 GiB is free\.$"):
+        ember.empty(1 << 40, dtype=ember.float32, device="cuda")
+    x = ember.ones(1, device="cuda")
+    with pytest.raises(ember.OutOfMemoryError, match=r"Tried to allocate 4096\.00 GiB"):
+        x.expand(1 << 40).contiguous()
+    # on the host, the CPU allocator's words as before
+    with pytest.raises(RuntimeError, match="DefaultCPUAllocator: can't allocate memory"):
+        ember.empty(1 << 40, dtype=ember.float32)
+
+
+def test_format_size_as_the_cuda_allocator():
+    from ember.device import _format_size
+    assert [_format_size(n) for n in (512, 1024, 1536, 5 << 20, 3 << 30)] == \
+        ["512 bytes", "1024 bytes", "1.50 KiB", "5.00 MiB", "3.00 GiB"]
