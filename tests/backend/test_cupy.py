@@ -101,3 +101,23 @@ int64_t numel_of(torch::Tensor a) { return a.numel(); }
     assert m.numel_of(ember.zeros(2, 3)) == 6
     with pytest.raises(RuntimeError, match="host \\(CPU\\) tensors, but this one is on cuda:0"):
         m.numel_of(ember.zeros(2, 3, device="cuda"))
+
+
+def test_dlpack_with_torch_cuda_tensors():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("this torch has no CUDA")
+    a = torch.arange(6.0, device="cuda").reshape(2, 3)
+    t = ember.from_dlpack(a)
+    assert t.is_cuda and t.tolist() == a.tolist()
+    t[0, 0] = 7.0
+    assert a[0, 0].item() == 7.0  # shared memory
+    b = torch.from_dlpack(ember.ones(3, device="cuda"))
+    assert b.is_cuda and b.sum().item() == 3.0
+
+
+def test_out_of_memory_is_pytorchs():
+    with pytest.raises(ember.OutOfMemoryError, match=r"^CUDA out of memory\. Tried to allocate "
+                                                     r"131072\.00 GiB\. GPU 0 has a total"):
+        ember.empty(1 << 45, dtype=ember.float32, device="cuda")
+    assert ember.zeros(2, device="cuda").sum().item() == 0.0  # and the device still works
