@@ -54,6 +54,12 @@ class FakeCudaArray(numpy.ndarray):
             raise AttributeError(f"'cupy.ndarray' object has no attribute {name!r}")
         return property(fail)
 
+    @property
+    def __cuda_array_interface__(self):  # CuPy's export; the "device" pointer is host memory
+        host = numpy.ndarray.__array_interface__.__get__(self)
+        return {"shape": self.shape, "typestr": self.dtype.str, "data": host["data"],
+                "strides": host["strides"], "version": 3}
+
     ctypes = _missing("ctypes")
     __array_interface__ = _missing("__array_interface__")
     del _missing

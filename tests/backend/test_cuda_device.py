@@ -356,3 +356,43 @@ def test_format_size_as_the_cuda_allocator():
     from ember.device import _format_size
     assert [_format_size(n) for n in (512, 1024, 1536, 5 << 20, 3 << 30)] == \
         ["512 bytes", "1024 bytes", "1.50 KiB", "5.00 MiB", "3.00 GiB"]
+
+
+_CPP_PROBE = """
+#include <torch/extension.h>
+std::vector<int64_t> layout(torch::Tensor t) {
+  TORCH_CHECK(t.is_cuda(), "expected a CUDA tensor");
+  std::vector<int64_t> out(t.sizes().begin(), t.sizes().end());
+  for (auto s : t.strides()) out.push_back(s);
+  out.push_back(t.numel());
+  out.push_back(t.element_size());
+  out.push_back(t.scalar_type() == torch::kFloat32);
+  out.push_back(t.is_contiguous());
+  out.push_back(t.size(-1));
+  out.push_back(t.stride(0));
+  return out;
+}
+int64_t address(torch::Tensor t) { return reinterpret_cast<int64_t>(t.data_ptr<float>()); }
+int64_t ndim_of_array(torch::Tensor t) { return t.array().ndim(); }
+torch::Tensor twice_plus(torch::Tensor a, torch::Tensor b) { return a * 2 + b; }
+"""
+
+
+def test_cpp_extensions_see_cuda_tensors(fake_cuda):
+    """A C++ function given CUDA tensors reads their sizes, strides and dtype from the Python
+    tensor and gets the device address from data_ptr() (here the stand-in's host memory);
+    the ops it calls stay on the device; array() (a NumPy array) refuses them."""
+    from ember.utils.cpp_extension import load_inline
+    m = load_inline("fake_cuda_tensor_probe", cpp_sources=_CPP_PROBE,
+                    functions=["layout", "address", "ndim_of_array", "twice_plus"])
+    x = ember.arange(12.0, device="cuda").reshape(3, 4)
+    assert m.layout(x) == [3, 4, 4, 1, 12, 4, 1, 1, 4, 4]
+    t = x.t()
+    assert m.layout(t) == [4, 3, 1, 4, 12, 4, 1, 0, 3, 1]
+    assert m.address(x[1]) == x[1].data_ptr() == x.data_ptr() + 16
+    with pytest.raises(RuntimeError, match="expected a CUDA tensor"):
+        m.layout(x.cpu())
+    with pytest.raises(RuntimeError, match="its data is device memory, not a NumPy array"):
+        m.ndim_of_array(x)
+    y = m.twice_plus(x, ember.ones(3, 4, device="cuda"))
+    assert y.is_cuda and y.tolist() == (x * 2 + 1).tolist()

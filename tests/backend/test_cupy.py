@@ -92,15 +92,25 @@ def test_conv_net_forward_backward_matches_cpu():
         np.testing.assert_allclose(p.grad.cpu().numpy(), g, rtol=1e-3, atol=1e-4)
 
 
-def test_cpp_extension_refuses_device_tensors():
+def test_cpp_extensions_see_cuda_tensors():
     from ember.utils.cpp_extension import load_inline
-    m = load_inline("cupy_host_only_probe", cpp_sources="""
+    m = load_inline("cupy_tensor_probe", cpp_sources="""
 #include <torch/extension.h>
-int64_t numel_of(torch::Tensor a) { return a.numel(); }
-""", functions=["numel_of"])
-    assert m.numel_of(ember.zeros(2, 3)) == 6
-    with pytest.raises(RuntimeError, match="host \\(CPU\\) tensors, but this one is on cuda:0"):
-        m.numel_of(ember.zeros(2, 3, device="cuda"))
+std::vector<int64_t> layout(torch::Tensor t) {
+  std::vector<int64_t> out(t.sizes().begin(), t.sizes().end());
+  for (auto s : t.strides()) out.push_back(s);
+  out.push_back(t.numel());
+  out.push_back(t.is_cuda());
+  return out;
+}
+int64_t address(torch::Tensor t) { return reinterpret_cast<int64_t>(t.data_ptr<float>()); }
+int64_t ndim_of_array(torch::Tensor t) { return t.array().ndim(); }
+""", functions=["layout", "address", "ndim_of_array"])
+    x = ember.zeros(2, 3, device="cuda")
+    assert m.layout(x) == [2, 3, 3, 1, 6, 1] and m.layout(x.t()) == [3, 2, 1, 3, 6, 1]
+    assert m.address(x) == x.data_ptr() == cupy.from_dlpack(x).data.ptr
+    with pytest.raises(RuntimeError, match="its data is device memory, not a NumPy array"):
+        m.ndim_of_array(x)
 
 
 def test_dlpack_with_torch_cuda_tensors():

@@ -110,6 +110,9 @@ double strided_sum(ember::Tensor x) {
 std::vector<int64_t> meta(ember::Tensor x) {
   std::vector<int64_t> out{x.dim(), x.numel(), x.is_contiguous(), x.size(-1)};
   for (auto s : x.strides()) out.push_back(s);
+  // PyTorch code builds vectors from two calls' iterators: they must bound one range
+  std::vector<int64_t> sizes(x.sizes().begin(), x.sizes().end());
+  out.insert(out.end(), sizes.begin(), sizes.end());
   return out;
 }
 
@@ -168,7 +171,7 @@ def test_non_contiguous(mod):
     base = ember.arange(12, dtype=ember.float64).reshape(3, 4)
     t = base.t()
     assert not t.is_contiguous()
-    assert mod.meta(t) == [2, 12, 0, 3, 1, 4]  # dim, numel, contiguous, size(-1), strides
+    assert mod.meta(t) == [2, 12, 0, 3, 1, 4, 4, 3]  # dim, numel, contiguous, size(-1), strides, sizes
     assert mod.strided_sum(t) == 66.0
     assert mod.strided_sum(base[:, ::2]) == float(base.numpy()[:, ::2].sum())
     out = mod.scale_add(t, ember.ones(4, 3, dtype=ember.float64), 1.0)
@@ -208,7 +211,7 @@ def test_metadata_and_factories(mod):
     assert (d.dtype, d.tolist()) == (ember.int32, [0, 0, 0])
     assert (e.dtype, e.tolist()) == (ember.int64, [7, 7])
     assert mod.dtype_of(ember.ones(1, dtype=ember.int16)) is ember.int16
-    assert mod.meta(ember.ones(2, 3, 5)) == [3, 30, 1, 5, 15, 5, 1]
+    assert mod.meta(ember.ones(2, 3, 5)) == [3, 30, 1, 5, 15, 5, 1, 2, 3, 5]
 
 
 def test_ops_call_back_into_ember_with_autograd(mod):

@@ -435,51 +435,89 @@ class Tensor {
   /// The Python ember tensor.
   const py::object& obj() const { return obj_; }
 
-  // -- metadata (read from the NumPy buffer) --
-  /// The tensor's NumPy array (shares memory).
+  // -- metadata (read from the NumPy buffer; for CUDA data, from the Python tensor) --
+  /// The tensor's NumPy array (shares memory); Error for a CUDA tensor, whose data is
+  /// device memory (its metadata and data_ptr() work, read through the Python tensor).
   py::array array() const {
-    check_defined("array");
-    static PyObject* name = PyUnicode_InternFromString("_data");  // looked up on every call
-    PyObject* data = PyObject_GetAttr(obj_.ptr(), name);
-    if (!data) throw py::error_already_set();
-    auto held = py::reinterpret_steal<py::object>(data);
-    if (!py::isinstance<py::array>(held)) {  // device memory (CuPy) or no memory (meta)
-      throw Error("ember's C++ tensors are host (CPU) tensors, but this one is on " +
-                  std::string(py::str(obj_.attr("device"))) +
-                  ": move it with .cpu() first (for CUDA kernels use cupy.RawModule on "
-                  "cupy.from_dlpack(tensor))");
+    py::object data = data_object();
+    if (on_device(data)) {
+      throw Error("array(): this tensor is on " + std::string(py::str(obj_.attr("device"))) +
+                  ": its data is device memory, not a NumPy array (sizes(), strides(), dtype() "
+                  "and data_ptr(), a device address, still work)");
     }
-    return py::reinterpret_steal<py::array>(held.release());
+    if (!py::isinstance<py::array>(data)) {
+      throw Error("ember's C++ tensors are host (CPU) or CUDA tensors, but this one is on " +
+                  std::string(py::str(obj_.attr("device"))));
+    }
+    return py::reinterpret_steal<py::array>(data.release());
   }
-  int64_t dim() const { return static_cast<int64_t>(array().ndim()); }
+  int64_t dim() const {
+    py::object data = data_object();
+    if (on_device(data)) return static_cast<int64_t>(py::len(data.attr("shape")));
+    return static_cast<int64_t>(as_array(data).ndim());
+  }
   int64_t ndimension() const { return dim(); }
-  int64_t numel() const { return static_cast<int64_t>(array().size()); }
-  IntArrayRef sizes() const {
-    py::array a = array();
-    return IntArrayRef(a.shape(), a.shape() + a.ndim());
+  int64_t numel() const {
+    py::object data = data_object();
+    if (on_device(data)) return data.attr("size").cast<int64_t>();
+    return static_cast<int64_t>(as_array(data).size());
+  }
+  /// The sizes, held by this handle until its next sizes() call, so that (as with PyTorch's
+  /// view of the tensor's sizes) ``t.sizes().begin()`` and ``t.sizes().end()`` bound one range.
+  const IntArrayRef& sizes() const {
+    py::object data = data_object();
+    if (on_device(data)) {
+      auto shape = data.attr("shape").cast<std::vector<int64_t>>();
+      sizes_.assign(shape.begin(), shape.end());  // in place: an earlier begin() stays valid
+    } else {
+      py::array a = as_array(data);
+      sizes_.assign(a.shape(), a.shape() + a.ndim());
+    }
+    return sizes_;
   }
   int64_t size(int64_t d) const {
-    py::array a = array();
-    return a.shape(detail::wrap_dim(d, a.ndim()));
+    py::object data = data_object();
+    if (!on_device(data)) {
+      py::array a = as_array(data);
+      return a.shape(detail::wrap_dim(d, a.ndim()));
+    }
+    IntArrayRef s = sizes();
+    return s[detail::wrap_dim(d, static_cast<int64_t>(s.size()))];
   }
-  /// Strides in elements (NumPy's byte strides divided by the element size).
-  IntArrayRef strides() const {
-    py::array a = array();
-    IntArrayRef s(a.ndim());
-    for (py::ssize_t i = 0; i < a.ndim(); ++i) s[i] = a.strides(i) / a.itemsize();
-    return s;
+  /// Strides in elements (the array's byte strides divided by the element size); held as
+  /// sizes() are.
+  const IntArrayRef& strides() const {
+    py::object data = data_object();
+    if (on_device(data)) {
+      auto bytes = data.attr("strides").cast<std::vector<int64_t>>();
+      int64_t item = data.attr("itemsize").cast<int64_t>();
+      strides_.resize(bytes.size());
+      for (size_t i = 0; i < bytes.size(); ++i) strides_[i] = bytes[i] / item;
+      return strides_;
+    }
+    py::array a = as_array(data);
+    strides_.resize(a.ndim());
+    for (py::ssize_t i = 0; i < a.ndim(); ++i) strides_[i] = a.strides(i) / a.itemsize();
+    return strides_;
   }
   int64_t stride(int64_t d) const {
-    py::array a = array();
-    return a.strides(detail::wrap_dim(d, a.ndim())) / a.itemsize();
+    py::object data = data_object();
+    if (!on_device(data)) {
+      py::array a = as_array(data);
+      return a.strides(detail::wrap_dim(d, a.ndim())) / a.itemsize();
+    }
+    IntArrayRef s = strides();
+    return s[detail::wrap_dim(d, static_cast<int64_t>(s.size()))];
   }
-  ScalarType scalar_type() const { return detail::scalar_type_of(array().dtype()); }
+  ScalarType scalar_type() const { return detail::scalar_type_of(dtype_of(data_object())); }
   ScalarType dtype() const { return scalar_type(); }
   ScalarType type() const { return scalar_type(); }  // for AT_DISPATCH_*(t.type(), ...)
-  int64_t element_size() const { return static_cast<int64_t>(array().itemsize()); }
+  int64_t element_size() const { return static_cast<int64_t>(dtype_of(data_object()).itemsize()); }
   int64_t itemsize() const { return element_size(); }
   bool is_contiguous() const {
-    return (array().flags() & py::array::c_style) != 0;
+    py::object data = data_object();
+    if (on_device(data)) return obj_.attr("is_contiguous")().cast<bool>();
+    return (as_array(data).flags() & py::array::c_style) != 0;
   }
   bool is_floating_point() const { return isFloatingType(scalar_type()); }
   bool requires_grad() const { return obj_.attr("requires_grad").cast<bool>(); }
@@ -503,23 +541,24 @@ class Tensor {
 
   // -- data --
   /// Pointer to the first element; TypeError when T is not the tensor's element type.
+  /// (For a CUDA tensor, a device address: hand it to kernels, never dereference it here.)
   template <typename T>
   T* data_ptr() const {
-    py::array a = array();
+    py::object data = data_object();
     ScalarType want = CppTypeToScalarType<std::remove_cv_t<T>>::value;
-    ScalarType have = detail::scalar_type_of(a.dtype());
+    ScalarType have = detail::scalar_type_of(dtype_of(data));
     if (want != have) {
       throw py::type_error(detail::str("data_ptr<", toString(want), ">() called on a tensor of dtype ",
                                        have, "; expected dtype ", want));
     }
-    return static_cast<T*>(const_cast<void*>(a.data()));
+    return static_cast<T*>(address_of(data));
   }
-  void* data_ptr() const { return const_cast<void*>(array().data()); }
+  void* data_ptr() const { return address_of(data_object()); }
   template <typename T> T* mutable_data_ptr() const { return data_ptr<T>(); }
   template <typename T> const T* const_data_ptr() const { return data_ptr<T>(); }
   template <typename T, size_t N>
   OwningAccessor<T, N> accessor() const {
-    py::array a = array();
+    py::array a = array();  // host tensors only (as PyTorch's accessor)
     EMBER_CHECK(a.ndim() == static_cast<py::ssize_t>(N), "accessor<", N, "> used on a ",
                 a.ndim(), "-dimensional tensor");
     T* p = data_ptr<T>();
@@ -730,10 +769,42 @@ class Tensor {
     if (py::object r = detail::fast::with_scalar(obj_, o.toDouble(), f, false)) return Tensor(r);
     return call(name, o);
   }
+  /// The Python tensor's ``_data`` (a NumPy array, a CUDA module's array, a meta array).
+  py::object data_object() const {
+    check_defined("data");
+    static PyObject* name = PyUnicode_InternFromString("_data");  // looked up on every call
+    PyObject* data = PyObject_GetAttr(obj_.ptr(), name);
+    if (!data) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(data);
+  }
+  /// Whether ``data`` is device memory: not a NumPy array (the common case, one type check)
+  /// and the tensor is on a CUDA device (CuPy's arrays, or a stand-in's).
+  bool on_device(const py::object& data) const {
+    if (Py_TYPE(data.ptr()) == reinterpret_cast<PyTypeObject*>(
+            py::detail::npy_api::get().PyArray_Type_)) {
+      return false;
+    }
+    return std::string(py::str(obj_.attr("device").attr("type"))) == "cuda";
+  }
+  static py::array as_array(py::object data) {
+    if (!py::isinstance<py::array>(data)) throw Error("this tensor's data is not a NumPy array");
+    return py::reinterpret_steal<py::array>(data.release());
+  }
+  static py::dtype dtype_of(const py::object& data) {
+    return py::reinterpret_borrow<py::dtype>(data.attr("dtype"));  // NumPy's and CuPy's alike
+  }
+  /// The first element's address: the NumPy buffer's, or (CUDA) the Python tensor's data_ptr().
+  void* address_of(const py::object& data) const {
+    if (on_device(data)) {
+      return reinterpret_cast<void*>(obj_.attr("data_ptr")().cast<uintptr_t>());
+    }
+    return const_cast<void*>(as_array(data).data());
+  }
   void check_defined(const char* what) const {
     if (!defined()) throw Error(std::string(what) + "() called on an undefined tensor");
   }
   py::object obj_;
+  mutable IntArrayRef sizes_, strides_;  // what sizes() / strides() last returned
 };
 
 inline std::ostream& operator<<(std::ostream& os, const Tensor& t) {
