@@ -171,7 +171,8 @@ def test_non_contiguous(mod):
     base = ember.arange(12, dtype=ember.float64).reshape(3, 4)
     t = base.t()
     assert not t.is_contiguous()
-    assert mod.meta(t) == [2, 12, 0, 3, 1, 4, 4, 3]  # dim, numel, contiguous, size(-1), strides, sizes
+    # dim, numel, contiguous, size(-1), strides, sizes
+    assert mod.meta(t) == [2, 12, 0, 3, 1, 4, 4, 3]
     assert mod.strided_sum(t) == 66.0
     assert mod.strided_sum(base[:, ::2]) == float(base.numpy()[:, ::2].sum())
     out = mod.scale_add(t, ember.ones(4, 3, dtype=ember.float64), 1.0)
