@@ -1,21 +1,150 @@
-"""cuda_sources and .cu files: refused with what to do instead (ember compiles no CUDA)."""
+"""cuda_sources and .cu files: built by nvcc with the CUDA runtime, on a machine where ember
+has CUDA. Here on the stand-in cuda module with a stand-in toolkit: an "nvcc" that logs its
+arguments and compiles the (host-only) .cu source as C++, stub CUDA headers and runtime. The
+real toolkit and GPU are exercised by tests/backend/test_cupy.py."""
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+
 import pytest
 
 import ember
 from ember.utils.cpp_extension import load, load_inline
+from ember.utils.cpp_extension._compiler import find_compiler
 
 
 @pytest.mark.skipif(ember.cuda.is_available(), reason="CUDA (CuPy) is available")
 def test_cuda_sources_need_cuda():
-    with pytest.raises(RuntimeError, match="^Error building extension 'k': cuda_sources need "
+    with pytest.raises(RuntimeError, match="^Error building extension 'k': CUDA sources need "
                                            "CUDA, and this ember has none"):
         load_inline("k", "", cuda_sources="__global__ void k() {}", functions="k")
-    with pytest.raises(RuntimeError, match="cuda_sources need CUDA"):
+    with pytest.raises(RuntimeError, match="CUDA sources need CUDA"):
         load("k", ["kernel.cu"])
 
 
-def test_with_cuda_points_to_cupy(fake_cuda):
-    with pytest.raises(NotImplementedError, match=r"cupy\.RawModule\(code=\.\.\.\)"):
+def test_without_a_toolkit_the_error_is_pytorchs(fake_cuda, monkeypatch, tmp_path):
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path))  # no bin/nvcc there
+    with pytest.raises(OSError, match="^CUDA_HOME environment variable is not set. Please set "
+                                      "it to your CUDA install root.$"):
         load_inline("k", "", cuda_sources=["__global__ void k() {}"])
-    with pytest.raises(NotImplementedError, match="does not compile cuda_sources"):
+    with pytest.raises(OSError, match="CUDA_HOME environment variable is not set"):
         load_inline("k", "", with_cuda=True)
+    with pytest.raises(OSError, match="CUDA_HOME environment variable is not set"):
+        load("k", ["kernel.cu"])
+
+
+_NVCC = '''\
+#!{python}
+"""A stand-in nvcc: logs its arguments, compiles the .cu source as C++ with the host compiler."""
+import subprocess, sys
+with open({log!r}, "a") as f:
+    f.write(" ".join(sys.argv[1:]) + "\\n")
+args, it = [], iter(sys.argv[1:])
+for a in it:
+    if a == "-Xcompiler":
+        args.append(next(it))
+    elif a == "--expt-relaxed-constexpr":
+        pass
+    elif a.endswith(".cu"):
+        args += ["-x", "c++", a]
+    else:
+        args.append(a)
+sys.exit(subprocess.call({cxx!r} + args))
+'''
+
+_CUDA_RUNTIME_H = '''\
+#pragma once
+typedef struct CUstream_st* cudaStream_t;
+typedef enum { cudaSuccess = 0, cudaErrorInvalidValue = 1 } cudaError_t;
+extern "C" {
+cudaError_t cudaGetLastError(void);
+const char* cudaGetErrorString(cudaError_t);
+cudaError_t cudaGetDevice(int*);
+cudaError_t cudaSetDevice(int);
+}
+'''
+
+_CUDART_C = '''\
+typedef enum { cudaSuccess = 0, cudaErrorInvalidValue = 1 } cudaError_t;
+static int launches_failed = 0;
+cudaError_t cudaGetLastError(void) { return launches_failed ? cudaErrorInvalidValue : cudaSuccess; }
+const char* cudaGetErrorString(cudaError_t e) { return e ? "invalid argument" : "no error"; }
+cudaError_t cudaGetDevice(int* d) { *d = 0; return cudaSuccess; }
+cudaError_t cudaSetDevice(int d) { return d == 0 ? cudaSuccess : cudaErrorInvalidValue; }
+'''
+
+
+@pytest.fixture
+def stand_in_toolkit(tmp_path, monkeypatch):
+    """A CUDA_HOME whose nvcc compiles host code; returns the file nvcc logs its calls to."""
+    cxx = find_compiler()
+    if cxx is None:
+        pytest.skip("no C++ compiler")
+    home = tmp_path / "cuda"
+    for sub in ("bin", "include", "lib64"):
+        (home / sub).mkdir(parents=True)
+    log = tmp_path / "nvcc.log"
+    nvcc = home / "bin" / "nvcc"
+    nvcc.write_text(_NVCC.format(python=sys.executable, log=str(log), cxx=cxx))
+    nvcc.chmod(nvcc.stat().st_mode | stat.S_IEXEC)
+    (home / "include" / "cuda_runtime.h").write_text(_CUDA_RUNTIME_H)
+    (home / "include" / "cuda.h").write_text("#pragma once\n#include <cuda_runtime.h>\n")
+    (tmp_path / "cudart.c").write_text(_CUDART_C)
+    subprocess.run(["cc", "-shared", "-fPIC", str(tmp_path / "cudart.c"), "-o",
+                    str(home / "lib64" / "libcudart.so")], check=True)
+    monkeypatch.setenv("CUDA_HOME", str(home))
+    monkeypatch.setenv("EMBER_EXTENSIONS_DIR", str(tmp_path / "extensions"))
+    return log
+
+
+_CUDA_SOURCE = textwrap.dedent('''
+    #include <ATen/cuda/CUDAContext.h>
+    #include <c10/cuda/CUDAException.h>
+    #include <c10/cuda/CUDAGuard.h>
+
+    torch::Tensor scale_on_device(torch::Tensor x, double k) {
+      TORCH_CHECK(x.is_cuda(), "x must be a CUDA tensor");
+      const c10::cuda::OptionalCUDAGuard guard(x.device());
+      auto out = torch::empty_like(x);
+      // the stand-in device's memory is host memory: a loop stands in for a kernel launch
+      const float* src = x.data_ptr<float>();
+      float* dst = out.data_ptr<float>();
+      for (int64_t i = 0; i < x.numel(); ++i) dst[i] = static_cast<float>(src[i] * k);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      return out;
+    }
+''')
+
+
+def test_cuda_sources_build_with_nvcc_and_the_runtime(fake_cuda, stand_in_toolkit):
+    m = load_inline("cuda_inline_probe",
+                    cpp_sources="torch::Tensor scale_on_device(torch::Tensor x, double k);",
+                    cuda_sources=_CUDA_SOURCE, functions=["scale_on_device"],
+                    extra_cuda_cflags=["-DPROBE_FLAG=1"])
+    x = ember.arange(4.0, device="cuda")
+    y = m.scale_on_device(x, 2.5)
+    assert y.is_cuda and y.tolist() == [0.0, 2.5, 5.0, 7.5]
+    with pytest.raises(RuntimeError, match="x must be a CUDA tensor"):
+        m.scale_on_device(x.cpu(), 1.0)
+    calls = stand_in_toolkit.read_text().splitlines()
+    assert len(calls) == 1  # one .cu file, through nvcc; main.cpp through the C++ compiler
+    words = calls[0].split()
+    assert words[-4] == "-c" and words[-3].endswith("cuda.cu")
+    for flag in ("-std=c++17", "--expt-relaxed-constexpr", "-DPROBE_FLAG=1",
+                 "-DTORCH_EXTENSION_NAME=cuda_inline_probe"):
+        assert flag in words
+    assert words[words.index("-Xcompiler") + 1] == "-fPIC"
+    root = os.path.join(os.environ["EMBER_EXTENSIONS_DIR"], "cuda_inline_probe")
+    (key,) = [d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d))]
+    with open(os.path.join(root, key, "build.log")) as f:
+        link = [line for line in f if line.startswith("$ ") and " -shared" in line]
+    home = os.environ["CUDA_HOME"]
+    assert "-lcudart" in link[0] and f"-L{home}/lib64" in link[0]
+    # the cached build is reused: nvcc is not run again
+    again = load_inline("cuda_inline_probe",
+                        cpp_sources="torch::Tensor scale_on_device(torch::Tensor x, double k);",
+                        cuda_sources=_CUDA_SOURCE, functions=["scale_on_device"],
+                        extra_cuda_cflags=["-DPROBE_FLAG=1"])
+    assert again is m and len(stand_in_toolkit.read_text().splitlines()) == 1

@@ -46,6 +46,7 @@ from ._cache import (BuildLock, cache_key, extensions_root, install, library_pat
 from ._compiler import (EMBER_INCLUDE, ExtensionBuildError, build_shared_library,
                         compiler_fingerprint, default_include_dirs, find_compiler,
                         python_include_dirs)
+from ._cuda import CUDA_PRELUDE, NO_CUDA_HOME, find_toolkit
 from ._names import check_extension_name
 from .._oplib import load_library, raising_registration_failures
 from ...backend import device_module
@@ -98,7 +99,8 @@ def load(name: str, sources: Union[_Path, Sequence[_Path]],
          extra_ldflags: Optional[Sequence[str]] = None,
          extra_include_paths: Optional[Sequence[_Path]] = None,
          build_directory: Optional[_Path] = None, verbose: bool = False,
-         is_python_module: bool = True) -> Union[types.ModuleType, str]:
+         is_python_module: bool = True, extra_cuda_cflags: Optional[Sequence[str]] = None,
+         with_cuda: Optional[bool] = None) -> Union[types.ModuleType, str]:
     """Compile C++ source files into a Python module named ``name`` and import it.
 
     ``sources`` is a path or a list of paths; the sources define their own bindings with
@@ -121,11 +123,15 @@ def load(name: str, sources: Union[_Path, Sequence[_Path]],
     >>> ext = load("scale_ext", ["scale.cpp"], extra_cflags=["-O2"])  # doctest: +SKIP
     >>> ext.scale(ember.ones(2), 3.0)                                 # doctest: +SKIP
     tensor([3., 3.])
+
+    ``.cu`` sources are compiled by nvcc (with ``extra_cuda_cflags``) and the CUDA runtime is
+    linked (also with ``with_cuda=True``), on a machine where ember has CUDA (CuPy and a GPU):
+    see ``load_inline``.
     """
     if isinstance(sources, (str, os.PathLike)):
         sources = [sources]
-    if any(os.fspath(s).endswith((".cu", ".cuh")) for s in sources):
-        raise _no_cuda(name)
+    has_cu = any(os.fspath(s).endswith(".cu") for s in sources)
+    cuda = _cuda_toolkit(name, has_cu if with_cuda is None else with_cuda)
     files = []
     for s in sources:
         path = os.path.abspath(os.fspath(s))
@@ -135,7 +141,8 @@ def load(name: str, sources: Union[_Path, Sequence[_Path]],
         except OSError as e:
             raise FileNotFoundError(f"extension {name!r}: cannot read source {path}: {e.strerror}")
     return _load(name, files, None, extra_cflags, extra_ldflags, extra_include_paths,
-                 build_directory, verbose, is_python_module)
+                 build_directory, verbose, is_python_module, cuda=cuda,
+                 extra_cuda_cflags=extra_cuda_cflags)
 
 
 def load_inline(name: str, cpp_sources: Union[str, Sequence[str]],
@@ -147,7 +154,8 @@ def load_inline(name: str, cpp_sources: Union[str, Sequence[str]],
                 verbose: bool = False,
                 is_python_module: bool = True,
                 cuda_sources: Union[str, Sequence[str], None] = None,
-                with_cuda: Optional[bool] = None) -> Union[types.ModuleType, str]:
+                with_cuda: Optional[bool] = None,
+                extra_cuda_cflags: Optional[Sequence[str]] = None) -> Union[types.ModuleType, str]:
     """Compile C++ source given as a string (or a list of strings) into a module and import it.
 
     ``<ember/extension.h>`` and ``<torch/extension.h>`` are included first. ``functions`` (a
@@ -163,32 +171,44 @@ def load_inline(name: str, cpp_sources: Union[str, Sequence[str]],
     >>> ext.relu_sq(ember.tensor([-1.0, 2.0]))                        # doctest: +SKIP
     tensor([0., 4.])
 
-    ``cuda_sources`` (and ``with_cuda=True``) are refused: ember's C++ tensors live on the
-    host and it has no nvcc build. CUDA kernels run through CuPy instead (see ``_no_cuda``).
+    ``cuda_sources`` (kernels and the host functions that launch them) are compiled by nvcc
+    as ``cuda.cu``, after ``<torch/types.h>``, ``<cuda.h>`` and ``<cuda_runtime.h>``, with
+    ``extra_cuda_cflags``, and linked with the CUDA runtime, as PyTorch does; the functions
+    they define are declared in ``cpp_sources`` to be bound. This needs ember's CUDA (CuPy and
+    a GPU: CUDA tensors' ``data_ptr()`` are device addresses, ``at::cuda::
+    getCurrentCUDAStream()`` is CuPy's stream) and a CUDA toolkit (``$CUDA_HOME``, else
+    ``nvcc`` on PATH, else /usr/local/cuda; OSError as PyTorch's without one).
     """
-    if cuda_sources or with_cuda:
-        raise _no_cuda(name)
+    if isinstance(cuda_sources, str):
+        cuda_sources = [cuda_sources]
+    wanted = bool(cuda_sources) if with_cuda is None else with_cuda
+    cuda = _cuda_toolkit(name, wanted)
     if isinstance(cpp_sources, str):
         cpp_sources = [cpp_sources]
     text = _INLINE_PRELUDE + "\n".join(cpp_sources)
     if functions is not None:
         normalize_functions(functions)  # validate before compiling
         text += module_block(functions)
+    cuda_text = CUDA_PRELUDE + "\n".join(cuda_sources) if cuda_sources else None
     return _load(name, None, text, extra_cflags, extra_ldflags, extra_include_paths,
-                 build_directory, verbose, is_python_module)
+                 build_directory, verbose, is_python_module, cuda=cuda, cuda_text=cuda_text,
+                 extra_cuda_cflags=extra_cuda_cflags)
 
 
-def _no_cuda(name):
-    """Why ``cuda_sources`` cannot be built, and what to do instead."""
+def _cuda_toolkit(name, wanted):
+    """The CUDA toolkit for a build that has CUDA sources (or ``with_cuda``), else None;
+    RuntimeError where ember has no CUDA device, OSError (PyTorch's) where nvcc is missing."""
+    if not wanted:
+        return None
     if device_module("cuda") is None:
-        return RuntimeError(
-            f"Error building extension '{name}': cuda_sources need CUDA, and this ember has "
+        raise RuntimeError(
+            f"Error building extension '{name}': CUDA sources need CUDA, and this ember has "
             "none (it runs CUDA through CuPy: pip install 'ember[cuda]' on a machine with an "
             "NVIDIA GPU)")
-    return NotImplementedError(
-        f"Error building extension '{name}': ember does not compile cuda_sources (its C++ "
-        "tensors live on the host). Compile the kernels with cupy.RawModule(code=...) and "
-        "launch them on a CUDA tensor's memory, cupy.from_dlpack(tensor)")
+    toolkit = find_toolkit()
+    if toolkit is None:
+        raise OSError(NO_CUDA_HOME)
+    return toolkit
 
 
 def _say(verbose, msg):
@@ -197,13 +217,15 @@ def _say(verbose, msg):
 
 
 def _load(name, files, inline_text, extra_cflags, extra_ldflags, extra_include_paths,
-          build_directory, verbose, is_python_module=True):
+          build_directory, verbose, is_python_module=True, cuda=None, cuda_text=None,
+          extra_cuda_cflags=None):
     # a plain library is <name>.so, as PyTorch names it; a module gets Python's suffix
     suffix = sysconfig.get_config_var("EXT_SUFFIX") if is_python_module else _LIBRARY_SUFFIX
     check_extension_name(name, suffix)  # before anything is compiled or written under it
     filename = name + suffix
     extra_cflags = [str(f) for f in (extra_cflags or [])]
     extra_ldflags = [str(f) for f in (extra_ldflags or [])]
+    extra_cuda_cflags = [str(f) for f in (extra_cuda_cflags or [])]
     user_incs = [os.path.abspath(os.fspath(p)) for p in (extra_include_paths or [])]
     cxx = find_compiler()
     if cxx is None:
@@ -216,7 +238,7 @@ def _load(name, files, inline_text, extra_cflags, extra_ldflags, extra_include_p
     root = os.path.abspath(build_directory) if build_directory else os.path.join(
         extensions_root(), name)
     key = _source_key(name, files, inline_text, extra_cflags, extra_ldflags, user_incs, cxx,
-                      is_python_module)
+                      is_python_module, cuda, cuda_text, extra_cuda_cflags)
     key_dir = os.path.join(root, key)
 
     library = _cached_library(key_dir, filename)
@@ -234,12 +256,13 @@ def _load(name, files, inline_text, extra_cflags, extra_ldflags, extra_include_p
             include_dirs = user_incs + default_include_dirs() + python_include_dirs()
             library = _build(name, root, key, files, inline_text, cxx, filename,
                              include_dirs=include_dirs, extra_cflags=extra_cflags,
-                             extra_ldflags=extra_ldflags, verbose=verbose)
+                             extra_ldflags=extra_ldflags, verbose=verbose, cuda=cuda,
+                             cuda_text=cuda_text, extra_cuda_cflags=extra_cuda_cflags)
     return _load_or_discard(name, library, is_python_module)
 
 
 def _source_key(name, files, inline_text, extra_cflags, extra_ldflags, user_incs, cxx,
-                is_python_module=True):
+                is_python_module=True, cuda=None, cuda_text=None, extra_cuda_cflags=()):
     """The part of the cache key known before compiling: sources, flags, toolchain, versions.
 
     The headers the sources include are keyed separately, from what the compiler read.
@@ -262,6 +285,9 @@ def _source_key(name, files, inline_text, extra_cflags, extra_ldflags, user_incs
               ("pybind11", pybind11.__version__), ("format", "3")]
     if not is_python_module:  # (only then, so that the modules' keys stay what they were)
         parts.append(("kind", "library"))
+    if cuda is not None:  # (likewise)
+        parts += [("nvcc", compiler_fingerprint(cuda.nvcc)), ("cuda-home", cuda.home),
+                  ("cuda-flags", "\0".join(extra_cuda_cflags)), ("cuda-inline", cuda_text or "")]
     return cache_key(parts)[:32]
 
 
@@ -279,7 +305,7 @@ def _cached_library(key_dir, filename):
 
 
 def _build(name, root, key, files, inline_text, cxx, filename, *, include_dirs, extra_cflags,
-           extra_ldflags, verbose):
+           extra_ldflags, verbose, cuda=None, cuda_text=None, extra_cuda_cflags=()):
     """Compile into a temporary directory, install the library atomically, record what it read.
 
     Call with the build lock of ``key`` held. Returns the installed library's path.
@@ -287,12 +313,9 @@ def _build(name, root, key, files, inline_text, cxx, filename, *, include_dirs, 
     key_dir = os.path.join(root, key)
     os.makedirs(key_dir, exist_ok=True)
     if inline_text is not None:
-        src = os.path.join(key_dir, "main.cpp")
-        tmp_src = src + f".{os.getpid()}.tmp"
-        with open(tmp_src, "w") as f:
-            f.write(inline_text)
-        os.replace(tmp_src, src)
-        sources = [src]
+        sources = [_write_source(key_dir, "main.cpp", inline_text)]
+        if cuda_text is not None:
+            sources.append(_write_source(key_dir, "cuda.cu", cuda_text))
     else:
         sources = [path for path, _ in files]
     work = tempfile.mkdtemp(prefix=f".build-{key}-{os.getpid()}-", dir=root)
@@ -302,7 +325,8 @@ def _build(name, root, key, files, inline_text, cxx, filename, *, include_dirs, 
         read = build_shared_library(cxx, sources, built, name=name, include_dirs=include_dirs,
                                     extra_cflags=extra_cflags, extra_ldflags=extra_ldflags,
                                     work_dir=work, verbose=verbose,
-                                    log_path=os.path.join(key_dir, "build.log"))
+                                    log_path=os.path.join(key_dir, "build.log"), cuda=cuda,
+                                    extra_cuda_cflags=extra_cuda_cflags)
         # the sources are in the source key already
         dependencies = [path for path in read if path not in sources]
         library = library_path(key_dir, dependencies, filename)
@@ -311,6 +335,16 @@ def _build(name, root, key, files, inline_text, cxx, filename, *, include_dirs, 
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return library
+
+
+def _write_source(key_dir, filename, text):
+    """``text`` as ``key_dir/filename`` (written whole: a concurrent reader never sees a part)."""
+    src = os.path.join(key_dir, filename)
+    tmp_src = src + f".{os.getpid()}.tmp"
+    with open(tmp_src, "w") as f:
+        f.write(text)
+    os.replace(tmp_src, src)
+    return src
 
 
 def _load_or_discard(name, path, is_python_module):

@@ -109,7 +109,8 @@ def _run(cmd, verbose, cwd):
 
 
 def build_shared_library(cxx, sources, output, *, name, include_dirs, extra_cflags,
-                         extra_ldflags, work_dir, verbose=False, log_path=None):
+                         extra_ldflags, work_dir, verbose=False, log_path=None, cuda=None,
+                         extra_cuda_cflags=()):
     """Compile ``sources`` into the shared library ``output``; raise ExtensionBuildError on failure.
 
     Each source is compiled (in parallel) to an object file in ``work_dir``, then they are
@@ -119,7 +120,12 @@ def build_shared_library(cxx, sources, output, *, name, include_dirs, extra_cfla
     builds link without them too). Returns every file the compiler read (sources and the
     headers it included, however it found them: ``-I``, ``-isystem``, ``-include``, ...) as
     reported by the compiler itself (``-MD``), in absolute paths.
+
+    With ``cuda`` (a ``_cuda.CudaToolkit``), ``.cu`` sources are compiled by its nvcc (with
+    ``extra_cuda_cflags``), every source sees its headers, and the CUDA runtime is linked.
     """
+    if cuda is not None:
+        include_dirs = list(include_dirs) + [cuda.include]
     incs = [f"-I{d}" for d in include_dirs]
     cflags = base_cflags(name) + incs + list(extra_cflags)
     dep_files = []
@@ -128,7 +134,7 @@ def build_shared_library(cxx, sources, output, *, name, include_dirs, extra_cfla
         # after the user's flags, so that a -MF of theirs cannot take the file we read back
         dep_files.append(os.path.join(work_dir, f"{i}.d"))
         return ["-MD", "-MF", dep_files[-1]]
-    ldflags = base_ldflags() + list(extra_ldflags)
+    ldflags = base_ldflags() + list(extra_ldflags) + (cuda.link_flags() if cuda else [])
     log = []
 
     def run(cmd):
@@ -146,7 +152,11 @@ def build_shared_library(cxx, sources, output, *, name, include_dirs, extra_cfla
     for i, src in enumerate(sources):
         obj = os.path.join(work_dir, f"{i}_{os.path.splitext(os.path.basename(src))[0]}.o")
         objects.append(obj)
-        cmds.append(cxx + cflags + dependency_flags(i) + ["-c", src, "-o", obj])
+        if src.endswith(".cu"):
+            cmds.append(cuda.nvcc + cuda.compile_flags(name, include_dirs, extra_cuda_cflags)
+                        + dependency_flags(i) + ["-c", src, "-o", obj])
+        else:
+            cmds.append(cxx + cflags + dependency_flags(i) + ["-c", src, "-o", obj])
     if len(cmds) == 1:
         results = [run(cmds[0])]
     else:
