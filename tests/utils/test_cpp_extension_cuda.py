@@ -148,3 +148,42 @@ def test_cuda_sources_build_with_nvcc_and_the_runtime(fake_cuda, stand_in_toolki
                         cuda_sources=_CUDA_SOURCE, functions=["scale_on_device"],
                         extra_cuda_cflags=["-DPROBE_FLAG=1"])
     assert again is m and len(stand_in_toolkit.read_text().splitlines()) == 1
+
+
+_AOT_SETUP = '''
+from setuptools import setup
+from ember.utils.cpp_extension import BuildExtension, CUDAExtension
+setup(name="cuda_aot_probe",
+      ext_modules=[CUDAExtension("cuda_aot_probe", ["probe.cpp", "probe_kernel.cu"],
+                                 extra_compile_args={"cxx": ["-O1"],
+                                                     "nvcc": ["-DNVCC_FLAG=2"]})],
+      cmdclass={"build_ext": BuildExtension})
+'''
+
+
+def test_cuda_extension_ahead_of_time(stand_in_toolkit, tmp_path):
+    """setup.py with CUDAExtension: BuildExtension compiles the .cu file with nvcc (its
+    "nvcc" flags), the .cpp with the C++ compiler ("cxx" flags), and links the runtime."""
+    work = tmp_path / "pkg"
+    work.mkdir()
+    (work / "setup.py").write_text(_AOT_SETUP)
+    (work / "probe_kernel.cu").write_text(textwrap.dedent('''
+        #include <cuda_runtime.h>
+        int kernel_answer() { return 21 * NVCC_FLAG + (cudaGetLastError() == cudaSuccess); }
+    '''))
+    (work / "probe.cpp").write_text(textwrap.dedent('''
+        #include <torch/extension.h>
+        int kernel_answer();
+        PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("answer", &kernel_answer); }
+    '''))
+    done = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
+                          cwd=work, capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert done.returncode == 0, done.stdout + done.stderr
+    calls = stand_in_toolkit.read_text().splitlines()
+    assert len(calls) == 1 and "probe_kernel.cu" in calls[0] and "-DNVCC_FLAG=2" in calls[0]
+    assert "-DTORCH_EXTENSION_NAME=cuda_aot_probe" in calls[0]
+    out = subprocess.run([sys.executable, "-c", "import cuda_aot_probe as m; print(m.answer())"],
+                         cwd=work, capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert out.stdout.strip() == "43", out.stderr

@@ -50,9 +50,10 @@ from ._cuda import CUDA_PRELUDE, NO_CUDA_HOME, find_toolkit
 from ._names import check_extension_name
 from .._oplib import load_library, raising_registration_failures
 from ...backend import device_module
-from ._setuptools import BuildExtension, CppExtension, include_paths
+from ._setuptools import BuildExtension, CppExtension, CUDAExtension, include_paths, library_paths
 
-__all__ = ["load", "load_inline", "CppExtension", "BuildExtension", "include_paths",
+__all__ = ["load", "load_inline", "CppExtension", "CUDAExtension", "BuildExtension",
+           "include_paths", "library_paths",
            "ExtensionBuildError", "get_default_build_root", "verify_ninja_availability",
            "is_ninja_available"]
 
