@@ -638,8 +638,19 @@ def test_cpp_extension_helpers():
     assert any(os.path.isfile(os.path.join(p, "pybind11", "pybind11.h")) for p in paths)
     ext = cpp_extension.CppExtension("pkg._ext", ["a.cpp"])
     assert ext.language == "c++" and set(paths) <= set(ext.include_dirs)
-    with pytest.raises(ValueError, match="CUDA"):
+    assert cpp_extension.library_paths() == []
+
+
+def test_cuda_paths_come_from_the_toolkit(monkeypatch, tmp_path):
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path))  # no toolkit there
+    with pytest.raises(OSError, match="CUDA_HOME environment variable is not set"):
         cpp_extension.include_paths(cuda=True)
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "lib64").mkdir()
+    (tmp_path / "bin" / "nvcc").write_text("#!/bin/sh\n")
+    (tmp_path / "bin" / "nvcc").chmod(0o755)
+    assert cpp_extension.include_paths(cuda=True)[-1] == str(tmp_path / "include")
+    assert cpp_extension.library_paths(cuda=True) == [str(tmp_path / "lib64")]
 
 
 def test_extension_named_like_a_standard_module_does_not_replace_it(env):

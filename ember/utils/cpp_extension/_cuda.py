@@ -45,15 +45,25 @@ class CudaToolkit:
 
 
 def find_cuda_home():
-    """The CUDA toolkit's folder, or None."""
+    """The CUDA toolkit's folder, or None: ``$CUDA_HOME`` or ``$CUDA_PATH`` as given; else the
+    first folder holding ``bin/nvcc`` and ``include/cuda_runtime.h`` among the one above the
+    ``nvcc`` on PATH, the one above what that ``nvcc`` links to, and ``/usr/local/cuda`` (an
+    ``nvcc`` on PATH may be a wrapper script outside the toolkit)."""
     for variable in ("CUDA_HOME", "CUDA_PATH"):
         home = os.environ.get(variable)
         if home:
             return home
+    candidates = []
     nvcc = shutil.which("nvcc")
     if nvcc:
-        return os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
-    return "/usr/local/cuda" if os.path.isdir("/usr/local/cuda") else None
+        candidates += [os.path.dirname(os.path.dirname(nvcc)),
+                       os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))]
+    candidates.append("/usr/local/cuda")
+    for home in candidates:
+        if os.path.isfile(os.path.join(home, "include", "cuda_runtime.h")) and \
+                os.access(os.path.join(home, "bin", "nvcc"), os.X_OK):
+            return home
+    return None
 
 
 def find_toolkit():
