@@ -20,7 +20,12 @@ namespace cuda {
 /// CuPy's current stream on this thread (where ember's CUDA ops run).
 inline cudaStream_t getCurrentCUDAStream(int64_t device_index = -1) {
   (void)device_index;  // ember's CUDA tensors live on the current device
-  py::object stream = py::module_::import("cupy").attr("cuda").attr("get_current_stream")();
+  // looked up once and kept for the process (a static py::object would be released after
+  // the interpreter is gone)
+  static PyObject* current =
+      py::object(py::module_::import("cupy").attr("cuda").attr("get_current_stream"))
+          .release().ptr();
+  py::object stream = py::reinterpret_borrow<py::object>(current)();
   return reinterpret_cast<cudaStream_t>(stream.attr("ptr").cast<uintptr_t>());
 }
 
