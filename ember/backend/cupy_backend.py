@@ -11,7 +11,9 @@ CuPy is imported nowhere else, so a machine without it pays nothing. The module 
 backend registers is ``CupyNamespace(cupy)``: CuPy's own functions, plus stand-ins for
 the few NumPy names ember's ops call that CuPy lacks (``errstate``: CuPy reports no
 floating-point errors; ``isposinf``/``isneginf``; ``put_along_axis``;
-``broadcast_shapes``); each is used only where CuPy has no function of that name.
+``broadcast_shapes``); each is used only where CuPy has no function of that name. Its
+``linalg`` runs CuPy's under ``cupyx.errstate(linalg="raise")``, so that singular and not
+positive-definite inputs raise ``LinAlgError`` as NumPy's do (``_raising_linalg``).
 
 >>> from ember.backend.cupy_backend import load_cupy
 >>> found = load_cupy()
@@ -19,6 +21,7 @@ floating-point errors; ``isposinf``/``isneginf``; ``put_along_axis``;
 True
 """
 import contextlib
+import functools
 import os
 import types
 
@@ -111,9 +114,38 @@ FILLS = {"errstate": _errstate, "isposinf": _isposinf, "isneginf": _isneginf,
          "put_along_axis": _put_along_axis, "broadcast_shapes": _broadcast_shapes}
 
 
+def _raising_linalg(cupy, errstate=None):
+    """``cupy.linalg`` whose functions raise ``numpy.linalg.LinAlgError`` on a singular or not
+    positive-definite input, as NumPy's do (ember's errors rest on that): CuPy reports
+    cuSOLVER's failures only under ``cupyx.errstate(linalg="raise")``, and by default returns
+    NaN or meaningless values (a silent wrong answer). The check costs a device sync, as
+    PyTorch's CUDA linalg errors do."""
+    if errstate is None:
+        import cupyx
+        errstate = cupyx.errstate
+    linalg = types.ModuleType("ember.backend.cupy_linalg")
+
+    def raising(fn):
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            with errstate(linalg="raise"):
+                return fn(*args, **kwargs)
+        return call
+    for name in dir(cupy.linalg):
+        value = getattr(cupy.linalg, name)
+        if not name.startswith("_"):
+            setattr(linalg, name, raising(value) if callable(value) and
+                    not isinstance(value, type) else value)
+    return linalg
+
+
+#: CuPy names whose NumPy behaviour ember relies on and CuPy's lacks -> ember's version
+OVERRIDES = {"linalg": _raising_linalg}
+
+
 class CupyNamespace(types.ModuleType):
-    """``cupy`` with ``FILLS`` for the names it lacks; each name is looked up once and then
-    read as a plain attribute."""
+    """``cupy`` with ``FILLS`` for the names it lacks and ``OVERRIDES`` for those whose
+    behaviour differs; each name is looked up once and then read as a plain attribute."""
 
     def __init__(self, cupy):
         super().__init__("ember.backend.cupy_namespace")
@@ -122,6 +154,10 @@ class CupyNamespace(types.ModuleType):
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
+        if name in OVERRIDES:
+            value = OVERRIDES[name](self._cupy)
+            setattr(self, name, value)
+            return value
         try:
             value = getattr(self._cupy, name)
         except AttributeError:

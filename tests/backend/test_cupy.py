@@ -169,3 +169,21 @@ def test_load_inline_cuda_sources_runs_a_kernel():
         y = m.axpb(x, 3.0, -1.0)
         assert y.is_cuda and y.dtype == dtype
         np.testing.assert_allclose(y.cpu().numpy(), 3.0 * x.cpu().numpy() - 1.0, rtol=1e-6)
+
+
+def test_linalg_errors_as_on_the_cpu():
+    """CuPy returns NaN for a singular or not positive-definite matrix unless asked to
+    raise; ember raises PyTorch's errors there as on the CPU."""
+    singular = ember.zeros(2, 2, device="cuda")
+    with pytest.raises(RuntimeError, match="linalg.inv: The diagonal element 1 is zero"):
+        ember.linalg.inv(singular)
+    with pytest.raises(RuntimeError, match="linalg.cholesky: The factorization could not be "
+                                           "completed because the input is not positive-definite"):
+        ember.linalg.cholesky(-ember.eye(2, device="cuda"))
+    with pytest.raises(RuntimeError, match="The solver failed because the input matrix is "
+                                           "singular"):
+        ember.linalg.solve(singular, ember.ones(2, device="cuda"))
+    a = ember.randn(3, 4, 4, dtype=ember.float64)
+    b = ember.randn(4, dtype=ember.float64)
+    np.testing.assert_allclose(ember.linalg.solve(a.cuda(), b.cuda()).cpu().numpy(),
+                               ember.linalg.solve(a, b).numpy(), rtol=1e-10)
