@@ -4,7 +4,12 @@
 # the GPU, and the GPU benchmarks. Logs go to $OUT (default ./gpu-check); the parity step's
 # failures, with tracebacks, to $OUT/parity_failures.txt as they happen.
 #
-#     bash tools/gpu_check.sh [STEPS]      # STEPS: any of build,cupy,parity,bench,threads
+#     bash tools/gpu_check.sh [STEPS]      # STEPS: any of build,cupy,parity,bench,threads,
+#                                          # scaling (default: all but scaling)
+#
+# scaling: the CPU thread-scaling tables at 1, 2, 4, 8 and 16 threads, with ember's pool
+# threads pinned (the default) and not, for matmul, MLP and CNN (about 3 minutes; run it as
+# a second call: with the rest it passes a command's 10-minute limit).
 #
 # Environment: PARITY_ARGS (extra pytest arguments for the parity step, e.g. a -k filter or
 # test paths), PARITY_TIMEOUT / BENCH_TIMEOUT / THREADS_TIMEOUT (seconds, default 300 / 120 /
@@ -68,6 +73,12 @@ fi
 if has bench; then
     timeout "${BENCH_TIMEOUT:-120}" $PY benchmarks/run.py --device cuda --only mlp,cnn,transformer \
         2>&1 | tee "$OUT/bench_cuda.txt" | tail -30
+fi
+if has scaling; then
+    for pin in "" --no-pin-threads; do
+        timeout "${SCALING_TIMEOUT:-150}" $PY benchmarks/bench_threads.py --threads 1,2,4,8,16 \
+            --rounds 5 --only matmul,mlp,cnn $pin 2>&1 | tee -a "$OUT/bench_scaling.txt" | tail -12
+    done
 fi
 if has threads; then
     timeout "${THREADS_TIMEOUT:-120}" $PY benchmarks/bench_threads.py --threads 1,2,16 --rounds 5 \
