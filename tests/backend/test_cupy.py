@@ -133,37 +133,15 @@ def test_out_of_memory_is_pytorchs():
     assert ember.zeros(2, device="cuda").sum().item() == 0.0  # and the device still works
 
 
-_KERNEL = """
-#include <ATen/cuda/CUDAContext.h>
-#include <c10/cuda/CUDAException.h>
-
-template <typename scalar_t>
-__global__ void axpb_kernel(const scalar_t* x, scalar_t* out, scalar_t a, scalar_t b, int64_t n) {
-  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (i < n) out[i] = a * x[i] + b;
-}
-
-torch::Tensor axpb(torch::Tensor x, double a, double b) {
-  TORCH_CHECK(x.is_cuda() && x.is_contiguous(), "x must be a contiguous CUDA tensor");
-  auto out = torch::empty_like(x);
-  int64_t n = x.numel();
-  AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "axpb", ([&] {
-    axpb_kernel<scalar_t><<<(n + 255) / 256, 256, 0, at::cuda::getCurrentCUDAStream()>>>(
-        x.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), (scalar_t)a, (scalar_t)b, n);
-  }));
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-  return out;
-}
-"""
-
-
 def test_load_inline_cuda_sources_runs_a_kernel():
     from ember.utils.cpp_extension._cuda import find_toolkit
     if find_toolkit() is None:
         pytest.skip("no CUDA toolkit (nvcc)")
     from ember.utils.cpp_extension import load_inline
-    m = load_inline("cupy_axpb", cpp_sources="torch::Tensor axpb(torch::Tensor x, double a, "
-                    "double b);", cuda_sources=_KERNEL, functions=["axpb"])
+    from tests.utils.axpb_cuda import AXPB_CUDA, AXPB_DECLARATIONS
+    m = load_inline("cupy_axpb", cpp_sources=AXPB_DECLARATIONS, cuda_sources=AXPB_CUDA,
+                    functions=["axpb", "device_count"])
+    assert m.device_count() >= 1
     for dtype in (ember.float32, ember.float64):
         x = ember.randn(1000, dtype=dtype, device="cuda")
         y = m.axpb(x, 3.0, -1.0)

@@ -13,6 +13,7 @@ import pytest
 import ember
 from ember.utils.cpp_extension import load, load_inline
 from ember.utils.cpp_extension._compiler import find_compiler
+from tests.utils.axpb_cuda import AXPB_CUDA, AXPB_DECLARATIONS
 
 
 @pytest.mark.skipif(ember.cuda.is_available(), reason="CUDA (CuPy) is available")
@@ -189,38 +190,6 @@ def test_cuda_extension_ahead_of_time(stand_in_toolkit, tmp_path):
     assert out.stdout.strip() == "43", out.stderr
 
 
-_REAL_KERNEL = textwrap.dedent('''
-    #include <ATen/cuda/CUDAContext.h>
-    #include <c10/cuda/CUDAException.h>
-    #include <c10/cuda/CUDAGuard.h>
-
-    template <typename scalar_t>
-    __global__ void axpb_kernel(const scalar_t* x, scalar_t* out, scalar_t a, scalar_t b,
-                                int64_t n) {
-      int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-      if (i < n) out[i] = a * x[i] + b;
-    }
-
-    torch::Tensor axpb(torch::Tensor x, double a, double b) {
-      const c10::cuda::OptionalCUDAGuard guard(x.device());
-      auto out = torch::empty_like(x);
-      int64_t n = x.numel();
-      AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "axpb", ([&] {
-        axpb_kernel<scalar_t><<<(n + 255) / 256, 256, 0, at::cuda::getCurrentCUDAStream()>>>(
-            x.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), (scalar_t)a, (scalar_t)b, n);
-      }));
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
-      return out;
-    }
-
-    int64_t device_count() {
-      int count = 0;
-      C10_CUDA_CHECK(cudaGetDeviceCount(&count));
-      return count;
-    }
-''')
-
-
 def test_the_real_nvcc_builds_against_embers_headers(fake_cuda, monkeypatch, tmp_path):
     """Where a CUDA toolkit is installed (a GPU or not): a templated kernel, its launch on
     getCurrentCUDAStream() through AT_DISPATCH, the guard and the checks compile with nvcc
@@ -231,10 +200,8 @@ def test_the_real_nvcc_builds_against_embers_headers(fake_cuda, monkeypatch, tmp
     if find_toolkit() is None:
         pytest.skip("no CUDA toolkit")
     monkeypatch.setenv("EMBER_EXTENSIONS_DIR", str(tmp_path))
-    m = load_inline("nvcc_header_probe",
-                    cpp_sources="torch::Tensor axpb(torch::Tensor x, double a, double b);\n"
-                                "int64_t device_count();",
-                    cuda_sources=_REAL_KERNEL, functions=["axpb", "device_count"])
+    m = load_inline("nvcc_header_probe", cpp_sources=AXPB_DECLARATIONS, cuda_sources=AXPB_CUDA,
+                    functions=["axpb", "device_count"])
     try:
         assert m.device_count() >= 1
     except RuntimeError as e:  # no driver or no GPU here: the CUDA error, as a RuntimeError
