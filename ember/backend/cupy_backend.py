@@ -66,6 +66,32 @@ class CupyRuntime:
     def empty_cache(self):
         self._cupy.get_default_memory_pool().free_all_blocks()
 
+    def get_device_properties(self, index):
+        """The properties PyTorch's ``get_device_properties`` reports, from CUDA's."""
+        p = self._cupy.cuda.runtime.getDeviceProperties(index)
+        name = p["name"].decode() if isinstance(p["name"], bytes) else p["name"]
+        return {"name": name, "major": p["major"], "minor": p["minor"],
+                "total_memory": p["totalGlobalMem"],
+                "multi_processor_count": p["multiProcessorCount"],
+                "L2_cache_size": p.get("l2CacheSize", 0),
+                "is_integrated": bool(p.get("integrated", 0)),
+                "is_multi_gpu_board": bool(p.get("isMultiGpuBoard", 0))}
+
+    def new_stream(self):
+        return self._cupy.cuda.Stream(non_blocking=False)
+
+    def current_stream(self):
+        return self._cupy.cuda.get_current_stream()
+
+    def null_stream(self):
+        return self._cupy.cuda.Stream.null
+
+    def new_event(self, timing, blocking):
+        return self._cupy.cuda.Event(block=blocking, disable_timing=not timing)
+
+    def elapsed_time(self, start, end):
+        return self._cupy.cuda.get_elapsed_time(start, end)
+
     def mem_get_info(self):
         """(free, total) bytes of the current device."""
         return self._cupy.cuda.runtime.memGetInfo()

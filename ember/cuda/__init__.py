@@ -155,8 +155,33 @@ def _not_there(name):
     return call
 
 
-get_device_properties = _not_there("get_device_properties")
-current_stream = _not_there("current_stream")
+class _CudaDeviceProperties:
+    """What ``get_device_properties`` reports: ``name``, ``major``, ``minor``,
+    ``total_memory`` (bytes), ``multi_processor_count``, ``L2_cache_size`` (bytes),
+    ``is_integrated``, ``is_multi_gpu_board``."""
+
+    def __init__(self, properties):
+        self.__dict__.update(properties)
+
+    def __repr__(self):
+        return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, "
+                f"minor={self.minor}, total_memory={self.total_memory >> 20}MB, "
+                f"multi_processor_count={self.multi_processor_count}, "
+                f"L2_cache_size={self.L2_cache_size >> 20}MB)")
+
+
+def get_device_properties(device=None):
+    """The GPU's properties (name, compute capability, memory, multiprocessors, L2 cache).
+
+    >>> import ember
+    >>> if ember.cuda.is_available():
+    ...     gib = ember.cuda.get_device_properties(0).total_memory / 2 ** 30
+    """
+    return _CudaDeviceProperties(_runtime().get_device_properties(_index(device)))
+
+
+from .streams import (Stream, Event, StreamContext, current_stream, default_stream,  # noqa: E402
+                      stream, set_stream)
 initial_seed = _not_there("initial_seed")
 get_rng_state = _not_there("get_rng_state")
 set_rng_state = _not_there("set_rng_state")

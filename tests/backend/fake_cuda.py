@@ -14,6 +14,7 @@ broadcasts batches nor raises on singular systems.
 ``FAKE_CUDA`` is the module-like namespace, ``FakeRuntime`` answers ``ember.cuda``'s
 queries. The ``fake_cuda`` fixture (tests/conftest.py) registers them for device "cuda".
 """
+import time
 import types
 
 import numpy
@@ -223,11 +224,52 @@ FAKE_CUDA.ndarray = FakeCudaArray
 FAKE_CUDA.asnumpy = lambda a: numpy.array(_unwrap(a), copy=True)
 
 
+class FakeStream:
+    """CuPy's Stream as ember uses it: a pointer, done/synchronize/wait_event/record/use and
+    a context that makes it the runtime's current stream."""
+
+    def __init__(self, runtime, ptr):
+        self.runtime, self.ptr, self.done, self.waited = runtime, ptr, True, []
+
+    def synchronize(self):
+        self.runtime.synchronized += 1
+
+    def wait_event(self, event):
+        self.waited.append(event)
+
+    def use(self):
+        self.runtime.stream = self
+
+    def __enter__(self):
+        self.runtime.stack.append(self.runtime.stream)
+        self.use()
+        return self
+
+    def __exit__(self, *exc):
+        self.runtime.stream = self.runtime.stack.pop()
+
+
+class FakeEvent:
+    """CuPy's Event as ember uses it: record takes the host clock (timing)."""
+
+    def __init__(self, runtime, timing):
+        self.runtime, self.timing, self.ptr, self.done = runtime, timing, id(self), True
+        self.stream = self.at = None
+
+    def record(self, stream):
+        self.stream, self.at = stream, time.perf_counter()
+
+    def synchronize(self):
+        self.runtime.synchronized += 1
+
+
 class FakeRuntime:
     """``ember.cuda``'s answers for one fake device; counts synchronize calls."""
 
     def __init__(self):
         self.synchronized = 0
+        self.null = FakeStream(self, 0)
+        self.stream, self.stack, self.streams = self.null, [], 0
 
     def device_count(self):
         return 1
@@ -259,6 +301,27 @@ class FakeRuntime:
 
     def mem_get_info(self):
         return 3 << 30, 80 << 30
+
+    def get_device_properties(self, index):
+        return {"name": "Fake CUDA device", "major": 9, "minor": 0, "total_memory": 80 << 30,
+                "multi_processor_count": 132, "L2_cache_size": 50 << 20,
+                "is_integrated": False, "is_multi_gpu_board": False}
+
+    def new_stream(self):
+        self.streams += 1
+        return FakeStream(self, 0x1000 * self.streams)
+
+    def current_stream(self):
+        return self.stream
+
+    def null_stream(self):
+        return self.null
+
+    def new_event(self, timing, blocking):
+        return FakeEvent(self, timing)
+
+    def elapsed_time(self, start, end):
+        return (end.at - start.at) * 1e3
 
     def is_out_of_memory(self, error):
         return isinstance(error, OutOfMemoryError)

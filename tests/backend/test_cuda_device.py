@@ -396,3 +396,49 @@ def test_cpp_extensions_see_cuda_tensors(fake_cuda):
         m.ndim_of_array(x)
     y = m.twice_plus(x, ember.ones(3, 4, device="cuda"))
     assert y.is_cuda and y.tolist() == (x * 2 + 1).tolist()
+
+
+def test_device_properties(fake_cuda):
+    p = ember.cuda.get_device_properties(0)
+    assert (p.name, p.major, p.minor, p.total_memory, p.multi_processor_count) == \
+        ("Fake CUDA device", 9, 0, 80 << 30, 132)
+    assert repr(p) == ("_CudaDeviceProperties(name='Fake CUDA device', major=9, minor=0, "
+                       "total_memory=81920MB, multi_processor_count=132, L2_cache_size=50MB)")
+    assert ember.cuda.get_device_properties("cuda:0").name == p.name
+
+
+def test_streams_and_events(fake_cuda):
+    default = ember.cuda.default_stream()
+    assert default.cuda_stream == 0 and ember.cuda.current_stream() == default
+    s = ember.cuda.Stream()
+    assert s.cuda_stream != 0 and s != default and s.device == ember.device("cuda", 0)
+    assert repr(s) == f"<torch.cuda.Stream device=cuda:0 cuda_stream={s.cuda_stream:#x}>"
+    with ember.cuda.stream(s) as inside:
+        assert inside is s and ember.cuda.current_stream() == s
+        with ember.cuda.stream(None):
+            assert ember.cuda.current_stream() == s
+    assert ember.cuda.current_stream() == default
+    start, end = ember.cuda.Event(enable_timing=True), ember.cuda.Event(enable_timing=True)
+    with pytest.raises(RuntimeError, match="Both events must be recorded"):
+        start.elapsed_time(end)
+    start.record()
+    x = ember.ones(100, device="cuda").sum()
+    end.record(s)
+    end.synchronize()
+    assert end._native.stream is s._native and start._native.stream is default._native
+    assert start.query() and s.query() and start.elapsed_time(end) >= 0.0
+    assert x.item() == 100.0
+    with pytest.raises(RuntimeError, match="Both events must be created with argument "
+                                           "'enable_timing=True'"):
+        ember.cuda.Event().elapsed_time(end)
+    s.wait_stream(default)  # records an event on default, s waits for it
+    assert len(s._native.waited) == 1
+    e = s.record_event()
+    e.wait()  # the current stream (default) waits for it
+    ember.cuda.set_stream(s)
+    assert ember.cuda.current_stream() == s
+    ember.cuda.set_stream(default)
+    with pytest.raises(NotImplementedError, match="priority"):
+        ember.cuda.Stream(priority=-1)
+    with pytest.raises(NotImplementedError, match="interprocess"):
+        ember.cuda.Event(interprocess=True)

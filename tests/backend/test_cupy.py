@@ -165,3 +165,20 @@ def test_linalg_errors_as_on_the_cpu():
     b = ember.randn(4, dtype=ember.float64)
     np.testing.assert_allclose(ember.linalg.solve(a.cuda(), b.cuda()).cpu().numpy(),
                                ember.linalg.solve(a, b).numpy(), rtol=1e-10)
+
+
+def test_events_time_work_on_a_stream():
+    s = ember.cuda.Stream()
+    start, end = ember.cuda.Event(enable_timing=True), ember.cuda.Event(enable_timing=True)
+    with ember.cuda.stream(s):
+        assert ember.cuda.current_stream() == s
+        start.record()
+        y = (ember.randn(512, 512, device="cuda") @ ember.randn(512, 512, device="cuda")).sum()
+        end.record()
+    end.synchronize()
+    assert start.elapsed_time(end) > 0.0 and s.query()
+    assert ember.cuda.current_stream() == ember.cuda.default_stream()
+    assert isinstance(y.item(), float)
+    p = ember.cuda.get_device_properties(0)
+    assert p.name == ember.cuda.get_device_name() and p.total_memory > 1 << 30
+    assert (p.major, p.minor) == ember.cuda.get_device_capability()

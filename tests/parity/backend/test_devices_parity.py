@@ -35,7 +35,10 @@ def _outcome(fn):
                                   "m.accelerator.synchronize()", "m.zeros(2).to(0)",
                                   "m.device('foo')", "m.device('cuda:x')",
                                   "m.device('cuda', 1)", "m.zeros(2).is_pinned()",
-                                  "m.cuda.manual_seed_all(3)"])
+                                  "m.cuda.manual_seed_all(3)",
+                                  "m.cuda.Event(enable_timing=True)", "m.cuda.Stream()",
+                                  "m.cuda.current_stream()", "m.cuda.default_stream()",
+                                  "m.cuda.get_device_properties(0)", "m.cuda.set_stream(None)"])
 def test_errors_match(code):
     assert _outcome(lambda: eval(code, {"m": ember})) == \
         _outcome(lambda: eval(code, {"m": torch}))
