@@ -285,24 +285,17 @@ class Solve(_SavesOutputs):
         ctx.check = check
         xp = get_array_module(a._data)
         try:
-            x = _solve_arrays(xp, a._data, b._data)
-        except np.linalg.LinAlgError:
-            x = None
-        # NumPy raises on a singular system; CuPy returns inf/NaN there (so a non-finite
-        # result is checked: it may also come from non-finite inputs)
-        if x is not None and (xp is np or bool(xp.isfinite(x).all())):
-            return x
-        shape = np.broadcast_shapes(a._data.shape[:-2], b._data.shape[:-2])
-        full = xp.broadcast_to(a._data, shape + a._data.shape[-2:])
-        if not check:
-            rhs = xp.broadcast_to(b._data, shape + b._data.shape[-2:])
-            return _solve_each_or_nan(full, rhs)
-        infos = singular_infos(full).reshape(-1)
-        if x is not None and not infos.any():
-            return x
-        k = int(np.flatnonzero(infos)[0]) if infos.any() else 0
-        raise _LinAlgError(f"{name}: {batch_prefix(full.shape, k)}The solver failed "
-                           "because the input matrix is singular.") from None
+            return _solve_arrays(xp, a._data, b._data)
+        except np.linalg.LinAlgError:  # (CuPy raises it too: see cupy_backend's linalg)
+            shape = np.broadcast_shapes(a._data.shape[:-2], b._data.shape[:-2])
+            full = xp.broadcast_to(a._data, shape + a._data.shape[-2:])
+            if not check:
+                rhs = xp.broadcast_to(b._data, shape + b._data.shape[-2:])
+                return _solve_each_or_nan(full, rhs)
+            infos = singular_infos(full).reshape(-1)
+            k = int(np.flatnonzero(infos)[0]) if infos.any() else 0
+            raise _LinAlgError(f"{name}: {batch_prefix(full.shape, k)}The solver failed "
+                               "because the input matrix is singular.") from None
 
     @staticmethod
     def backward(ctx, grad):
@@ -338,13 +331,7 @@ def _solve_each_or_nan(a, b):
     flat_a = a.reshape((-1,) + a.shape[-2:])
     flat_b = b.reshape((-1,) + b.shape[-2:])
     out = xp.full(flat_b.shape, float("nan"), dtype=b.dtype)
-    # CuPy raises nothing on a singular matrix: its zero pivots are found on the host
-    singular = None if xp is np else singular_infos(flat_a).reshape(-1)
     for i in range(flat_a.shape[0]):
-        if singular is not None:
-            if not singular[i]:
-                out[i] = xp.linalg.solve(flat_a[i], flat_b[i])
-            continue
         try:
             out[i] = xp.linalg.solve(flat_a[i], flat_b[i])
         except np.linalg.LinAlgError:

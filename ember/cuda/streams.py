@@ -21,18 +21,31 @@ def _runtime_or(error):
     return runtime
 
 
+def _on_current_device(device):
+    """Refuse a device other than the current one (ember's CUDA tensors live there)."""
+    from . import _index  # (this module is imported at the end of ember.cuda)
+    if device is not None and _index(device) != device_runtime("cuda").current_device():
+        raise NotImplementedError(f"ember's CUDA streams live on the current device, not {device}")
+
+
 class Stream:
     """A CUDA stream (a new one; ``current_stream()``/``default_stream()`` give the existing
-    ones). ``priority`` other than 0 is not supported (NotImplementedError)."""
+    ones), on the current device. ``priority`` other than 0, and another device, are not
+    supported (NotImplementedError)."""
 
-    def __init__(self, device=None, priority=0, **kwargs):
-        native = kwargs.pop("_native", None)
-        if kwargs:
-            raise TypeError(f"Stream() got an unexpected keyword argument {next(iter(kwargs))!r}")
+    def __init__(self, device=None, priority=0):
         runtime = _runtime_or(RuntimeError("torch.cuda.Stream requires CUDA support"))
+        _on_current_device(device)
         if priority != 0:
             raise NotImplementedError("ember.cuda.Stream(priority=...) is not supported")
-        self._native = runtime.new_stream() if native is None else native
+        self._native = runtime.new_stream()
+
+    @classmethod
+    def _of(cls, native):
+        """The Stream for an existing runtime stream."""
+        stream = cls.__new__(cls)
+        stream._native = native
+        return stream
 
     @property
     def cuda_stream(self):
@@ -120,13 +133,15 @@ class Event:
 def current_stream(device=None):
     """The stream ember's CUDA ops queue on now."""
     runtime = _runtime_or(AssertionError(_NO_CUDA))
-    return Stream(_native=runtime.current_stream())
+    _on_current_device(device)
+    return Stream._of(runtime.current_stream())
 
 
 def default_stream(device=None):
     """The legacy default stream (``cuda_stream`` 0)."""
     runtime = _runtime_or(AssertionError(_NO_CUDA))
-    return Stream(_native=runtime.null_stream())
+    _on_current_device(device)
+    return Stream._of(runtime.null_stream())
 
 
 class StreamContext:

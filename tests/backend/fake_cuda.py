@@ -9,8 +9,8 @@ namespace's functions raises CuPy's ``TypeError: Unsupported type <class
 Its API is CuPy's where CuPy's differs from NumPy's in ways ember could trip over: ``flags``
 has only ``c_contiguous``, ``f_contiguous`` and ``owndata`` (no read-only arrays),
 ``ctypes`` and ``__array_interface__`` are missing, diagonals are writeable views, and
-``lib.stride_tricks.as_strided`` takes no ``writeable``/``subok``, ``linalg.solve`` neither
-broadcasts batches nor raises on singular systems.
+``lib.stride_tricks.as_strided`` takes no ``writeable``/``subok``, ``linalg.solve`` does not
+broadcast batches.
 ``FAKE_CUDA`` is the module-like namespace, ``FakeRuntime`` answers ``ember.cuda``'s
 queries. The ``fake_cuda`` fixture (tests/conftest.py) registers them for device "cuda".
 """
@@ -203,17 +203,15 @@ def _as_strided(x, shape=None, strides=None):  # CuPy's signature: no writeable,
 
 def _solve(a, b):
     """CuPy's linalg.solve: no batch broadcasting (``b`` a vector when it has one dim fewer
-    than ``a``), and a singular system gives inf/NaN rather than LinAlgError."""
+    than ``a``); LinAlgError on a singular system, as under the errstate ember's CupyNamespace
+    sets."""
     _refuse_host_arrays(a, b)
     a, b = _unwrap(a), _unwrap(b)
     vector = b.ndim == a.ndim - 1
     if a.shape[:-2] != (b.shape[:-1] if vector else b.shape[:-2]):
         raise ValueError(f"a and b have different batch shapes: {a.shape}, {b.shape}")
     rhs = b[..., None] if vector else b
-    try:
-        x = numpy.linalg.solve(a, rhs)
-    except numpy.linalg.LinAlgError:
-        x = numpy.full(numpy.broadcast_shapes(rhs.shape), numpy.inf, dtype=rhs.dtype)
+    x = numpy.linalg.solve(a, rhs)
     return _owning(numpy.ascontiguousarray(x[..., 0] if vector else x))
 
 

@@ -440,5 +440,8 @@ def test_streams_and_events(fake_cuda):
     ember.cuda.set_stream(default)
     with pytest.raises(NotImplementedError, match="priority"):
         ember.cuda.Stream(priority=-1)
+    assert ember.cuda.current_stream("cuda:0") == ember.cuda.current_stream(0)
+    with pytest.raises(NotImplementedError, match="current device, not cuda:1"):
+        ember.cuda.Stream("cuda:1")
     with pytest.raises(NotImplementedError, match="interprocess"):
         ember.cuda.Event(interprocess=True)
