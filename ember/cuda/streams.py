@@ -12,6 +12,7 @@ time the work between two of them. Without CUDA the answers are a CPU-only PyTor
 """
 from ..backend import device_runtime
 from ..device import _NO_CUDA, device as _device
+from ._runtime import _index
 
 
 def _runtime_or(error):
@@ -23,7 +24,6 @@ def _runtime_or(error):
 
 def _on_current_device(device):
     """Refuse a device other than the current one (ember's CUDA tensors live there)."""
-    from . import _index  # (this module is imported at the end of ember.cuda)
     if device is not None and _index(device) != device_runtime("cuda").current_device():
         raise NotImplementedError(f"ember's CUDA streams live on the current device, not {device}")
 
