@@ -298,6 +298,9 @@ _LEGACY_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double"}
 
 
 def _check_prelu_weight(input, weight):
+    if weight.dtype is not input.dtype:  # PyTorch's kernel takes one dtype, no promotion
+        raise RuntimeError(f"prelu: Type promoting not supported. Got "
+                           f"{input.dtype.scalar_name} and {weight.dtype.scalar_name}")
     if weight.dim() > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
                            f"ndim = {weight.dim()}")

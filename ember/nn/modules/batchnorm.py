@@ -5,6 +5,7 @@ live in ``normalization.py`` here.
 >>> issubclass(BatchNorm1d, _BatchNorm)
 True
 """
-from .normalization import _NormBase, _BatchNorm, BatchNorm1d, BatchNorm2d  # noqa: F401
+from .normalization import (_NormBase, _BatchNorm, BatchNorm1d, BatchNorm2d,  # noqa: F401
+                            BatchNorm3d)
 
-__all__ = ["BatchNorm1d", "BatchNorm2d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]

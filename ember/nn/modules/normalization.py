@@ -1,4 +1,6 @@
-"""BatchNorm1d/2d, LayerNorm, GroupNorm with PyTorch's parameters, buffers, init and repr."""
+"""BatchNorm1d/2d/3d, LayerNorm, GroupNorm, RMSNorm with PyTorch's parameters, buffers, init
+and repr. A float16/bfloat16 input with float32 parameters gives an output of the input's dtype
+(see ``nn.functional._normalization``)."""
 from ... import _creation
 from ...autograd import grad_mode
 from ...device import check_device
@@ -7,7 +9,7 @@ from ..parameter import Parameter
 from .. import functional as F
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm"]
 
 
 class _NormBase(Module):
@@ -119,6 +121,19 @@ class BatchNorm2d(_BatchNorm):
             raise ValueError(f"expected 4D input (got {input.dim()}D input)")
 
 
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization over (N, C, D, H, W) input.
+
+    >>> import ember
+    >>> ember.nn.BatchNorm3d(2)(ember.randn(3, 2, 2, 2, 2)).shape
+    ember.Size([3, 2, 2, 2, 2])
+    """
+
+    def _check_input_dim(self, input):
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
 class LayerNorm(Module):
     """Layer normalization over the trailing ``normalized_shape`` dims."""
 
@@ -197,3 +212,46 @@ class GroupNorm(Module):
     def extra_repr(self):
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
                 f"affine={self.affine}, bias={self.bias is not None}")
+
+
+class RMSNorm(Module):
+    """Root-mean-square normalization over the trailing ``normalized_shape`` dims, times a
+    learnt ``weight`` (ones at first) when ``elementwise_affine``; ``eps=None`` takes the
+    machine epsilon of the dtype computed in (``F.rms_norm``).
+
+    >>> import ember
+    >>> m = ember.nn.RMSNorm(2)
+    >>> m
+    RMSNorm((2,), eps=None, elementwise_affine=True)
+    >>> m(ember.tensor([[3.0, -3.0]]))
+    tensor([[ 1., -1.]], grad_fn=<MulBackward0>)
+    """
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None,
+                 dtype=None):
+        super().__init__()
+        check_device(device)  # 'cpu' or 'meta': refuse any other
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        kw = {"device": device} if dtype is None else {"dtype": dtype, "device": device}
+        if elementwise_affine:
+            self.weight = Parameter(_creation.empty(*self.normalized_shape, **kw))
+        else:
+            self.register_parameter("weight", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Weight ones."""
+        if self.elementwise_affine:
+            with grad_mode.no_grad():
+                self.weight.fill_(1)
+
+    def forward(self, input):
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
