@@ -20,11 +20,11 @@ import numpy as np
 from ._creation import tensor, beside
 from ._tensor import Tensor, Size, _wrap_dim
 from ._typing import Any, Number, Sequence, dtype
-from ._registry import op, alias, unary, binary
+from ._registry import op, alias, unary, binary, method as _method
 from .autograd.batching import per_sample_under_vmap
 from ._ops import elementwise as E, reduction as R, shape as S, indexing as I, linalg as L
 from ._ops import activation_ops as A, nn_ops as N, special as SP
-from ._ops import trig as T, sets as Z
+from ._ops import trig as T, sets as Z, matmul_family as MF
 from ._ops import jvp_rules  # noqa: F401  (installs the hand-written forward-mode rules)
 from .backend import dtypes, get_array_module, to_host, is_writeable, strided_view
 
@@ -540,7 +540,20 @@ def vdot(input: Tensor, other: Tensor) -> Tensor:
 
 mv = op(L.mv, out=True)
 outer = op(L.outer, out=True)
-addmm = op(L.addmm, out=True)
+# the matmul family (_ops/matmul_family.py: compositions of the products above). The in-place
+# forms PyTorch has are methods of their own: its "Bad in-place call" checks come before the
+# op runs; x.addbmm_ is the declared (generic) one
+addmm = op(MF.addmm, out=True)
+baddbmm = op(MF.baddbmm, out=True)
+addbmm = op(MF.addbmm, out=True, inplace=True)
+addmv = op(MF.addmv, out=True)
+addr = op(MF.addr, out=True)
+for _inplace_form in (MF.addmm_, MF.baddbmm_, MF.addmv_, MF.addr_):
+    _method(_inplace_form)
+chain_matmul = op(MF.chain_matmul, method=False, out=True)
+tensordot = op(MF.tensordot, method=False, out=True)
+inner = op(MF.inner, out=True)
+kron = op(MF.kron, out=True)
 einsum = op(L.einsum, method=False)
 
 
@@ -656,7 +669,8 @@ __all__ = [
     "gather", "scatter", "scatter_add", "index_select", "index_add", "masked_select",
     "take_along_dim", "nonzero", "sort", "argsort", "topk",
     # linear algebra
-    "mm", "bmm", "matmul", "dot", "vdot", "mv", "outer", "addmm", "einsum",
+    "mm", "bmm", "matmul", "dot", "vdot", "mv", "outer", "addmm", "baddbmm", "addbmm", "addmv",
+    "addr", "chain_matmul", "tensordot", "inner", "kron", "einsum",
     # tensors and dtypes
     "numel", "is_tensor", "is_floating_point", "promote_types", "result_type", "can_cast",
     "detach", "broadcast_shapes", "broadcast_tensors",

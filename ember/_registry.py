@@ -310,7 +310,8 @@ def write_out(result: Tensor | tuple, out: Tensor | tuple, name: str) -> Tensor 
         problem = rule(result.dtype, out.dtype)
         if problem:
             raise problem if isinstance(problem, Exception) else RuntimeError(problem)
-    _write_one(result, out, cast_any=name in _OUT_ANY_DTYPE)
+    _write_one(result, out, cast_any=name in _OUT_ANY_DTYPE,
+               warn=name not in _OUT_RESIZED_SILENTLY)
     return out
 
 
@@ -372,9 +373,19 @@ _OUT_DTYPE_RULES = {
     "all": _truth_dtype("all"), "any": _truth_dtype("any"),
     "isposinf": _bool_dtype("isposinf"), "isneginf": _bool_dtype("isneginf"),
     "searchsorted": _searchsorted_dtype,
+    # the matmul family: out must have the result's dtype (addbmm adds into out as "self")
+    **{name: _index_dtype for name in ("addmm", "baddbmm", "addmv")},
+    "addbmm": _same_dtype("self and mat2 must have the same dtype, but got {out} and {result}"),
+    **{name: _same_dtype("tensordot: Expected the output tensor to have dtype {result}, but got "
+                         "an output tensor with dtype {out}") for name in ("tensordot", "inner")},
+    "chain_matmul": lambda result, out: out is not result and (
+        f"multi_dot(): expected out tensor to have dtype {result.cpp_name} but got "
+        f"{out.cpp_name}"),
 }
 #: ops whose result PyTorch casts into an out of any dtype (bernoulli's draws are 0 and 1)
 _OUT_ANY_DTYPE = {"bernoulli"}
+#: ops whose out PyTorch resizes with no warning (addbmm: ``resize_as_`` of its input)
+_OUT_RESIZED_SILENTLY = {"addbmm"}
 
 
 def _check_no_grad(results, outs, name):
@@ -385,14 +396,14 @@ def _check_no_grad(results, outs, name):
                            f"grad.")
 
 
-def _write_one(result, out, cast_any=False):
+def _write_one(result, out, cast_any=False, warn=True):
     rd, od = result.dtype, out.dtype
     if rd is not od and rd.category > od.category and not cast_any:
         raise RuntimeError(f"result type {rd.scalar_name} can't be cast to the desired output "
                            f"type {od.scalar_name}")
     data = result._data
     if tuple(out.shape) != tuple(data.shape):
-        if out.numel() != 0:
+        if out.numel() != 0 and warn:
             warnings.warn(_RESIZED.format(list(out.shape), list(data.shape)), UserWarning,
                           stacklevel=4)
         out._data = get_array_module(data).empty(data.shape, od.np)

@@ -221,6 +221,10 @@ def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
     mats = [tensors[0].unsqueeze(0) if first == 1 else tensors[0]] + tensors[1:-1] + \
         [tensors[-1].unsqueeze(-1) if last == 1 else tensors[-1]]
     for i in range(len(mats) - 1):
+        if mats[i + 1].dtype is not mats[0].dtype:
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor "
+                               f"0 is {mats[0].dtype.cpp_name} and tensor {i + 1} "
+                               f"{mats[i + 1].dtype.cpp_name}")
         if mats[i].shape[1] != mats[i + 1].shape[0]:
             raise RuntimeError(
                 f"multi_dot(): tensors {i} and {i + 1} with shapes "
