@@ -68,7 +68,7 @@ def _finish(array, requires_grad=False, device=None, like=None):
             array = _place(array, target)
     t = Tensor._make(array)
     if requires_grad:
-        if array.dtype.kind in "cV":  # complex, bfloat16 (ml_dtypes' kind)
+        if array.dtype.kind == "c":
             raise NotImplementedError(
                 NO_AUTOGRAD.format(dtypes.from_numpy_dtype(array.dtype).name))
         if not dtypes.from_numpy_dtype(array.dtype).is_floating_point:
@@ -91,7 +91,7 @@ def _place(array, target):
 
 
 _INT64_MIN, _INT64_MAX = -2 ** 63, 2 ** 63 - 1
-#: complex and bfloat16 tensors hold values and do arithmetic, but record no gradients yet
+#: complex tensors hold values and do arithmetic, but record no gradients yet
 NO_AUTOGRAD = "ember does not support autograd for {} tensors yet"
 
 
@@ -713,7 +713,7 @@ def _random_float(draw, size, dtype, generator, requires_grad, device, name, lik
     """Samples drawn on the host by ember's generator, handed to ``like``'s array module
     (a tensor) or the default one."""
     dt = _np_dtype(dtype)
-    if dt.kind != "f":
+    if not dtypes.is_float_np(dt):
         raise RuntimeError(f"\"check_uniform_bounds\" not implemented for "
                            f"'{dtypes.from_numpy_dtype(dt).name.capitalize()}'")
     size = _sizes(size, name)

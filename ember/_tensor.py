@@ -22,7 +22,7 @@ from .backend.meta import MetaArray as _MetaArray, NO_NUMPY as _NO_NUMPY
 from .backend.dlpack import DLDeviceType as _DLDeviceType
 
 from ._tensor_repr import tensor_repr
-from .backend.dtypes import _BY_NUMPY
+from .backend.dtypes import _BY_NUMPY, is_float_np as _is_float_np
 from .device import cpu, device_of as _device_of
 
 
@@ -204,7 +204,7 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value):
-        if value and self._data.dtype.kind not in "fc":
+        if value and not _is_float_np(self._data.dtype) and self._data.dtype.kind != "c":
             raise RuntimeError("only Tensors of floating point and complex dtype can require "
                                "gradients")
         self.requires_grad_(value)
@@ -218,8 +218,8 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to use "
                 "a computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().")
-        if requires_grad and self._data.dtype.kind != "f":
-            if self._data.dtype.kind in "cV":  # complex, bfloat16 (ml_dtypes' kind)
+        if requires_grad and not _is_float_np(self._data.dtype):
+            if self._data.dtype.kind == "c":
                 raise NotImplementedError(f"ember does not support autograd for "
                                           f"{_BY_NUMPY[self._data.dtype].name} tensors yet")
             raise RuntimeError("only Tensors of floating point dtype can require gradients")

@@ -282,7 +282,7 @@ def copy_(self, src: Tensor, non_blocking: bool = False) -> Tensor:
 
 
 def _random_fill(self, draw):
-    if self._data.dtype.kind != "f":
+    if not dtypes.is_float_np(self._data.dtype):
         raise NotImplementedError("random fills are only for floating point tensors")
     check_inplace_draw(self)
     if self.is_meta:  # no data to fill: nothing is drawn (nor by PyTorch's generator)
@@ -303,9 +303,11 @@ def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None)
 
 @method
 def random_(self, from_: int = 0, to: int | None = None, *, generator: Any = None) -> Tensor:
-    if to is None:
-        from_, to = 0, (from_ if from_ else 2 ** 24 if self._data.dtype.kind == "f" else
-                        int(np.iinfo(self._data.dtype).max) + 1)
+    if to is None:  # floats: PyTorch's [0, 2 ** digits] (every integer there is exact)
+        dt = self._data.dtype
+        from_, to = 0, (from_ if from_ else
+                        2 ** (dtypes._np_finfo(dt).nmant + 1) + 1 if dtypes.is_float_np(dt) else
+                        int(np.iinfo(dt).max) + 1)
     check_inplace_draw(self)
     if self.is_meta:
         return self
@@ -395,7 +397,7 @@ def squeeze_(self, dim: int | Sequence[int] | None = None) -> Tensor:
 
 
 def _invert(self):
-    if self._data.dtype.kind == "f":
+    if dtypes.is_float_np(self._data.dtype):
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
                         "tensors")
     return F.logical_not(self) if self.dtype is dtypes.bool_ else F.bitwise_not(self)

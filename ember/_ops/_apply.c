@@ -89,7 +89,9 @@ static PyObject *setup(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* 1 when the array's dtype is a float kind ("f"), 0 otherwise; -2 for complex ("c"). */
+/* 1 when the array's dtype is a real floating type (kind "f", or ml_dtypes' bfloat16, whose
+ * kind is "V": backend.dtypes.is_float_np), 0 otherwise; -2 for complex ("c"). Cached per
+ * dtype. */
 static int float_kind(PyObject *array, PyObject **dtype_out) {
     PyObject *dtype = PyObject_GetAttr(array, s_dtype);
     if (!dtype) return -1;
@@ -100,7 +102,14 @@ static int float_kind(PyObject *array, PyObject **dtype_out) {
         if (!k) { Py_DECREF(dtype); return -1; }
         int is_f = PyUnicode_CompareWithASCIIString(k, "f") == 0;
         int is_c = PyUnicode_CompareWithASCIIString(k, "c") == 0;
+        int is_v = PyUnicode_CompareWithASCIIString(k, "V") == 0;
         Py_DECREF(k);
+        if (is_v) {  /* bfloat16 (ml_dtypes) counts as floating, as in PyTorch */
+            PyObject *name = PyObject_GetAttrString(dtype, "name");
+            if (!name) { Py_DECREF(dtype); return -1; }
+            is_f = PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "bfloat16") == 0;
+            Py_DECREF(name);
+        }
         kind = PyLong_FromLong(is_f ? 1 : (is_c ? -2 : 0));
         if (!kind || PyDict_SetItem(float_kinds, dtype, kind) < 0) {
             Py_XDECREF(kind); Py_DECREF(dtype); return -1;

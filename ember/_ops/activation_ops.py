@@ -12,6 +12,7 @@ import numpy as np  # host-side erf fallback only
 from .primitive import Primitive
 from ..backend import get_array_module, kernels, to_host
 from ..backend.meta import is_meta
+from ..backend.dtypes import is_float_np
 from ..backend.parallel import host_work, parallel_for
 
 _SQRT1_2 = 1 / math.sqrt(2)
@@ -21,10 +22,28 @@ _GELU_KAPPA = 0.044715
 
 
 def _float_data(x, name):
+    """x's array to compute an activation on: bfloat16 data as float32 (PyTorch computes it
+    in float32 and rounds once; ``_rounded`` gives the result back in x's dtype)."""
     d = x._data
     if d.dtype.kind != "f":
-        raise NotImplementedError(f"\"{name}\" not implemented for '{x.dtype.scalar_name}'")
+        if not is_float_np(d.dtype):
+            raise NotImplementedError(f"\"{name}\" not implemented for '{x.dtype.scalar_name}'")
+        return d.astype(np.float32)
     return d
+
+
+def _rounded(out, x):
+    """An activation's result ``out`` in x's dtype (bfloat16 rounded once, from float32)."""
+    return out.astype(x._data.dtype, copy=False)
+
+
+def float32_formula(formula, grad, *tensors):
+    """A backward ``formula(grad, *tensors)`` written with tensor ops: where the gradient is
+    bfloat16, run on float32 copies and rounded once (PyTorch's backward kernels of
+    activations and softmax compute in float32); differentiable again either way."""
+    if grad._data.dtype.kind != "V":
+        return formula(grad, *tensors)
+    return formula(grad.float(), *(t.float() for t in tensors)).to(grad.dtype)
 
 
 def _scalar(v, d):
@@ -33,7 +52,9 @@ def _scalar(v, d):
 
 def sigmoid_array(d):
     """``1 / (1 + exp(-d))`` in ``d``'s dtype, computing exp of non-positive numbers only:
-    no overflow warnings for large ``|d|``."""
+    no overflow warnings for large ``|d|``; bfloat16 computed in float32, rounded once."""
+    if d.dtype.kind == "V":
+        return sigmoid_array(d.astype(np.float32)).astype(d.dtype)
     xp = get_array_module(d)
     e = xp.exp(-xp.abs(d))
     return xp.where(d >= 0, 1 / (1 + e), e / (1 + e)).astype(d.dtype, copy=False)
@@ -129,7 +150,7 @@ def relu_keep(xp, out):
 def relu_grad_array(g, out):
     """ReLU's gradient from its output, ``out <= 0 ? 0 : g`` as PyTorch computes it, split
     over the thread pool."""
-    if g.dtype.kind != "f":
+    if not is_float_np(g.dtype):
         return g * (out > 0)
     xp = get_array_module(g)
     if (g.shape != out.shape or g.size < 2 * _ROW or not g.flags.c_contiguous
@@ -179,7 +200,7 @@ class Hardtanh(Primitive):
         ctx.save_for_backward(x)
         ctx.lo, ctx.hi = min_val, max_val
         xp = get_array_module(d)
-        if d.dtype.kind == "f":
+        if is_float_np(d.dtype):
             return xp.minimum(xp.maximum(d, _scalar(min_val, d)), _scalar(max_val, d))
         return xp.minimum(xp.maximum(d, min_val), max_val).astype(d.dtype)
 
@@ -197,7 +218,7 @@ class LeakyRelu(Primitive):
         d = _float_data(x, "leaky_relu_cpu")
         ctx.save_for_backward(x)
         ctx.slope = slope
-        return get_array_module(d).where(d > 0, d, d * _scalar(slope, d))
+        return _rounded(get_array_module(d).where(d > 0, d, d * _scalar(slope, d)), x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -218,15 +239,43 @@ class Elu(Primitive):
         xp = get_array_module(d)
         with xp.errstate(over="ignore", invalid="ignore"):
             neg = xp.expm1(xp.minimum(d, 0)) * _scalar(alpha, d)
-        return xp.where(d > 0, d, neg)
+        return _rounded(xp.where(d > 0, d, neg), x)
 
     @staticmethod
     def backward(ctx, grad):
         x, = ctx.saved_tensors
-        pos = x > 0
-        # exp of min(x, 0): never overflows, and its gradient is 0 where x > 0
-        neg = x.clamp(max=0).exp() * ctx.alpha
-        return grad * pos + grad * neg * (~pos), None
+
+        def formula(grad, x):
+            pos = x > 0
+            # exp of min(x, 0): never overflows, and its gradient is 0 where x > 0
+            neg = x.clamp(max=0).exp() * ctx.alpha
+            return grad * pos + grad * neg * (~pos)
+        return float32_formula(formula, grad, x), None
+
+
+def _gelu_grad(grad, x):
+    cdf = 0.5 * (1 + (x * _SQRT1_2).erf())
+    pdf = (x * x * -0.5).exp() * _INV_SQRT_2PI
+    return grad * (cdf + x * pdf)
+
+
+def _gelu_grad_tanh(grad, x):
+    x2 = x * x
+    t = ((x + x2 * x * _GELU_KAPPA) * _GELU_BETA).tanh()
+    left = 0.5 * (1 + t)
+    right = 0.5 * x * (1 - t * t) * (_GELU_BETA * (1 + 3 * _GELU_KAPPA * x2))
+    return grad * (left + right)
+
+
+def _silu_grad(grad, x):
+    s = x.sigmoid()
+    return grad * s * (1 + x * (1 - s))
+
+
+def _mish_grad(grad, x):
+    t = Softplus.apply(x, 1.0, 20.0).tanh()
+    s = x.sigmoid()
+    return grad * (t + x * s * (1 - t * t))
 
 
 class Gelu(Primitive):
@@ -242,21 +291,14 @@ class Gelu(Primitive):
         xp = get_array_module(d)
         if approximate == "tanh":
             inner = _scalar(_GELU_BETA, d) * (d + _scalar(_GELU_KAPPA, d) * d * d * d)
-            return _scalar(0.5, d) * d * (1 + xp.tanh(inner))
-        return d * _scalar(0.5, d) * (1 + erf_array(d * _scalar(_SQRT1_2, d)))
+            return _rounded(_scalar(0.5, d) * d * (1 + xp.tanh(inner)), x)
+        return _rounded(d * _scalar(0.5, d) * (1 + erf_array(d * _scalar(_SQRT1_2, d))), x)
 
     @staticmethod
     def backward(ctx, grad):
         x, = ctx.saved_tensors
-        if ctx.approximate == "tanh":
-            x2 = x * x
-            t = ((x + x2 * x * _GELU_KAPPA) * _GELU_BETA).tanh()
-            left = 0.5 * (1 + t)
-            right = 0.5 * x * (1 - t * t) * (_GELU_BETA * (1 + 3 * _GELU_KAPPA * x2))
-            return grad * (left + right), None
-        cdf = 0.5 * (1 + (x * _SQRT1_2).erf())
-        pdf = (x * x * -0.5).exp() * _INV_SQRT_2PI
-        return grad * (cdf + x * pdf), None
+        return float32_formula(_gelu_grad_tanh if ctx.approximate == "tanh" else _gelu_grad,
+                               grad, x), None
 
 
 class Silu(Primitive):
@@ -266,13 +308,12 @@ class Silu(Primitive):
     def forward(ctx, x):
         d = _float_data(x, "silu_cpu")
         ctx.save_for_backward(x)
-        return d * sigmoid_array(d)
+        return _rounded(d * sigmoid_array(d), x)
 
     @staticmethod
     def backward(ctx, grad):
         x, = ctx.saved_tensors
-        s = x.sigmoid()
-        return grad * s * (1 + x * (1 - s))
+        return float32_formula(_silu_grad, grad, x)
 
 
 class Softplus(Primitive):
@@ -288,14 +329,17 @@ class Softplus(Primitive):
         xp = get_array_module(d)
         with xp.errstate(over="ignore"):
             soft = xp.log1p(xp.exp(bx)) / _scalar(beta, d)
-        return xp.where(bx > threshold, d, soft)
+        return _rounded(xp.where(bx > threshold, d, soft), x)
 
     @staticmethod
     def backward(ctx, grad):
         x, = ctx.saved_tensors
-        bx = x * ctx.beta
-        lin = bx > ctx.threshold
-        return grad * lin + grad * bx.sigmoid() * (~lin), None, None
+
+        def formula(grad, x):
+            bx = x * ctx.beta
+            lin = bx > ctx.threshold
+            return grad * lin + grad * bx.sigmoid() * (~lin)
+        return float32_formula(formula, grad, x), None, None
 
 
 class Mish(Primitive):
@@ -308,14 +352,12 @@ class Mish(Primitive):
         ctx.save_for_backward(x)
         xp = get_array_module(d)
         with xp.errstate(over="ignore"):
-            return d * xp.tanh(xp.log1p(xp.exp(d)))
+            return _rounded(d * xp.tanh(xp.log1p(xp.exp(d))), x)
 
     @staticmethod
     def backward(ctx, grad):
         x, = ctx.saved_tensors
-        t = Softplus.apply(x, 1.0, 20.0).tanh()
-        s = x.sigmoid()
-        return grad * (t + x * s * (1 - t * t))
+        return float32_formula(_mish_grad, grad, x)
 
 
 def hardtanh(x, min_val=-1.0, max_val=1.0):

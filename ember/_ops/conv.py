@@ -28,6 +28,7 @@ from ..backend import get_array_module, kernels, winograd, strided_view, reshape
 
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.dispatch import active as _dispatch_active
+from ..backend.gemm import widened_on_host as _widened_on_host
 from ..backend.parallel import (run_blocks as _run_blocks, sample_blocks, sum_parts as _sum_parts,
                                 host_work)
 from .primitive import Primitive
@@ -222,6 +223,32 @@ def _dtype(a, b):
     return get_array_module(a, b).result_type(a.dtype, b.dtype)
 
 
+# Half precision (float16, bfloat16) on the host: each kernel below runs on float32 copies of
+# its operands and rounds its results once (``gemm.widened_on_host``): NumPy's float16 matmul
+# has no BLAS (a conv step ~60x slower than float32's) and the compiled im2col/col2im and
+# Winograd kernels take float32 only, while PyTorch's CPU convolutions accumulate half
+# precision in float32 and round once too.
+def _widened(a):
+    """A float32 copy of ``a``; a broadcast along the first axis (vmap's expanded weight, read
+    by ``_shared``) stays one: only its first entry is copied."""
+    f32 = get_array_module(a).float32
+    if a.ndim and a.shape[0] > 1 and a.strides[0] == 0:
+        return get_array_module(a).broadcast_to(a[:1].astype(f32), a.shape)
+    return a.astype(f32)
+
+
+def _shape_only(a):
+    """Zeros of ``a``'s shape in float32 as one broadcast element: an operand the kernel reads
+    the shape of only (the input of an input gradient, the weight of a weight gradient)."""
+    xp = get_array_module(a)
+    return xp.broadcast_to(xp.zeros((), xp.float32), a.shape)
+
+
+def _rounded(arrays, dtype):
+    """Each of ``arrays`` (None stays None) rounded once to ``dtype``."""
+    return tuple(None if a is None else a.astype(dtype) for a in arrays)
+
+
 class _Conv:
     """Shapes of one convolution: x (N, C, *S), w (O, C/G, *k), output (N, O, *out)."""
     __slots__ = ("n", "c", "o", "g", "cg", "og", "nd", "ksize", "kk", "out", "p", "short",
@@ -251,6 +278,9 @@ def conv_forward(x, w, geom, bias=None):
     gradient, which rebuilds them block by block: writing all of them out and reading them
     back costs more than the copy (measured on the CNN benchmark: a full step ~25% slower,
     mostly page faults of the ~16 MB of fresh memory per step)."""
+    if _widened_on_host(x, w, *(() if bias is None else (bias,))):
+        return conv_forward(_widened(x), _widened(w), geom,
+                            None if bias is None else _widened(bias)).astype(x.dtype)
     if winograd.applies(x, w, geom.stride, geom.dilation, geom.pad, geom.groups):
         return winograd.forward(x, w, geom.pad, bias)  # 3x3, stride 1: 2.25x fewer products
     s = _Conv(x.shape[0], x.shape[1], w.shape, geom)
@@ -383,6 +413,10 @@ def conv_backward(x, w, gy, geom, need=(True, True, False)):
     over blocks of samples (each block's output gradient is laid out once for all three);
     ``need`` says which to compute (the others are None)."""
     need_x, need_w, need_b = need
+    if _widened_on_host(gy, w, x):
+        x32 = _widened(x) if need_w else _shape_only(x)
+        w32 = _widened(w) if need_x else _shape_only(w)
+        return _rounded(conv_backward(x32, w32, _widened(gy), geom, need), gy.dtype)
     if winograd.applies(x, w, geom.stride, geom.dilation, geom.pad, geom.groups):
         return winograd.backward(x, w, gy, geom.pad, need)
     s = _Conv(x.shape[0], x.shape[1], w.shape, geom, gy.shape[2:])
@@ -595,6 +629,9 @@ def per_sample_conv_forward(x, w, geom, bias=None):
     """B convolutions on arrays: x (B, N, C, *S), w (B, O, C/G, *k), bias (B, O) ->
     (B, N, O, *out). A weight shared by all B (``_shared``) runs as one convolution of the
     B*N samples; otherwise the B problems are the groups of one grouped convolution."""
+    if _widened_on_host(x, w, *(() if bias is None else (bias,))):
+        return per_sample_conv_forward(_widened(x), _widened(w), geom, None if bias is None
+                                       else _widened(bias)).astype(x.dtype)
     b, n = x.shape[:2]
     nd = x.ndim - 3
     if b and _shared(w):
@@ -618,6 +655,10 @@ def per_sample_conv_backward(x, w, gy, geom, need):
     """Gradients (gx, gw, gb) of ``per_sample_conv_forward`` on arrays; ``need`` says which.
     gw and gb are per sample of B: (B, O, C/G, *k) and (B, O)."""
     need_x, need_w, need_b = need
+    if _widened_on_host(gy, w, x):
+        x32 = _widened(x) if need_w else _shape_only(x)
+        w32 = _widened(w) if need_x else _shape_only(w)
+        return _rounded(per_sample_conv_backward(x32, w32, _widened(gy), geom, need), gy.dtype)
     b, n = x.shape[:2]
     gx = gw = gb = None
     if need_x:

@@ -5,6 +5,7 @@ differentiable again), side by side.
 """
 import math
 import numbers
+import operator
 
 import numpy as np
 
@@ -30,7 +31,8 @@ def _arrays(a, b):
             x = a._data
             if x.dtype.kind == "f" and (type(b) is float or type(b) is int):
                 return x, b  # NumPy's weak scalars keep the tensor's float dtype
-            # (NumPy scalars are not weak in NumPy 2: they take the general path below)
+            # (NumPy scalars are not weak in NumPy 2: they take the general path below, and
+            # so does bfloat16, kind "V": ml_dtypes takes a Python float as float32)
     _check_operand(a, 1)
     _check_operand(b, 2)
     dt = dtypes.result_type(a, b).np
@@ -70,6 +72,28 @@ def _float_arrays(a, b):
         dt = dtypes.get_default_dtype().np
         x, y = x.astype(dt), y.astype(dt)
     return x, y
+
+
+_REAL_NUMBERS = (bool, int, float)
+
+
+def _by_number(fn, d, number):
+    """``fn(d, number)`` for bfloat16 data ``d`` and a Python number, as PyTorch's CPU kernels
+    multiply and divide by one: in float32 with the number unrounded, the result rounded
+    once to bfloat16 (ml_dtypes' bfloat16 would take a Python float as float32)."""
+    return fn(d.astype(np.float32), _weak(number)).astype(d.dtype)
+
+
+def _opmath(fn, *arrays):
+    """``fn(*arrays)``, a formula with Python-number coefficients: where bfloat16 is among the
+    arrays, computed in float32 and the result rounded once to bfloat16 (unless a wider
+    operand promotes it), as PyTorch computes it -- NumPy would give float32 (ml_dtypes'
+    bfloat16 takes a Python float as float32) and round every step."""
+    if not any(a.dtype.kind == "V" for a in arrays):
+        return fn(*arrays)
+    out_dtype = dtypes.result_type(*arrays).np
+    out = fn(*(a.astype(np.float32) if a.dtype.kind == "V" else a for a in arrays))
+    return out.astype(out_dtype, copy=False)
 
 
 def _float_unary(x):
@@ -127,7 +151,12 @@ class Add(Primitive):
         try:
             if alpha == 1:
                 return x + y
-            return x - y if alpha == -1 else x + alpha * y
+            if alpha == -1:
+                return x - y
+            if x.dtype.kind == "V":  # bfloat16: alpha rounded to it (as PyTorch), one rounding
+                alpha_bf16 = float(x.dtype.type(alpha))
+                return _opmath(lambda x, y: x + alpha_bf16 * y, x, y)
+            return x + alpha * y
         except ValueError:
             _check_broadcast(a, b)
             raise
@@ -149,8 +178,9 @@ class Add(Primitive):
         gb = None
         if len(needs) > 1 and needs[1]:
             alpha = ctx.alpha
-            gb = sum_to(grad if alpha == 1 else -grad if alpha == -1 else grad * alpha,
-                        ctx.b_shape)
+            gb = sum_to(grad if alpha == 1 else -grad if alpha == -1 else
+                        _by_number(operator.mul, grad, alpha) if grad.dtype.kind == "V" else
+                        grad * alpha, ctx.b_shape)
         return ga, gb
 
 
@@ -184,7 +214,10 @@ class Mul(Primitive):
         ctx.save_for_backward(a if isinstance(a, Tensor) else None,
                               b if isinstance(b, Tensor) else None)
         if not isinstance(b, Tensor):
-            ctx.scalar = _weak(b)
+            ctx.scalar = number = _weak(b)
+            if type(number) in _REAL_NUMBERS and isinstance(a, Tensor) and \
+                    a._data.dtype.kind == "V":
+                return _by_number(operator.mul, a._data, number)  # bfloat16 times a number
         x, y = _arrays(a, b)
         try:
             return x * y
@@ -205,6 +238,8 @@ class Mul(Primitive):
     def backward_arrays(ctx, grad):
         a, b = ctx.saved_arrays
         if b is None:
+            if grad.dtype.kind == "V":
+                return _by_number(operator.mul, grad, ctx.scalar), None
             return grad * ctx.scalar, None
         needs = ctx.needs_input_grad
         ga = sum_to(grad * b, a.shape) if needs[0] else None
@@ -236,7 +271,10 @@ class Div(Primitive):
         ctx.save_for_backward(a if isinstance(a, Tensor) else None,
                               b if isinstance(b, Tensor) else None)
         if not isinstance(b, Tensor):
-            ctx.scalar = _weak(b)
+            ctx.scalar = number = _weak(b)
+            if type(number) in _REAL_NUMBERS and isinstance(a, Tensor) and \
+                    a._data.dtype.kind == "V":
+                return _by_number(operator.truediv, a._data, number)  # bfloat16 by a number
         x, y = _float_arrays(a, b)
         try:  # (NumPy's divide-by-zero warnings are filtered: see ember/backend/process.py)
             return x / y
@@ -263,6 +301,8 @@ class Div(Primitive):
             return grad * 0, None, None
         a, b = ctx.saved_arrays
         if b is None:
+            if grad.dtype.kind == "V":
+                return _by_number(operator.truediv, grad, ctx.scalar), None, None
             return grad / ctx.scalar, None, None
         needs = ctx.needs_input_grad
         ga = sum_to(grad / b, a.shape) if needs[0] else None
@@ -513,7 +553,7 @@ class TanhGrad(Primitive):
     @staticmethod
     def forward(ctx, grad, out):
         ctx.save_for_backward(grad, out)
-        return _tanh_grad(grad._data, out._data)
+        return _opmath(_tanh_grad, grad._data, out._data)
 
     @staticmethod
     def backward(ctx, gg):
@@ -528,7 +568,7 @@ class SigmoidGrad(Primitive):
     @staticmethod
     def forward(ctx, grad, out):
         ctx.save_for_backward(grad, out)
-        return _sigmoid_grad(grad._data, out._data)
+        return _opmath(_sigmoid_grad, grad._data, out._data)
 
     @staticmethod
     def backward(ctx, gg):
@@ -537,12 +577,12 @@ class SigmoidGrad(Primitive):
 
 
 Tanh = _unary("Tanh", "tanh", lambda g, x, o: TanhGrad.apply(g, o), saves="output",
-              array_grad=lambda g, x, o: _tanh_grad(g, o))
+              array_grad=lambda g, x, o: _opmath(_tanh_grad, g, o))
 Floor = _unary("Floor", "floor", _zero_grad, saves=None, float_only=False)
 Ceil = _unary("Ceil", "ceil", _zero_grad, saves=None, float_only=False)
 Trunc = _unary("Trunc", "trunc", _zero_grad, saves=None, float_only=False)
 Sigmoid = _unary("Sigmoid", sigmoid_array, lambda g, x, o: SigmoidGrad.apply(g, o),
-                 saves="output", array_grad=lambda g, x, o: _sigmoid_grad(g, o))
+                 saves="output", array_grad=lambda g, x, o: _opmath(_sigmoid_grad, g, o))
 Erf = _unary("Erf", erf_array, lambda g, x, o: g * (2 / math.sqrt(math.pi)) * (-(x * x)).exp())
 
 
@@ -569,13 +609,16 @@ class Clamp(Primitive):
         ctx.save_for_backward(x)
         ctx.min, ctx.max = min, max
         d = x._data
-        if d.dtype.kind != "f" and (isinstance(min, float) or isinstance(max, float)):
+        floating = dtypes.is_float_np(d.dtype)
+        if not floating and (isinstance(min, float) or isinstance(max, float)):
             d = d.astype(dtypes.result_type(x, min, max).np)  # int tensor, float bound
+            floating = dtypes.is_float_np(d.dtype)
         xp = get_array_module(d)
+        # float data: the bounds in its dtype (PyTorch converts them to the scalar type)
         if min is not None:
-            d = xp.maximum(d, xp.asarray(min).astype(d.dtype) if d.dtype.kind == "f" else min)
+            d = xp.maximum(d, xp.asarray(min).astype(d.dtype) if floating else min)
         if max is not None:
-            d = xp.minimum(d, xp.asarray(max).astype(d.dtype) if d.dtype.kind == "f" else max)
+            d = xp.minimum(d, xp.asarray(max).astype(d.dtype) if floating else max)
         if min is not None and max is not None and min > max:
             d = xp.full_like(d, max)
         return d
@@ -684,8 +727,9 @@ class Lerp(Primitive):
             _lerp_dtype_error(start, end, weight)
         ctx.save_for_backward(start, end, weight if isinstance(weight, Tensor) else None)
         ctx.weight = weight
-        w = weight._data if isinstance(weight, Tensor) else weight
-        return start._data + w * (end._data - start._data)
+        if isinstance(weight, Tensor):
+            return _opmath(lambda s, e, w: s + w * (e - s), start._data, end._data, weight._data)
+        return _opmath(lambda s, e: s + weight * (e - s), start._data, end._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -731,7 +775,7 @@ def _bitwise(name, fn):
     def forward(ctx, a, b):
         x, y = _arrays(a, b)
         dt = x.dtype
-        if dt.kind == "f":
+        if dtypes.is_float_np(dt):
             raise NotImplementedError(f"\"{name.lower()}_cpu\" not implemented for "
                                       f"'{dtypes._BY_NUMPY[dt].scalar_name}'")
         return getattr(get_array_module(x, y), fn)(x, y)
@@ -758,7 +802,7 @@ class BitwiseNot(Primitive):
 
     @staticmethod
     def forward(ctx, x):
-        if x._data.dtype.kind == "f":
+        if dtypes.is_float_np(x._data.dtype):
             raise NotImplementedError("\"bitwise_not_cpu\" not implemented for "
                                       f"'{x.dtype.scalar_name}'")
         d = x._data
@@ -841,7 +885,7 @@ class Addcmul(Primitive):
         ctx.save_for_backward(t1, t2)
         ctx.value = value
         ctx.x_shape = x._data.shape
-        return x._data + value * (t1._data * t2._data)
+        return _opmath(lambda x, t1, t2: x + value * (t1 * t2), x._data, t1._data, t2._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -862,7 +906,7 @@ class Addcdiv(Primitive):
         ctx.save_for_backward(t1, t2)
         ctx.value = value
         ctx.x_shape = x._data.shape
-        return x._data + value * (t1._data / t2._data)
+        return _opmath(lambda x, t1, t2: x + value * (t1 / t2), x._data, t1._data, t2._data)
 
     @staticmethod
     def backward(ctx, grad):

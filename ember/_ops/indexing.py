@@ -12,6 +12,7 @@ import numpy as np
 from .._tensor import Tensor, _wrap_dim
 from ..backend import get_array_module, broadcast_shapes, device_type_of, move_array
 from ..backend.meta import is_meta
+from ..backend.dtypes import is_float_np
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.batching import per_sample_under_vmap, index_under_vmap
 from .primitive import Primitive, unbroadcast
@@ -25,7 +26,7 @@ def _index_array(t, data):
     another device are copied there, as PyTorch does; indices on a device index only a
     tensor on that device."""
     d = t._data
-    if d.dtype.kind == "f":
+    if is_float_np(d.dtype):
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     if type(d) is not type(data):
         src, dst = device_type_of(d), device_type_of(data)
@@ -67,7 +68,7 @@ def normalize_index(index, shape, data):
             out.append(item)
         elif isinstance(item, (list, np.ndarray)):
             arr = np.asarray(item)
-            if arr.dtype.kind == "f":
+            if is_float_np(arr.dtype):
                 raise IndexError("tensors used as indices must be long, int, byte or bool "
                                  "tensors")
             if arr.dtype != np.bool_:
@@ -738,6 +739,8 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False,
     if d.ndim == 0:
         return return_types.sort(SortLike.apply(x, 0, None), Tensor._make(xp.zeros((), xp.int64)))
     dim = _wrap_dim(dim, d.ndim)
+    if d.dtype.kind == "V":  # bfloat16: NumPy's sort misplaces its NaN; float32 holds it exactly
+        d = d.astype(xp.float32)
     key = -d if descending and d.dtype.kind in "fi" else d
     idx = xp.argsort(key, axis=dim, kind="stable")
     if descending and d.dtype.kind not in "fi":

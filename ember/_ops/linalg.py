@@ -1,5 +1,5 @@
 """Matrix products: mm, matmul (1-D, 2-D, batched, broadcasting), bmm, dot,
-mv, outer, addmm, einsum."""
+mv, outer, linear, einsum (addmm and the rest of the family: ``matmul_family``)."""
 from __future__ import annotations
 
 import math
@@ -9,8 +9,9 @@ from ..backend import get_array_module, broadcast_shapes
 from .primitive import Primitive
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.dispatch import active as _dispatch_active
-from ..backend.gemm import matmul as _gemm, matmul_pair as _gemm_pair
-from .._typing import Number, Sequence
+from ..backend.gemm import (matmul as _gemm, matmul_add as _gemm_add, matmul_pair as _gemm_pair,
+                            widened_on_host as _widened_on_host)
+from .._typing import Sequence
 
 
 def _dims(shape):
@@ -165,26 +166,6 @@ def outer(a: Tensor, b: Tensor) -> Tensor:
     return a.reshape(-1, 1) * b.reshape(1, -1)
 
 
-def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Number = 1,
-          alpha: Number = 1) -> Tensor:
-    if input.dtype is not mat2.dtype:
-        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
-                           f"{input.dtype.scalar_name} and {mat2.dtype.scalar_name}")
-    if mat1.dtype is not mat2.dtype:
-        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
-                           f"{mat1.dtype.scalar_name} and {mat2.dtype.scalar_name}")
-    prod = mm(mat1, mat2)
-    if alpha != 1:
-        prod = prod * alpha
-    if beta == 0:
-        # input's values are ignored (nan and inf included) but it gets a zero gradient
-        if not input.requires_grad:
-            return prod
-        everywhere = get_array_module(input._data).ones(input._data.shape, bool)
-        return prod + input.masked_fill(Tensor._make(everywhere), 0.0)
-    return prod + (input if beta == 1 else input * beta)
-
-
 class Linear(Primitive):
     """``x @ w.T + b`` for a 2-D ``x``, one node: the product reads ``w`` through its
     transpose (no copy), the bias is added in place, and backward computes
@@ -195,9 +176,7 @@ class Linear(Primitive):
     @staticmethod
     def forward(ctx, x, w, b):
         ctx.save_for_backward(x, w)
-        out = _gemm(x._data, w._data.T)
-        out += b._data
-        return out
+        return _gemm_add(x._data, w._data.T, b._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -232,13 +211,22 @@ def _linear_grads(ctx, grad, bias):
             gx = Tensor._make(_gemm(g, w._data)) if needs[0] else None
             gw = Tensor._make(_gemm(g.T, x._data)) if needs[1] else None
         if bias:
-            return gx, gw, Tensor._make(g.sum(0)) if needs[2] else None
+            return gx, gw, Tensor._make(_column_sums(g)) if needs[2] else None
         return gx, gw
     gx = mm(grad, w) if needs[0] else None
     gw = mm(grad.t(), x) if needs[1] else None
     if bias:
         return gx, gw, grad.sum(0) if needs[2] else None
     return gx, gw
+
+
+def _column_sums(g):
+    """``g.sum(0)``, a bias gradient. Half precision on the host is summed in float32 and
+    rounded once, as PyTorch sums it: NumPy adds float16 rows in float16, rounding at every
+    add (measured: a few units in the last place off over a few hundred rows)."""
+    if _widened_on_host(g):
+        return g.sum(0, dtype=get_array_module(g).float32).astype(g.dtype)
+    return g.sum(0)
 
 
 def linear(x, w, b=None):
@@ -258,9 +246,10 @@ class Einsum(Primitive):
         ctx.save_for_backward(*operands)
         arrays = [o._data for o in operands]
         xp = get_array_module(*arrays)
-        if arrays and all(a.dtype.kind == "V" for a in arrays):
-            # bfloat16 (ml_dtypes, NumPy kind "V"): einsum has no loop for it; accumulate
-            # in float32 and round once, as PyTorch's bfloat16 products do
+        if arrays and (all(a.dtype.kind == "V" for a in arrays) or _widened_on_host(*arrays)):
+            # bfloat16 (ml_dtypes, NumPy kind "V"): einsum has no loop for it; float16: its
+            # loops are slow and round as they go. Accumulate in float32 and round once, as
+            # PyTorch's half-precision products do
             out = xp.einsum(spec, *[a.astype(xp.float32) for a in arrays],
                             optimize=len(operands) > 2)
             return xp.asarray(out).astype(arrays[0].dtype)

@@ -18,11 +18,18 @@ from ..backend.meta import is_meta
 _make = Tensor._make
 
 
+def _accumulator(d):
+    """float32 for bfloat16 losses: summed in it as PyTorch does, the total rounded once
+    (NumPy would add in bfloat16, where a count stops growing at 256)."""
+    return "float32" if d.dtype.kind == "V" else None
+
+
 def _reduced(loss, reduction, dtype):
     if reduction == "none":
         return loss
-    xp = get_array_module(loss)
-    total = loss.sum() if reduction == "sum" else loss.mean() if loss.size else xp.nan
+    xp, acc = get_array_module(loss), _accumulator(loss)
+    total = loss.sum(dtype=acc) if reduction == "sum" else loss.mean(dtype=acc) if loss.size \
+        else xp.nan
     return xp.asarray(total, dtype)
 
 
@@ -210,11 +217,12 @@ class NllLoss(Primitive):
         ctx.w, ctx.index, ctx.cdim, ctx.reduction = w, index, cdim, reduction
         if reduction == "none":
             return losses
+        acc = _accumulator(d)
         if reduction == "sum":
-            return xp.asarray(losses.sum(), d.dtype)
-        ctx.total = total = w.sum()
+            return xp.asarray(losses.sum(dtype=acc), d.dtype)
+        ctx.total = total = w.sum(dtype=acc)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return xp.asarray(losses.sum() / total, d.dtype)
+            return xp.asarray(losses.sum(dtype=acc) / total, d.dtype)
 
     @staticmethod
     def _picks(ctx):

@@ -9,6 +9,7 @@ from .._tensor import _wrap_dim
 from ..backend import dtypes, get_array_module, kernels
 from ..backend.parallel import host_work, parallel_for
 from .primitive import Primitive
+from .activation_ops import float32_formula
 from .._typing import dtype
 
 if TYPE_CHECKING:  # annotations only
@@ -58,7 +59,8 @@ class Softmax(Primitive):
         out, = ctx.saved_tensors
         if out.dim() == 0:
             return grad * 0, None, None
-        return out * (grad - (grad * out).sum(ctx.dim, keepdim=True)), None, None
+        return float32_formula(lambda grad, out: out * (grad - (grad * out).sum(
+            ctx.dim, keepdim=True)), grad, out), None, None
 
 
 #: a log_softmax over the last dim of at least this many bytes runs in blocks of rows on the
@@ -148,20 +150,27 @@ class LogSoftmax(Primitive):
         out, = ctx.saved_tensors
         if out.dim() == 0:
             return grad * 0, None, None
-        return grad - out.exp() * grad.sum(ctx.dim, keepdim=True), None, None
+        return float32_formula(lambda grad, out: grad - out.exp() * grad.sum(
+            ctx.dim, keepdim=True), grad, out), None, None
 
     @staticmethod
     def backward_arrays(ctx, grad):
         out, = ctx.saved_arrays
-        res = _by_rows(out, ctx.dim, _log_softmax_grad_rows, grad,
-                       native=kernels.log_softmax_grad_rows) if grad.shape == out.shape \
-            else None
-        if res is not None:
-            return res, None, None
-        if out.ndim == 0:
-            return grad * 0, None, None
-        xp = get_array_module(out, grad)
-        return grad - xp.exp(out) * grad.sum(axis=ctx.dim, keepdims=True), None, None
+        if grad.dtype.kind == "V":  # bfloat16: in float32, rounded once (as PyTorch)
+            res = _log_softmax_grad(out.astype(np.float32), grad.astype(np.float32), ctx.dim)
+            return res.astype(grad.dtype), None, None
+        return _log_softmax_grad(out, grad, ctx.dim), None, None
+
+
+def _log_softmax_grad(out, grad, dim):
+    res = _by_rows(out, dim, _log_softmax_grad_rows, grad,
+                   native=kernels.log_softmax_grad_rows) if grad.shape == out.shape else None
+    if res is not None:
+        return res
+    if out.ndim == 0:
+        return grad * 0
+    xp = get_array_module(out, grad)
+    return grad - xp.exp(out) * grad.sum(axis=dim, keepdims=True)
 
 
 def softmax(x: Tensor, dim: int | None = None, dtype: dtype | None = None,

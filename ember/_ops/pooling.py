@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from ..backend import get_array_module, kernels, strided_view
+from ..backend.dtypes import is_float_np
 from ..backend.meta import is_meta
 
 from .._tensor import Tensor
@@ -33,7 +34,7 @@ def pool_out_size(size, k, s, p, d, ceil_mode):
 
 
 def _pad_value(dtype):
-    if dtype.kind == "f":
+    if is_float_np(dtype):
         return -math.inf
     if dtype.kind == "b":
         return False
@@ -401,7 +402,7 @@ def max_pool(x, ksize, stride, padding, dilation, ceil_mode, need_indices=True):
         # NaN: the running maximum propagates it but the code keeps an earlier position;
         # the general path below picks the NaN's own index
         if nan is None:
-            nan = not is_meta(vals) and a.dtype.kind == "f" and bool(
+            nan = not is_meta(vals) and is_float_np(a.dtype) and bool(
                 get_array_module(vals).isnan(vals).any())
         if not nan:
             indices = tiled_indices(geom) if need_indices else None
@@ -479,8 +480,11 @@ class AvgPool(Primitive):
         ctx.geom, ctx.div = geom, div
         a = x._data
         ctx.unbatched = a.ndim == len(geom.ksize) + 1  # (C, *S): pooled as a batch of one
+        low = a.dtype if a.dtype.kind == "V" else None  # bfloat16: summed in float32, as
+        if low is not None:                             # PyTorch, and rounded once
+            a = a.astype(np.float32)
         summed = window_sum(a[None] if ctx.unbatched else a, geom)
-        out = (summed / div).astype(summed.dtype, copy=False)
+        out = (summed / div).astype(low or summed.dtype, copy=False)
         return out[0] if ctx.unbatched else out
 
     @staticmethod
@@ -498,6 +502,9 @@ class AvgPoolT(Primitive):
     def forward(ctx, g, geom, div):
         ctx.geom, ctx.div = geom, div
         a = g._data
+        if a.dtype.kind == "V":  # bfloat16: the shares added up in float32, rounded once
+            return window_sum_t((a.astype(np.float32) / div).astype(np.float32, copy=False),
+                                geom).astype(a.dtype)
         return window_sum_t((a / div).astype(a.dtype, copy=False), geom)
 
     @staticmethod
@@ -541,13 +548,17 @@ def adaptive_avg_matrices(in_size, out, dtype, like):
 
 
 def _apply_matrices(a, mats):
-    """``a`` with the last ``len(mats)`` dims each multiplied by its matrix (out_i, in_i)."""
+    """``a`` with the last ``len(mats)`` dims each multiplied by its matrix (out_i, in_i);
+    bfloat16 data (whose matrices are float32) computed in float32 and rounded once."""
     xp = get_array_module(a)
+    low = a.dtype if a.dtype.kind == "V" else None
+    if low is not None:
+        a = a.astype(np.float32)
     nd = len(mats)
     for i, m in enumerate(mats):
         axis = a.ndim - nd + i
         a = xp.moveaxis(xp.tensordot(a, m, axes=([axis], [1])), -1, axis)
-    return xp.ascontiguousarray(a)
+    return xp.ascontiguousarray(a) if low is None else a.astype(low)
 
 
 class AdaptiveAvgPool(Primitive):
@@ -588,7 +599,8 @@ _ADAPTIVE_AVG[3]._adjoint = _named("AdaptiveAvgPool3DT", AdaptiveAvgPoolT,
 
 def adaptive_avg_pool(x, out):
     """Adaptive average pooling of the last ``len(out)`` dims of ``x`` (any leading dims)."""
-    mats = adaptive_avg_matrices(x._data.shape[-len(out):], out, x._data.dtype, x)
+    dtype = x._data.dtype if x._data.dtype.kind != "V" else np.float32  # bfloat16: float32
+    mats = adaptive_avg_matrices(x._data.shape[-len(out):], out, dtype, x)
     return _ADAPTIVE_AVG.get(len(out), AdaptiveAvgPool).apply(x, mats)
 
 

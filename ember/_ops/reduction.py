@@ -62,6 +62,19 @@ def _np_axis(dims, ndim):
     return dims
 
 
+def accumulator(d):
+    """The dtype to sum (multiply, average) ``d``'s elements in: float32 for bfloat16 and
+    float16, as PyTorch accumulates them, the result rounded once (NumPy would add in
+    bfloat16, where a running sum stops growing at 256 when adding ones); None (d's own)
+    for other data."""
+    return "float32" if d.dtype.kind == "V" or d.dtype.char == "e" else None
+
+
+def _rounded(xp, out, d, acc):
+    """A reduction's result accumulated in ``acc`` back in ``d``'s dtype."""
+    return out if acc is None else xp.asarray(out).astype(d.dtype)
+
+
 class Sum(Primitive):
     _backward_name = "SumBackward1"
 
@@ -70,13 +83,14 @@ class Sum(Primitive):
         d = x._data
         dims = reduce_dims(dim, d.ndim)
         ctx.in_shape, ctx.dims, ctx.keepdim = d.shape, dims, keepdim
-        out = d.sum(axis=_np_axis(dims, d.ndim), keepdims=keepdim)
+        acc = accumulator(d)
+        out = d.sum(axis=_np_axis(dims, d.ndim), keepdims=keepdim, dtype=acc)
         if dtype is not None:
             return get_array_module(d).asarray(out).astype(dtype.np, copy=False)
         if d.dtype.kind in "iub":
             xp = get_array_module(d)
             return xp.asarray(out).astype(xp.int64, copy=False)
-        return out
+        return _rounded(get_array_module(d), out, d, acc)
 
     @staticmethod
     def backward(ctx, grad):
@@ -103,8 +117,9 @@ class SumAll(Sum):
     @staticmethod
     def forward(ctx, x, dim=None, keepdim=False, dtype=None):
         d = x._data
-        if dim is not None or keepdim or dtype is not None or d.dtype.kind in "iub":
-            return Sum.forward(ctx, x, dim, keepdim, dtype)
+        if dim is not None or keepdim or dtype is not None or d.dtype.kind in "iubV" or \
+                d.dtype.char == "e":
+            return Sum.forward(ctx, x, dim, keepdim, dtype)  # (half types: an accumulator)
         # the common ``loss.sum()``: no dims to normalise
         ctx.in_shape, ctx.dims, ctx.keepdim = d.shape, tuple(range(d.ndim)), False
         return d.sum()
@@ -125,8 +140,10 @@ class Mean(Primitive):
         dims = reduce_dims(dim, d.ndim)
         ctx.in_shape, ctx.dims, ctx.keepdim = d.shape, dims, keepdim
         ctx.count = math.prod(d.shape[i] for i in dims) if d.ndim else 1
-        with get_array_module(d).errstate(invalid="ignore", divide="ignore"):
-            return d.mean(axis=_np_axis(dims, d.ndim), keepdims=keepdim)
+        xp, acc = get_array_module(d), accumulator(d)
+        with xp.errstate(invalid="ignore", divide="ignore"):
+            return _rounded(xp, d.mean(axis=_np_axis(dims, d.ndim), keepdims=keepdim, dtype=acc),
+                            d, acc)
 
     @staticmethod
     def backward(ctx, grad):
@@ -155,13 +172,16 @@ class Prod(Primitive):
         ctx.save_for_backward(x)
         ctx.dim_given = dim is not None
         ctx.keepdim = keepdim
+        acc = accumulator(d)
         if dim is None:
-            out = d.prod()
+            out = d.prod(dtype=acc)
             ctx.dims = tuple(range(d.ndim))
         else:
             ctx.dims = reduce_dims(dim, d.ndim)
-            out = d.prod(axis=_np_axis(ctx.dims, d.ndim), keepdims=keepdim)
+            out = d.prod(axis=_np_axis(ctx.dims, d.ndim), keepdims=keepdim, dtype=acc)
         xp = get_array_module(d)
+        if dtype is None:
+            out = _rounded(xp, out, d, acc)
         if d.dtype.kind in "iub" and dtype is None:
             out = xp.asarray(out).astype(xp.int64)
         return out if dtype is None else xp.asarray(out).astype(dtype.np)
@@ -512,7 +532,8 @@ class Cumsum(Primitive):
             d = d.astype(dtype.np)
         elif d.dtype.kind in "iub":
             d = d.astype(xp.int64)
-        return xp.cumsum(d, axis=dim) if d.ndim else d.copy()
+        acc = accumulator(d)
+        return _rounded(xp, xp.cumsum(d, axis=dim, dtype=acc), d, acc) if d.ndim else d.copy()
 
     @staticmethod
     def backward(ctx, grad):
@@ -535,7 +556,8 @@ class Cumprod(Primitive):
             d = d.astype(dtype.np)
         elif d.dtype.kind in "iub":
             d = d.astype(xp.int64)
-        return xp.cumprod(d, axis=dim) if d.ndim else d.copy()
+        acc = accumulator(d)
+        return _rounded(xp, xp.cumprod(d, axis=dim, dtype=acc), d, acc) if d.ndim else d.copy()
 
     @staticmethod
     def backward(ctx, grad):

@@ -30,7 +30,7 @@ _SHIFT = 10.0  # recurrences move arguments up to here, where the asymptotic ser
 def _float64(d):
     """``d`` in float64 for the kernels, and the float dtype the result is cast back to
     (integer inputs give the default float dtype, as PyTorch's float ops do)."""
-    out_dtype = d.dtype if d.dtype.kind == "f" else dtypes.get_default_dtype().np
+    out_dtype = d.dtype if dtypes.is_float_np(d.dtype) else dtypes.get_default_dtype().np
     return d.astype("float64", copy=False), out_dtype
 
 
@@ -412,7 +412,7 @@ class StandardGamma(Primitive):
         xp = get_array_module(alpha._data)
         sample = xp.asarray(drawn).astype(out_dtype, copy=False)
         # samples that underflowed to 0 are moved to the smallest normal: inside the support
-        return xp.maximum(sample, np.finfo(out_dtype).tiny)
+        return xp.maximum(sample, dtypes._np_finfo(np.dtype(out_dtype)).tiny)
 
     @staticmethod
     def backward(ctx, grad):

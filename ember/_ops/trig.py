@@ -152,7 +152,7 @@ def _test(name, check):
     def forward(ctx, x):
         d = x._data
         xp = get_array_module(d)
-        if d.dtype.kind not in "fc":
+        if not dtypes.is_float_np(d.dtype) and d.dtype.kind != "c":
             return xp.zeros(d.shape, bool) if check is not _finite else xp.ones(d.shape, bool)
         return check(xp, d)
     return type(name, (Primitive,), {"forward": staticmethod(forward), "differentiable": False,
@@ -178,12 +178,15 @@ class NanToNum(Primitive):
     def forward(ctx, x, nan, posinf, neginf):
         ctx.save_for_backward(x)
         d = x._data
-        if d.dtype.kind != "f":
+        if not dtypes.is_float_np(d.dtype):
             return d.copy()
-        info = np.finfo(d.dtype)
+        info = dtypes._np_finfo(d.dtype)
         xp = get_array_module(d)
-        return xp.nan_to_num(d, nan=nan, posinf=info.max if posinf is None else posinf,
-                             neginf=info.min if neginf is None else neginf)
+        native = d.dtype.kind == "f"  # bfloat16: NumPy's nan_to_num leaves it unchanged
+        out = xp.nan_to_num(d if native else d.astype(np.float32), nan=nan,
+                            posinf=float(info.max) if posinf is None else posinf,
+                            neginf=float(info.min) if neginf is None else neginf)
+        return out if native else out.astype(d.dtype)
 
     @staticmethod
     def backward(ctx, grad):

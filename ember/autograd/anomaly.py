@@ -12,6 +12,7 @@ import traceback
 import warnings
 
 from ..backend import get_array_module
+from ..backend.dtypes import is_float_np
 from .grad_mode import _DecoratorContextManager
 
 
@@ -54,7 +55,7 @@ def check_nan(node, outputs):
         return
     for i, g in enumerate(outputs):
         d = getattr(g, "_data", g)  # gradients in flight may be bare arrays
-        if d is not None and d.dtype.kind == "f" and bool(get_array_module(d).isnan(d).any()):
+        if d is not None and is_float_np(d.dtype) and bool(get_array_module(d).isnan(d).any()):
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
                                "output.")
 

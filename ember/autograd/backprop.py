@@ -3,6 +3,7 @@ run the engine (``engine.run_backward``)."""
 from .._creation import ones_like, zeros_like
 from .._tensor import Tensor
 from ..backend import get_array_module
+from ..backend.dtypes import is_float_np
 from . import dispatch as _dispatch
 from .engine import run_backward
 from .graph import gradient_edge, run_post_accumulate_hooks
@@ -25,7 +26,7 @@ def _ones_for(out):
     data = out._data
     if data.size != 1:
         raise RuntimeError("grad can be implicitly created only for scalar outputs")
-    if data.dtype.kind != "f":
+    if not is_float_np(data.dtype):
         raise RuntimeError("grad can be implicitly created only for real scalar outputs but "
                            f"got {out.dtype!r}")
     if _dispatch_active[0]:  # an op a dispatch mode or subclass sees, as in PyTorch

@@ -27,6 +27,7 @@ from collections import namedtuple
 
 from .._tensor import Tensor
 from ..backend import get_array_module
+from ..backend.dtypes import is_float_np
 from . import grad_mode
 from .backprop import grad as autograd_grad
 
@@ -205,8 +206,8 @@ def set_tangent(t, tangent):
     if tangent is None:
         t.__dict__.pop("_fw_grad", None)
         return
-    if tangent._data.dtype != t._data.dtype and t._data.dtype.kind == "f" and \
-            tangent._data.dtype.kind != "f":
+    if tangent._data.dtype != t._data.dtype and is_float_np(t._data.dtype) and \
+            not is_float_np(tangent._data.dtype):
         tangent = tangent.to(t.dtype)
     t.__dict__["_fw_grad"] = (_open[0], tangent)
     _holders.append(weakref.ref(t))
@@ -257,7 +258,7 @@ def primitive_jvp(cls, ctx, args, outs):
         result = (result,)
     given = []
     for o, t in zip(outs, result):
-        if t is not None and o._data.dtype.kind in "fc":
+        if t is not None and (is_float_np(o._data.dtype) or o._data.dtype.kind == "c"):
             if t._data.shape != o._data.shape:
                 with suspended():
                     t = t.expand(o._data.shape).contiguous()
@@ -315,7 +316,7 @@ def _jvp_from_backward(cls, args, tangents, outs):
         # an alias of its own per argument: arguments can depend on each other (maximum(x,
         # 0.3 * x)), and the gradient with respect to x itself would sum over both
         leaf = a.view_as(a) if keep_graph and a._requires_grad else a.detach()
-        if u is not None and a._data.dtype.kind == "f":
+        if u is not None and is_float_np(a._data.dtype):
             if not leaf._requires_grad:
                 leaf.requires_grad_(True)
             wrt.append(leaf)
@@ -379,7 +380,8 @@ def function_jvp(cls, ctx, args, outputs, dirty=(), non_differentiable=()):
     tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
     with suspended():  # jvp sees zeros for float inputs without a tangent, as in PyTorch
         tangents = [a.new_zeros(a._data.shape)
-                    if t is None and isinstance(a, Tensor) and a._data.dtype.kind in "fc"
+                    if t is None and isinstance(a, Tensor) and (
+                        is_float_np(a._data.dtype) or a._data.dtype.kind == "c")
                     else t for a, t in zip(args, tangents)]
     dirty_ids = {id(t) for t in dirty}
     input_tangents = {id(a): t for a, t in zip(args, tangents) if isinstance(a, Tensor)}
@@ -406,7 +408,7 @@ def function_jvp(cls, ctx, args, outputs, dirty=(), non_differentiable=()):
     for o, t in zip(outs, result):
         if not isinstance(o, Tensor) or t is None or id(o) in non_diff:
             continue
-        if o._data.dtype.kind not in "fc":
+        if not is_float_np(o._data.dtype) and o._data.dtype.kind != "c":
             continue
         if id(o) in views and t._base is None:
             raise RuntimeError("A custom Function's forward is returning a view (or an input "

@@ -27,7 +27,7 @@ import inspect
 import warnings
 
 from .._tensor import Tensor
-from ..backend.dtypes import _BY_NUMPY
+from ..backend.dtypes import _BY_NUMPY, is_float_np
 from ..backend import get_array_module
 from . import grad_mode
 from . import anomaly
@@ -597,7 +597,7 @@ def _wrap_outputs(ctx, args, tensor_mask, output, record):
                     _state.enabled = prev
                     break
             data = o._data
-            o._requires_grad = wants = data.dtype.kind == "f" and id(o) not in non_diff
+            o._requires_grad = wants = is_float_np(data.dtype) and id(o) not in non_diff
             o._grad_fn = ctx if wants else None
             o._output_nr = nr
         data = o._data

@@ -117,6 +117,19 @@ ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_, compl
        complex128) + \
     ((bfloat16,) if _ml_dtypes is not None else ())
 _BY_NUMPY = {d.np: d for d in ALL}
+_BFLOAT16_NP = bfloat16.np if _ml_dtypes is not None else None
+
+
+def is_float_np(np_dtype):
+    """Whether a NumPy dtype is a real floating type, as PyTorch counts them: NumPy's own
+    floats (kind "f") and ml_dtypes' bfloat16 (kind "V", which ``kind == "f"`` misses).
+
+    >>> import numpy as np, ember
+    >>> is_float_np(ember.bfloat16.np), is_float_np(np.dtype("f2")), is_float_np(np.dtype("i8"))
+    (True, True, False)
+    """
+    kind = np_dtype.kind
+    return kind == "f" or (kind == "V" and np_dtype == _BFLOAT16_NP)
 _BY_NAME = {d.name: d for d in ALL}
 SCALAR_NAMES = {d.name: d.scalar_name for d in ALL}  # {"float32": "Float", ...}
 

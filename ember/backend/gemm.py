@@ -19,10 +19,10 @@ import math
 
 import numpy as _numpy
 
-from . import get_array_module, parallel
+from . import dtypes, get_array_module, parallel
 from .parallel import MIN_CHUNK_BYTES, num_chunks, parallel_for
 
-__all__ = ["matmul", "matmul_pair", "native_for_extension"]
+__all__ = ["matmul", "matmul_add", "matmul_pair", "native_for_extension", "widened_on_host"]
 
 #: multiply-adds per thread below which a product is not split: waking a worker costs
 #: 20-100 us, a single-threaded sgemm does ~0.1 GFMA/ms here (4 Mi FMA ~ 40 us)
@@ -45,15 +45,35 @@ BANDS_PER_THREAD = 2
 
 _BLAS_TYPES = frozenset("fdFD")
 
+#: half-precision dtypes (NumPy's float16, ml_dtypes' bfloat16 where installed) whose products
+#: on the host are computed in float32: NumPy has no BLAS for them (its float16 matmul is a
+#: plain loop, ~250x slower than sgemm), and PyTorch's CPU kernels accumulate them in float32
+#: and round the result once, so the float32 product rounded once is also PyTorch's value
+_HALF_TYPES = frozenset(d.np for d in dtypes.ALL if d.name in ("float16", "bfloat16"))
+
+
+def widened_on_host(*arrays):
+    """Whether ``arrays`` are NumPy arrays of one half-precision dtype (float16 or bfloat16),
+    whose products ember computes in float32 and rounds once (see ``_HALF_TYPES``). Device
+    arrays answer False: their libraries (cuBLAS, cuDNN) take half precision themselves."""
+    first = arrays[0]
+    if first.itemsize != 2 or first.dtype not in _HALF_TYPES:
+        return False
+    return all(type(a) is _numpy.ndarray and a.dtype == first.dtype for a in arrays)
+
 
 def matmul(a, b):
     """``np.matmul(a, b)``; a 2-D floating product large enough is computed in bands of
-    columns (or, for a narrow result, of rows) on ember's threads."""
+    columns (or, for a narrow result, of rows) on ember's threads. Half-precision host arrays
+    (``widened_on_host``) are multiplied as float32 and the product rounded once."""
     xp = get_array_module(a, b)
     if xp is not _numpy:  # device arrays: one library call (the pool splits host work)
         if a.ndim > 2 and b.ndim >= 2 and _one_matrix(b) and a.dtype == b.dtype:
             return _folded(a, b)  # one large product beats a stack of small ones there too
         return xp.matmul(a, b)
+    if a.itemsize == 2 and widened_on_host(a, b):
+        # one float32 product (BLAS, threaded), rounded once to the operands' dtype
+        return matmul(a.astype(_numpy.float32), b.astype(_numpy.float32)).astype(a.dtype)
     if min(a.ndim, b.ndim) >= 2 and max(a.ndim, b.ndim) > 2 and a.shape[-1] == 1 \
             and b.shape[-2] == 1:
         return _outer(xp, a, b)
@@ -67,8 +87,8 @@ def matmul(a, b):
     if not fmas:  # not a 2-D floating product of one dtype (or an empty one): NumPy's own
         out = xp.matmul(a, b)
         if out.dtype != a.dtype and a.dtype == b.dtype:
-            # ml_dtypes' bfloat16 products come back float32 (accumulated as PyTorch's are):
-            # PyTorch then rounds them to bfloat16
+            # ml_dtypes' bfloat16 products come back float32 (NumPy subclasses, which the
+            # float32 path above leaves alone): PyTorch rounds them to bfloat16
             out = out.astype(a.dtype)
         return out
     m, n = a.shape[0], b.shape[1]
@@ -274,6 +294,10 @@ def matmul_pair(a1, b1, a2, b2):
     """
     if get_array_module(a1) is not _numpy:  # device arrays: one library call each
         return matmul(a1, b1), matmul(a2, b2)
+    if a1.itemsize == 2 and widened_on_host(a1, b1, a2, b2):  # float32 products, see matmul
+        f32 = _numpy.float32
+        out1, out2 = matmul_pair(a1.astype(f32), b1.astype(f32), a2.astype(f32), b2.astype(f32))
+        return out1.astype(a1.dtype), out2.astype(a2.dtype)
     f1 = _fmas(a1, b1)
     f2 = _fmas(a2, b2)
     small = min(f1, f2)
@@ -288,6 +312,21 @@ def matmul_pair(a1, b1, a2, b2):
             out[i] = xp.matmul(a1, b1) if i == 0 else xp.matmul(a2, b2)
     parallel_for(2, product, 2 * small * MIN_CHUNK_BYTES // MIN_CHUNK_FMAS, pieces_per_thread=1)
     return out[0], out[1]
+
+
+def matmul_add(a, b, c):
+    """``matmul(a, b) + c`` (``c`` broadcast to the product, a linear layer's bias) in a new
+    array. Half-precision operands on the host are summed in float32 before the one rounding
+    to their dtype, as PyTorch's addmm does (adding ``c`` to the rounded product would round
+    twice: ~1/4 of the elements then differ from PyTorch's by one unit in the last place)."""
+    if a.itemsize == 2 and widened_on_host(a, b, c):
+        f32 = _numpy.float32
+        out = matmul(a.astype(f32), b.astype(f32))
+        out += c.astype(f32)
+        return out.astype(a.dtype)
+    out = matmul(a, b)
+    out += c
+    return out
 
 
 def _fmas(a, b):

@@ -18,6 +18,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..backend import get_array_module, to_host
+from ..backend.dtypes import is_float_np
 from .process_group import GroupMember, _mpi, default_group, watchdog
 
 __all__ = ["ReduceOp", "Work", "all_reduce", "broadcast", "all_gather",
@@ -173,7 +174,8 @@ def _reduction(t, op, pg):
     op = _operation(op)
     MPI = _mpi()
     dtype = t._data.dtype
-    if op is RedOpType.AVG and dtype.kind not in "fc":  # the sum divided in place, as torch
+    # AVG: the sum divided in place, as torch (so floating and complex tensors only)
+    if op is RedOpType.AVG and not is_float_np(dtype) and dtype.kind != "c":
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{t.dtype.scalar_name}")
     if dtype.kind == "b":

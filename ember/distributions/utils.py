@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from numbers import Number
 
-import numpy as np  # dtype metadata only (finfo)
-
 from .._creation import beside, tensor
 from .._tensor import Tensor
 from .._functions import broadcast_shapes, log, log1p, sigmoid, softmax
@@ -23,7 +21,7 @@ from ..backend import dtypes
 
 def finfo(dtype):
     """NumPy's float metadata (eps, tiny, min, max) of an ember dtype."""
-    return np.finfo(dtype.np)
+    return dtypes._np_finfo(dtype.np)  # bfloat16's from ml_dtypes
 
 
 def broadcast_all(*values):

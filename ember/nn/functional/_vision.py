@@ -4,6 +4,7 @@ import math
 import warnings
 
 from ... import _creation
+from ...backend.dtypes import bfloat16 as _bfloat16
 from ..._ops.interpolate import nearest_index, linear_matrix
 from ..._ops.vision_ops import cubic_matrix, nearest_exact_index
 from ._pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
@@ -160,6 +161,8 @@ def _nearest(input, out, scales, exact=False):
 
 def _separable(input, out, scales, align_corners, cubic):
     """Interpolation by one (out, in) matrix per spatial dim: linear or bicubic weights."""
+    if input.dtype is _bfloat16:  # in float32, rounded once (as PyTorch's kernels compute it)
+        return _separable(input.float(), out, scales, align_corners, cubic).to(_bfloat16)
     if cubic:
         mats = [cubic_matrix(input, n, o, s, align_corners)
                 for n, o, s in zip(input.shape[2:], out, scales)]
