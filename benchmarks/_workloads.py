@@ -143,9 +143,11 @@ def synchronizer(lib, device):
     return lib.cuda.synchronize
 
 
-def make_train_step(lib, model, data, lr=0.01, momentum=0.9, device=None):
+def make_train_step(lib, model, data, lr=0.01, momentum=0.9, device=None, amp_dtype=None):
     """One SGD(momentum) + cross-entropy step: zero_grad, forward, loss, backward, step;
-    model and data on ``device`` (None: where they are, the CPU)."""
+    model and data on ``device`` (None: where they are, the CPU). ``amp_dtype`` (a dtype
+    name, "bfloat16" or "float16"): forward and loss in ``lib.autocast`` of that dtype, the
+    loss scaled by a ``GradScaler`` (mixed-precision training as PyTorch's recipe)."""
     if device is not None:
         model.to(device)
     xs = [(lib.from_numpy(x.copy()), lib.from_numpy(y.copy())) for x, y in data]
@@ -165,7 +167,24 @@ def make_train_step(lib, model, data, lr=0.01, momentum=0.9, device=None):
         opt.step()
         sync()
         return loss
-    return step
+    if amp_dtype is None:
+        return step
+    device_type = "cpu" if device is None else str(device).split(":")[0]
+    dtype = getattr(lib, amp_dtype)
+    scaler = lib.amp.GradScaler(device_type)
+
+    def amp_step():
+        x, y = xs[state["i"] % len(xs)]
+        state["i"] += 1
+        opt.zero_grad()
+        with lib.autocast(device_type, dtype=dtype):
+            loss = loss_fn(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        sync()
+        return loss
+    return amp_step
 
 
 def make_matmul(lib, n=1024, seed=0, device=None):
@@ -237,11 +256,11 @@ def make_chain(lib, n=16, seed=0, ops=CHAIN_OPS):
     return run
 
 
-def make_mlp_steps(libs, hidden=512, batch=128, in_features=784, device=None):
+def make_mlp_steps(libs, hidden=512, batch=128, in_features=784, device=None, amp_dtype=None):
     """{name: train step} of the MLP for every lib, identical weights and data."""
     models = build_pair(mlp_model, libs, hidden=hidden, in_features=in_features)
     data = batches((batch, in_features))
-    return {name: make_train_step(libs[name], m, data, device=device)
+    return {name: make_train_step(libs[name], m, data, device=device, amp_dtype=amp_dtype)
             for name, m in models.items()}
 
 
@@ -258,20 +277,20 @@ def make_lstm_steps(libs, vocab=10000, seq=35, batch=20, device=None):
             for name, m in models.items()}
 
 
-def make_transformer_steps(libs, d_model=256, seq=64, batch=16, device=None):
+def make_transformer_steps(libs, d_model=256, seq=64, batch=16, device=None, amp_dtype=None):
     """{name: train step} of the TransformerEncoder: batch 16 x seq 64 x d_model 256
     inputs, a 10-class head, SGD and cross-entropy as the other steps."""
     models = build_pair(transformer_model, libs, d_model=d_model)
     data = batches((batch, seq, d_model))
-    return {name: make_train_step(libs[name], m, data, device=device)
+    return {name: make_train_step(libs[name], m, data, device=device, amp_dtype=amp_dtype)
             for name, m in models.items()}
 
 
-def make_cnn_steps(libs, channels=32, batch=64, hw=28, device=None):
+def make_cnn_steps(libs, channels=32, batch=64, hw=28, device=None, amp_dtype=None):
     """{name: train step} of the CNN for every lib, identical weights and data."""
     models = build_pair(cnn_model, libs, channels=channels, hw=hw)
     data = batches((batch, 1, hw, hw))
-    return {name: make_train_step(libs[name], m, data, device=device)
+    return {name: make_train_step(libs[name], m, data, device=device, amp_dtype=amp_dtype)
             for name, m in models.items()}
 
 

@@ -58,12 +58,19 @@ BoolTensor = _tensor_methods.LEGACY_TYPES["BoolTensor"]
 __version__ = "0.1.0"
 from . import nn  # noqa: E402  (after the core: nn builds on it)
 from .nn.functional._distance import cdist  # noqa: E402  (torch.cdist, composed in nn)
+from .nn.functional._normalization import rms_norm  # noqa: E402  (torch.rms_norm, as F's)
 from . import utils  # noqa: E402
 from . import optim  # noqa: E402
 from . import distributed  # noqa: E402  (MPI: mpi4py is imported on init_process_group)
 from .serialization import save, load  # noqa: E402
-from . import accelerator, backends, cuda, amp  # noqa: E402  (device queries of a CPU build)
+from . import accelerator, backends, cuda, cpu, amp  # noqa: E402  (device queries of a CPU build)
 from .amp import autocast  # noqa: E402
+from .amp.autocast_mode import (  # noqa: E402,F401  (torch.is_autocast_enabled & co.)
+    is_autocast_enabled, set_autocast_enabled, get_autocast_dtype, set_autocast_dtype,
+    is_autocast_cpu_enabled, set_autocast_cpu_enabled, get_autocast_cpu_dtype,
+    set_autocast_cpu_dtype, get_autocast_gpu_dtype, set_autocast_gpu_dtype,
+    is_autocast_cache_enabled, set_autocast_cache_enabled, clear_autocast_cache,
+    autocast_increment_nesting, autocast_decrement_nesting)
 from . import ops  # noqa: E402  (ember.ops.<namespace>: built-in and custom operators)
 from .ops import aten as _aten  # noqa: E402,F401  (ember.ops.aten: the ops __torch_dispatch__ sees)
 
@@ -71,13 +78,13 @@ from . import _C  # noqa: E402  (the names PyTorch code reaches in torch._C)
 from . import overrides  # noqa: E402  (the __torch_function__ helpers)
 from ._torch_function import wrap_namespace as _wrap_namespace  # noqa: E402
 
-# The factories and cdist are __torch_function__ entry points as well; the ones with no
-# tensor argument are seen by modes only (PyTorch lists them in get_ignored_functions).
+# The factories, cdist and rms_norm are __torch_function__ entry points as well; the ones
+# with no tensor argument are seen by modes only (PyTorch lists them in get_ignored_functions).
 _FACTORIES = ("tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "arange",
               "range", "linspace", "eye", "rand", "randn", "randint", "randperm", "rand_like",
               "randn_like", "randint_like")
 _wrap_namespace(globals(), _FACTORIES + ("zeros_like", "ones_like", "empty_like", "full_like",
-                                         "cdist"), "ember", modes_only=_FACTORIES)
+                                         "cdist", "rms_norm"), "ember", modes_only=_FACTORIES)
 
 # Imported on first use, to keep ``import ember`` short: ``ember.distributions``,
 # ``ember.onnx`` (export), ``ember.func`` (function transforms; ``ember.vmap`` is its vmap),

@@ -36,6 +36,9 @@ from ._tensor import Tensor
 ACTIVE = [False]
 #: sentinel: ``dispatch`` found nothing to call; the entry point runs its own code
 PASS = object()
+#: ``call(func, impl, args, kwargs)`` of ``ember._autocast`` while a thread has an autocast
+#: region on (None otherwise): entry points hand it their calls after the overrides
+AUTOCAST = [None]
 
 
 class OperandTypeError(TypeError):
@@ -79,10 +82,11 @@ class _State:
 
 
 def _refresh():
-    active = bool(_State.modes) or _State.subclass_seen
-    if active:
+    dispatching = bool(_State.modes) or _State.subclass_seen
+    if dispatching:
         make_members_entry_points()
-    ACTIVE[0] = active
+    # autocast's ops are all entry points already: Tensor's own members stay plain
+    ACTIVE[0] = dispatching or AUTOCAST[0] is not None
 
 
 def make_members_entry_points():
@@ -160,6 +164,13 @@ def _is_torch_function_enabled():
 def _is_torch_function_mode_enabled():
     """Whether a ``TorchFunctionMode`` is active (and not disabled)."""
     return bool(_State.modes) and not _State.all_off
+
+
+def set_autocast_hook(hook):
+    """Install (or, with None, remove) autocast's hook; entry points take the slow path
+    while it is set."""
+    AUTOCAST[0] = hook
+    _refresh()
 
 
 # ---- modes ----------------------------------------------------------------------------------
@@ -392,6 +403,10 @@ def _entry(impl, report, python_level, operator=False):
             result = dispatch(report[0], args, kwargs or None, python_level)
             if result is not PASS:
                 return result
+            if AUTOCAST[0] is not None:
+                result = AUTOCAST[0](report[0], impl, args, kwargs)
+                if result is not PASS:
+                    return result
         try:
             return impl(*args, **kwargs)
         except Exception as error:
@@ -453,6 +468,7 @@ def is_entry(fn):
     return getattr(fn, "__ember_impl__", None) is not None
 
 
-__all__ = ["ACTIVE", "PASS", "dispatch", "dispatch_failed", "dispatching", "wrap_namespace",
-           "dispatching_property", "overloaded_args", "DisableTorchFunction",
-           "DisableTorchFunctionSubclass", "push_mode", "pop_mode", "mode_stack"]
+__all__ = ["ACTIVE", "PASS", "AUTOCAST", "set_autocast_hook", "dispatch", "dispatch_failed",
+           "dispatching", "wrap_namespace", "dispatching_property", "overloaded_args",
+           "DisableTorchFunction", "DisableTorchFunctionSubclass", "push_mode", "pop_mode",
+           "mode_stack"]

@@ -23,7 +23,7 @@ LAYERS = [
                  "ember.backends"]),
     ("tensor", ["ember._tensor", "ember._tensor_repr", "ember.random", "ember._creation",
                 "ember.return_types", "ember._checks", "ember._torch_function",
-                "ember._C"]),
+                "ember._autocast", "ember._C"]),
     ("autograd", ["ember.autograd"]),
     ("ops", ["ember._ops"]),
     ("functional API and methods", ["ember._registry", "ember._functions", "ember._tensor_methods",
@@ -33,7 +33,8 @@ LAYERS = [
     ("distributed", ["ember.distributed"]),
     ("nn", ["ember.nn"]),
     ("libraries", ["ember.optim", "ember.utils", "ember.serialization", "ember.amp",
-                   "ember.cuda", "ember.distributions", "ember.onnx", "ember._functorch",
+                   "ember.cuda", "ember.cpu",
+                   "ember.distributions", "ember.onnx", "ember._functorch",
                    "ember.func", "ember.autograd.functional", "ember.library",
                    "ember.ops", "ember.overrides"]),
     ("package", ["ember"]),  # ember/__init__.py: the public namespace, made of all the above

@@ -73,6 +73,8 @@ fi
 if has bench; then
     timeout "${BENCH_TIMEOUT:-120}" $PY benchmarks/run.py --device cuda --only mlp,cnn,transformer \
         2>&1 | tee "$OUT/bench_cuda.txt" | tail -30
+    timeout "${AMP_TIMEOUT:-90}" $PY benchmarks/bench_amp.py --device cuda --dtype float16 \
+        --rounds 5 2>&1 | tee "$OUT/bench_amp_cuda.txt" | tail -8
 fi
 if has scaling; then
     for pin in "" --no-pin-threads; do

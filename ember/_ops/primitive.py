@@ -28,12 +28,14 @@ from ..autograd.function import Function, BackwardFunction
 from ..autograd.graph import (SavedTensor, FREED_MESSAGE, _sequence, _raise_modified,
                               gradient_edge)
 from .._tensor import Tensor
-from ..backend.dtypes import _BY_NUMPY
+from ..backend.dtypes import _BY_NUMPY, is_float_np as _is_float_np
 from ..autograd.saved_hooks import _state as _saved_hooks_state
 from .saved_hooks import pack_node as _pack_saved
 from .._torch_function import (OperandTypeError as _OperandTypeError, ACTIVE as _tf_active,
                                PASS as _TF_PASS, dispatch as _tf_dispatch,
-                               dispatch_failed as _tf_dispatch_failed)
+                               dispatch_failed as _tf_dispatch_failed,
+                               AUTOCAST as _tf_autocast)
+from .._autocast import cast_operands as _autocast_operands
 
 try:  # the plain case of apply in C (optional, built by setup.py; set up at the end)
     from . import _apply as _native
@@ -238,7 +240,7 @@ class Primitive(Function):
         out = []
         for dt, g in zip(ctx._input_meta, grads):
             if g is not None and dt is not None and g._data.dtype != dt:
-                g = g.to(_BY_NUMPY[dt]) if dt.kind == "f" else None
+                g = g.to(_BY_NUMPY[dt]) if _is_float_np(dt) else None
             out.append(g)
         return out
 
@@ -260,6 +262,8 @@ def _make_apply(cls, entry=None):
             out = _overridden(report[0], args, entry)
             if out is not _TF_PASS:
                 return out
+            if entry is not None and _tf_autocast[0] is not None:  # x.mm(y) in a region
+                args = _autocast_operands(report[0], args)
         if _batching[0] is not None:  # a vmap runs: batched arguments go to their rule
             out = _batching[0].primitive(cls, args)
             if out is not NotImplemented:
@@ -317,13 +321,12 @@ def _make_apply(cls, entry=None):
         if is_view:
             _link_view(t, cls, args)
         if differentiable and _state.enabled:
-            kind = out.dtype.kind
-            if kind == "f":
+            if _is_float_np(out.dtype):
                 for a in args:
                     if isinstance(a, Tensor) and a._requires_grad:
                         _connect(ctx, cls, args, (t,))
                         break
-            elif kind == "c" and _any_requires_grad(args):
+            elif out.dtype.kind == "c" and _any_requires_grad(args):
                 raise NotImplementedError(f"{cls.__name__}: ember does not support autograd "
                                           f"for complex results yet")
         if _fw_active:
@@ -429,7 +432,7 @@ def _attach(cls, args, out, entry, record):
     first = outs[0]
     if cls.is_view and first._base is None and first is not args[0]:
         _link_view(first, cls, args)
-    if not record or first._data.dtype.kind != "f":
+    if not record or not _is_float_np(first._data.dtype):
         return
     ctx = entry[2]
     if not entry[3]:
@@ -674,7 +677,7 @@ def _connect(ctx, cls, args, outs):
     else:
         meta = []
         for nr, t in enumerate(outs):
-            float_out = t._data.dtype.kind == "f"
+            float_out = _is_float_np(t._data.dtype)
             meta.append((t._data.shape, _BY_NUMPY[t._data.dtype]) if float_out else None)
             if float_out:
                 t._requires_grad = True
@@ -718,6 +721,9 @@ def sum_to(array, shape):
     lead = array.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(
         lead + i for i, s in enumerate(shape) if s == 1 and array.shape[lead + i] != 1)
+    if axes and array.dtype.kind == "V":  # bfloat16: summed in float32, rounded once
+        return array.sum(axis=axes, keepdims=True, dtype="float32").astype(
+            array.dtype).reshape(shape)
     out = array.sum(axis=axes, keepdims=True) if axes else array
     return out.reshape(shape)
 

@@ -1,14 +1,13 @@
-"""``ember.amp``: mixed-precision training helpers, as scripts import them.
+"""``ember.amp``: mixed-precision training, as scripts import it.
 
-``GradScaler`` scales the loss so small float16 gradients survive, unscales them
-before the optimizer step and skips steps whose gradients overflowed; on the CPU
-it really scales on the CPU (as PyTorch's ``GradScaler("cpu")`` does) and on a GPU;
-for ``"cuda"`` without one it is disabled with PyTorch's warning. ``autocast`` for
-``"cuda"`` without a GPU is a disabled no-op with PyTorch's warning; ember does not
-run ops in a lower precision automatically, so enabling it (CPU or GPU) raises
-NotImplementedError.
+``autocast(device_type)`` runs the ops on PyTorch's lists in bfloat16 (CPU) or float16
+(CUDA) and the precision-sensitive ones in float32; ``GradScaler`` scales the loss so
+small float16 gradients survive, unscales them before the optimizer step and skips
+steps whose gradients overflowed (on the CPU too, as PyTorch's ``GradScaler("cpu")``).
+For ``"cuda"`` without a GPU both are disabled with PyTorch's warnings.
+``custom_fwd`` / ``custom_bwd`` make custom Functions autocast-aware.
 """
 from .grad_scaler import GradScaler
-from .autocast_mode import autocast, is_autocast_available
+from .autocast_mode import autocast, custom_bwd, custom_fwd, is_autocast_available
 
-__all__ = ["GradScaler", "autocast", "is_autocast_available"]
+__all__ = ["GradScaler", "autocast", "custom_bwd", "custom_fwd", "is_autocast_available"]

@@ -25,6 +25,7 @@ code may hold them. No reference counting is involved.
 """
 import heapq
 
+from .. import _autocast
 from .._tensor import Tensor
 from ..backend import numpy_ndarray as _ndarray
 from . import anomaly, grad_mode
@@ -184,6 +185,7 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
     (None where none does).
     """
     task = _schedule(root_edges, root_grads, retain_graph, create_graph, inputs)
+    autocast_state = _autocast.pause()  # backward ops run in their forward ops' dtypes
     state = grad_mode._state
     prev_enabled = state.enabled
     state.enabled = create_graph  # backward records a graph only for create_graph
@@ -201,6 +203,7 @@ def run_backward(root_edges, root_grads, retain_graph=False, create_graph=False,
     finally:
         state.enabled = prev_enabled
         _task_state.tasks = outer_tasks
+        _autocast.resume(autocast_state)
     if inputs is None:
         return None
     result = []

@@ -25,6 +25,7 @@ tensor([2., 4.])
 import threading
 import warnings
 
+from .. import _autocast
 from .._tensor import Tensor
 from .._functions import stack
 from .._functorch.batched import BatchedTensor
@@ -69,7 +70,7 @@ class OperatorEntry:
         self.backward = None       # register_autograd
         self.setup_context = None
         self.vmap = None           # register_vmap
-        self.autocast = None       # register_autocast: (device type, dtype), never applied
+        self.autocast = None       # register_autocast: (device type, dtype)
         self.custom_op = None      # the CustomOpDef, for ops made by custom_op
         self.define_site = None
         self.tags = ()
@@ -232,6 +233,19 @@ def _bump_mutated(e, values):
 
 
 def call(e, args, kwargs):
+    rule = e.autocast  # register_autocast: inputs cast, the op run with autocast off
+    if rule is not None and _autocast.is_enabled(rule[0]) and not _autocast.is_suspended():
+        device_type, dtype = rule
+        args, kwargs = _autocast.cast_floating((args, kwargs), device_type, dtype)
+        _autocast.set_enabled(device_type, False)
+        try:
+            return _call(e, args, kwargs)
+        finally:
+            _autocast.set_enabled(device_type, True)
+    return _call(e, args, kwargs)
+
+
+def _call(e, args, kwargs):
     values = _schema.bind(e.schema, args, kwargs)
     if e.has_autograd_function() and e.differentiable_schema():
         return _apply_function(e, values)

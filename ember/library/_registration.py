@@ -121,8 +121,9 @@ def impl_abstract(qualname, func=None, *, lib=None, _stacklevel=1):
 
 
 def register_autocast(op, device_type, cast_inputs, /, *, lib=None):
-    """Record the dtype ``op``'s inputs are cast to under autocast. ember runs every op in
-    its inputs' dtype (``autocast`` cannot be enabled), so the rule is kept, never run."""
+    """In an autocast region of ``device_type``, ``op``'s floating inputs on that device
+    are cast to ``cast_inputs`` and the op runs with autocast off (its kernels see one
+    dtype)."""
     e = _dispatch.find_entry(op)
     if device_type not in ("cpu", "cuda"):
         raise ValueError(f"Unknown device type: {device_type}")

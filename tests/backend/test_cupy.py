@@ -182,3 +182,25 @@ def test_events_time_work_on_a_stream():
     p = ember.cuda.get_device_properties(0)
     assert p.name == ember.cuda.get_device_name() and p.total_memory > 1 << 30
     assert (p.major, p.minor) == ember.cuda.get_device_capability()
+
+
+def test_autocast_mixed_precision_step_on_the_gpu():
+    # cuBLAS float16 products under autocast("cuda"); the float32 master weights and the
+    # scaled float16 gradients stay on the GPU; the loss is close to the float32 step's
+    ember.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10)).cuda()
+    x = ember.randn(256, 64, device="cuda")
+    y = ember.randint(0, 10, (256,), device="cuda")
+    with ember.autocast("cuda"):
+        logits = model(x)
+        loss = nn.functional.cross_entropy(logits, y)
+    assert logits.dtype is ember.float16 and type(logits._data) is cupy.ndarray
+    assert loss.dtype is ember.float32
+    full = nn.functional.cross_entropy(model(x), y)
+    assert abs(loss.item() - full.item()) < 1e-2
+    scaler = ember.amp.GradScaler("cuda")
+    scaler.scale(loss).backward()
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    scaler.step(opt)
+    scaler.update()
+    assert all(p.dtype is ember.float32 and p.grad.is_cuda for p in model.parameters())

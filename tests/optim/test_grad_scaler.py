@@ -94,13 +94,11 @@ def test_autocast():
         with ember.autocast("cuda"):
             pass
     assert "CUDA is not available" in str(caught[0].message)
-    with pytest.raises(NotImplementedError, match="autocast on 'cpu'"):
-        ember.autocast("cpu")
     with pytest.raises(RuntimeError, match="device type at start of device string"):
         ember.autocast("foo")
 
 
-def test_on_a_gpu_the_scaler_scales_and_autocast_refuses(fake_cuda):
+def test_on_a_gpu_the_scaler_scales(fake_cuda):
     # the stand-in cuda module (tests/backend/fake_cuda.py): with a GPU there, GradScaler
     # ("cuda") is enabled (no "CUDA is not available" warning) and gives the CPU's steps
     results = {}
@@ -124,7 +122,3 @@ def test_on_a_gpu_the_scaler_scales_and_autocast_refuses(fake_cuda):
         results[device] = (w.detach().cpu().tolist(), scaler.get_scale())
     assert results["cuda"] == results["cpu"]
     assert results["cpu"][1] == 2048.0  # 1024 -> 2048 -> 1024 (overflow) -> 2048
-    with pytest.raises(NotImplementedError, match="autocast on 'cuda'"):
-        ember.autocast("cuda")
-    with ember.autocast("cuda", enabled=False):
-        pass

@@ -13,7 +13,7 @@ import math
 import numbers
 import warnings
 
-from ... import _functions as _F
+from ... import _autocast, _functions as _F
 from ..._creation import empty
 from ...backend.dtypes import float32, float64
 from ..._ops.rnn_ops import lstm_cell as _lstm_cell, lstm_layer as _lstm_layer
@@ -25,6 +25,25 @@ from ..utils.rnn import PackedSequence
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+
+
+def _to(state, dtype):
+    """A state (tensor or (h, c)) or weight in ``dtype`` (None: as it is); autocast's
+    lower precision for the recurrent layers PyTorch runs fused (cuDNN, oneDNN)."""
+    if dtype is None or state is None:
+        return state
+    if isinstance(state, tuple):
+        return tuple(_to(s, dtype) for s in state)
+    return state.to(dtype) if state.is_floating_point() and state.dtype is not float64 \
+        else state
+
+
+def _cell_step(kind, step, input, hx, weights):
+    """One cell step, cast as autocast wants PyTorch's ``<kind>`` op (lstm_cell, ...)."""
+    lower = _autocast.lower_precision_module(kind, input.device.type)
+    with _autocast.suspended():
+        w_ih, b_ih, w_hh, b_hh = (_to(w, lower) for w in weights)
+        return step(_linear(_to(input, lower), w_ih, b_ih), _to(hx, lower), w_hh, b_hh)
 
 
 def _linear(x, w, b=None):
@@ -227,6 +246,12 @@ class RNNBase(Module):
 
         Returns the output in the input's layout and the list of final states.
         """
+        lower = _autocast.lower_precision_module(self.mode.lower(), input.device.type)
+        with _autocast.suspended():  # one op for autocast, as PyTorch's fused layers
+            return self._run_layers(_to(input, lower), [_to(s, lower) for s in states],
+                                    batch_sizes, lower)
+
+    def _run_layers(self, input, states, batch_sizes, dtype):
         num_directions = 2 if self.bidirectional else 1
         finals = []
         layer_input = input
@@ -235,7 +260,7 @@ class RNNBase(Module):
             for direction in range(num_directions):
                 idx = layer * num_directions + direction
                 out, state = self._run_direction(layer_input, states[idx], idx, direction == 1,
-                                                 batch_sizes)
+                                                 batch_sizes, dtype)
                 outs.append(out)
                 finals.append(state)
             layer_output = outs[0] if num_directions == 1 else _F.cat(outs, -1)
@@ -244,7 +269,7 @@ class RNNBase(Module):
             layer_input = layer_output
         return layer_input, finals
 
-    def _run_direction(self, layer_input, state, idx, reverse, batch_sizes):
+    def _run_direction(self, layer_input, state, idx, reverse, batch_sizes, dtype=None):
         """One layer in one direction: the outputs of all steps (in time order, stacked, or
         concatenated for a packed batch) and the final state.
 
@@ -254,9 +279,9 @@ class RNNBase(Module):
         reverse direction starts it)."""
         mode = self.mode
         names = self._all_weights[idx]
-        w_ih, w_hh = getattr(self, names[0]), getattr(self, names[1])
-        b_ih = getattr(self, names[2]) if self.bias else None
-        b_hh = getattr(self, names[3]) if self.bias else None
+        w_ih, w_hh = _to(getattr(self, names[0]), dtype), _to(getattr(self, names[1]), dtype)
+        b_ih = _to(getattr(self, names[2]), dtype) if self.bias else None
+        b_hh = _to(getattr(self, names[3]), dtype) if self.bias else None
         if mode == "LSTM" and batch_sizes is None and self.proj_size == 0 and \
                 _lstm_fusable(layer_input, state, (w_ih, w_hh, b_ih, b_hh)):
             hs, h, c = _lstm_layer(layer_input, state[0], state[1], w_ih, w_hh, b_ih, b_hh,
@@ -264,7 +289,7 @@ class RNNBase(Module):
             return hs, (h, c)
         step = {"LSTM": _lstm_step, "GRU": _gru_step, "RNN_TANH": _rnn_tanh_step,
                 "RNN_RELU": _rnn_relu_step}[mode]
-        extra = (getattr(self, names[-1]),) if self.proj_size > 0 else ()
+        extra = (_to(getattr(self, names[-1]), dtype),) if self.proj_size > 0 else ()
         projected = _linear(layer_input, w_ih, b_ih)
         xs = projected.unbind(0) if batch_sizes is None else projected.split(batch_sizes, 0)
         if reverse:
@@ -522,6 +547,9 @@ class RNNCellBase(Module):
             for weight in self.parameters():
                 weight.uniform_(-stdv, stdv)
 
+    def _weights(self):
+        return self.weight_ih, self.bias_ih, self.weight_hh, self.bias_hh
+
     def _prepare(self, name, input, hx, n_states):
         if input.dim() not in (1, 2):
             raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
@@ -563,7 +591,7 @@ class RNNCell(RNNCellBase):
             step = _rnn_relu_step
         else:
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
-        ret = step(_linear(input, self.weight_ih, self.bias_ih), hx, self.weight_hh, self.bias_hh)
+        ret = _cell_step(f"rnn_{self.nonlinearity}_cell", step, input, hx, self._weights())
         return ret if is_batched else ret.squeeze(0)
 
 
@@ -576,8 +604,7 @@ class LSTMCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         input, hx, is_batched = self._prepare("LSTMCell", input, hx, 2)
-        h, c = _lstm_step(_linear(input, self.weight_ih, self.bias_ih), hx, self.weight_hh,
-                          self.bias_hh)
+        h, c = _cell_step("lstm_cell", _lstm_step, input, hx, self._weights())
         return (h, c) if is_batched else (h.squeeze(0), c.squeeze(0))
 
 
@@ -590,8 +617,7 @@ class GRUCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         input, hx, is_batched = self._prepare("GRUCell", input, hx, 1)
-        ret = _gru_step(_linear(input, self.weight_ih, self.bias_ih), hx, self.weight_hh,
-                        self.bias_hh)
+        ret = _cell_step("gru_cell", _gru_step, input, hx, self._weights())
         return ret if is_batched else ret.squeeze(0)
 
 
