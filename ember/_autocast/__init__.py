@@ -140,6 +140,35 @@ def cast_floating(value, device_type, dtype):
     return value
 
 
+def snapshot():
+    """This thread's autocast state (devices on, dtypes, cache switch), for ``restored``."""
+    return dict(_state.enabled), dict(_state.dtypes), _state.cache_enabled
+
+
+class restored:
+    """Run a block under a ``snapshot``'s autocast state (a checkpoint's recomputation runs
+    as its forward did), then put the state from before the block back."""
+
+    def __init__(self, state):
+        self.state = state
+
+    def __enter__(self):
+        self.outer = snapshot()
+        self._apply(self.state)
+
+    def __exit__(self, *exc):
+        self._apply(self.outer)
+        return False
+
+    @staticmethod
+    def _apply(state):
+        enabled, dtypes, cache_enabled = state
+        for device_type in set(enabled) | set(_state.enabled):
+            set_enabled(device_type, enabled.get(device_type, False))
+        _state.dtypes.update(dtypes)
+        _state.cache_enabled = cache_enabled
+
+
 # ---- the hook ---------------------------------------------------------------------------
 _keys = {}
 
@@ -284,4 +313,5 @@ def lower_precision_module(kind, device_type):
 __all__ = ["DEFAULT_DTYPES", "is_enabled", "set_enabled", "get_dtype", "set_dtype",
            "is_cache_enabled", "set_cache_enabled", "increment_nesting", "decrement_nesting",
            "clear_cache", "suspended", "is_suspended", "cast_floating", "pause", "resume",
+           "snapshot", "restored",
            "call", "cast_operands", "cast_arguments", "op_key", "lower_precision_module"]

@@ -27,6 +27,7 @@ import weakref
 
 from .. import nn
 from .._tensor import Tensor
+from .. import _autocast
 from ..autograd import backward as _autograd_backward, enable_grad, Function
 from ..autograd.graph import current_graph_task, saved_tensors_hooks
 from ..random import get_rng_state, set_rng_state
@@ -119,6 +120,7 @@ class CheckpointFunction(Function):
         ctx.preserve_rng_state = preserve_rng_state
         if preserve_rng_state:
             ctx.fwd_cpu_state = get_rng_state()
+        ctx.autocast_state = _autocast.snapshot()  # the recomputation runs as forward did
         ctx.inputs = [None if isinstance(a, Tensor) else a for a in args]
         ctx.tensor_indices = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         ctx.save_for_backward(*[a for a in args if isinstance(a, Tensor)])
@@ -138,7 +140,7 @@ class CheckpointFunction(Function):
             inputs[i] = t
         with _rng_restored(ctx.fwd_cpu_state if ctx.preserve_rng_state else None):
             detached = _detached(inputs)
-            with enable_grad():
+            with enable_grad(), _autocast.restored(ctx.autocast_state):
                 outputs = ctx.run_function(*detached)
         if isinstance(outputs, Tensor):
             outputs = (outputs,)
@@ -258,9 +260,11 @@ def _checkpoint_without_reentrant(function, preserve, context_fn, determinism_ch
                                   "forward and the recomputation) is not supported")
     forward_context, recompute_context = context_fn()
     rng_state = get_rng_state() if preserve else None
+    autocast_state = _autocast.snapshot()  # the recomputation runs as forward did
 
     def recompute():
-        with _rng_restored(rng_state), enable_grad(), recompute_context:
+        with _rng_restored(rng_state), enable_grad(), _autocast.restored(autocast_state), \
+                recompute_context:
             function(*args, **kwargs)
 
     frame = _Frame(recompute, _METADATA_FNS[determinism_check], early_stop)

@@ -277,3 +277,31 @@ def test_register_autocast_casts_a_custom_ops_inputs_as_torch():
             out = scaled_sum(a, b)
         assert out.dtype == lib.float16
     assert str(dtypes[torch]) == str(dtypes[ember]).replace("ember", "torch")
+
+
+@pytest.mark.parametrize("use_reentrant", [False, True])
+def test_checkpoint_recomputes_under_the_forwards_autocast_state_as_torch(use_reentrant):
+    grads = {}
+    for lib in (torch, ember):
+        w = lib.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3),
+                       requires_grad=True)
+        x = lib.tensor(np.linspace(0, 2, 8, dtype=np.float32).reshape(2, 4),
+                       requires_grad=True)
+        with lib.autocast("cpu"):
+            y = lib.utils.checkpoint.checkpoint(lambda a: lib.relu(a @ w), x,
+                                                use_reentrant=use_reentrant)
+            assert y.dtype == lib.bfloat16
+        y.float().pow(2).sum().backward()  # recomputation outside the region
+        grads[lib] = (x.grad.float().numpy(), w.grad.float().numpy())
+        assert x.grad.dtype == lib.float32 and w.grad.dtype == lib.float32
+    for e, t in zip(grads[ember], grads[torch]):
+        np.testing.assert_allclose(e, t, **TOL["bfloat16"])
+
+
+def test_function_transforms_under_autocast_as_torch():
+    for lib in (torch, ember):
+        w = lib.ones(3, 3)
+        x = lib.ones(4, 3)
+        with lib.autocast("cpu"):
+            assert lib.func.vmap(lambda r: r @ w)(x).dtype == lib.bfloat16
+            assert lib.func.grad(lambda r: (r @ w).float().sum())(x[0]).dtype == lib.float32
