@@ -39,6 +39,9 @@ PASS = object()
 #: ``call(func, impl, args, kwargs)`` of ``ember._autocast`` while a thread has an autocast
 #: region on (None otherwise): entry points hand it their calls after the overrides
 AUTOCAST = [None]
+#: True while overrides may take a call (a mode, a dispatching subclass): ACTIVE without it
+#: means autocast alone, which needs no ``dispatch``
+DISPATCHING = [False]
 
 
 class OperandTypeError(TypeError):
@@ -85,6 +88,7 @@ def _refresh():
     dispatching = bool(_State.modes) or _State.subclass_seen
     if dispatching:
         make_members_entry_points()
+    DISPATCHING[0] = dispatching
     # autocast's ops are all entry points already: Tensor's own members stay plain
     ACTIVE[0] = dispatching or AUTOCAST[0] is not None
 
@@ -400,9 +404,10 @@ def _entry(impl, report, python_level, operator=False):
         # a first argument that is no plain Tensor (a subclass, a duck, a list of tensors,
         # a scalar) is checked before the code runs; a duck further on makes the code fail
         if ACTIVE[0] or (args and type(args[0]) is not Tensor):
-            result = dispatch(report[0], args, kwargs or None, python_level)
-            if result is not PASS:
-                return result
+            if DISPATCHING[0] or (args and type(args[0]) is not Tensor):
+                result = dispatch(report[0], args, kwargs or None, python_level)
+                if result is not PASS:
+                    return result
             if AUTOCAST[0] is not None:
                 result = AUTOCAST[0](report[0], impl, args, kwargs)
                 if result is not PASS:
@@ -468,7 +473,7 @@ def is_entry(fn):
     return getattr(fn, "__ember_impl__", None) is not None
 
 
-__all__ = ["ACTIVE", "PASS", "AUTOCAST", "set_autocast_hook", "dispatch", "dispatch_failed",
-           "dispatching", "wrap_namespace", "dispatching_property", "overloaded_args",
-           "DisableTorchFunction", "DisableTorchFunctionSubclass", "push_mode", "pop_mode",
-           "mode_stack"]
+__all__ = ["ACTIVE", "PASS", "AUTOCAST", "DISPATCHING", "set_autocast_hook", "dispatch",
+           "dispatch_failed", "dispatching", "wrap_namespace", "dispatching_property",
+           "overloaded_args", "DisableTorchFunction", "DisableTorchFunctionSubclass",
+           "push_mode", "pop_mode", "mode_stack"]

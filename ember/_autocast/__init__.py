@@ -177,7 +177,7 @@ def op_key(func):
     """PyTorch's operator name for a public function or method (``ember.linalg.inv`` ->
     ``linalg_inv``; ``Tensor.__rpow__`` -> ``pow``)."""
     key = _keys.get(func)
-    if key is None:
+    if key is None:  # first call of this function in a region
         name = getattr(func, "__name__", "")
         module = getattr(func, "_public_module", None) or ""
         for prefix in ("linalg", "special", "fft"):
@@ -241,6 +241,8 @@ def _widest(args, kwargs, device_type, lower):
 
 def cast_arguments(func, args, kwargs):
     """The arguments as ``func``'s autocast policy wants them, or None (nothing to do)."""
+    if op_key(func) not in _policy.LISTED:
+        return None
     first = _first_tensor(args, kwargs)
     if first is None:
         return None
@@ -289,7 +291,7 @@ def cast_operands(func, args):
     """``cast_arguments`` for an op's own ``apply`` bound as a method (positional only):
     the arguments to run it on."""
     st = _state
-    if not st.on or st.suspended:
+    if not st.on or st.suspended or op_key(func) not in _policy.LISTED:
         return args
     st.suspended += 1
     try:

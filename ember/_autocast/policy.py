@@ -110,6 +110,8 @@ CUDA = {
 }
 
 TABLES = {"cpu": CPU, "cuda": CUDA}
+#: every op some table lists (the one test an unlisted op's call makes)
+LISTED = frozenset(CPU) | frozenset(CUDA)
 
 #: entry points that are Python compositions in PyTorch: the ops they call are autocast
 #: one by one (every other op runs as one piece, with autocast off inside it)

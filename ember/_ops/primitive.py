@@ -34,7 +34,7 @@ from .saved_hooks import pack_node as _pack_saved
 from .._torch_function import (OperandTypeError as _OperandTypeError, ACTIVE as _tf_active,
                                PASS as _TF_PASS, dispatch as _tf_dispatch,
                                dispatch_failed as _tf_dispatch_failed,
-                               AUTOCAST as _tf_autocast)
+                               AUTOCAST as _tf_autocast, DISPATCHING as _tf_dispatching)
 from .._autocast import cast_operands as _autocast_operands
 
 try:  # the plain case of apply in C (optional, built by setup.py; set up at the end)
@@ -258,10 +258,11 @@ def _make_apply(cls, entry=None):
     report = [None]  # the function __torch_function__ overrides are given (apply itself)
 
     def apply(*args):
-        if _tf_active[0]:  # a mode or a dispatching subclass exists (_torch_function.py)
-            out = _overridden(report[0], args, entry)
-            if out is not _TF_PASS:
-                return out
+        if _tf_active[0]:  # a mode, a dispatching subclass or autocast (_torch_function.py)
+            if _tf_dispatching[0]:
+                out = _overridden(report[0], args, entry)
+                if out is not _TF_PASS:
+                    return out
             if entry is not None and _tf_autocast[0] is not None:  # x.mm(y) in a region
                 args = _autocast_operands(report[0], args)
         if _batching[0] is not None:  # a vmap runs: batched arguments go to their rule
