@@ -642,6 +642,9 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         start, end = 0, start
     vals = [(v.item() if v.numel() == 1 else float(v)) if isinstance(v, Tensor) else v
             for v in (start, end, step)]
+    if dtype is not None and (dtype is dtypes.bool_ or dtype.is_complex) and \
+            _module(None, device) is not meta_module:  # no kernel for them (on the CPU)
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{dtype.scalar_name}'")
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (vals[1] - vals[0]) * vals[2] < 0:
@@ -695,8 +698,10 @@ range_.__name__ = range_.__qualname__ = "range"  # ember.range (a module-level `
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     if steps < 0:
-        raise RuntimeError("linspace(): number of steps must be non-negative")
+        raise RuntimeError("number of steps must be non-negative")
     np_dtype = _np_dtype(dtype)
+    if np_dtype.kind == "b" and steps > 1:  # (one step: the start, no kernel)
+        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
     xp = default_array_module()
     arr = allocate(lambda: xp.linspace(start, end, steps).astype(np_dtype), (steps,), np_dtype)
     return _finish(arr, requires_grad, device)
@@ -713,15 +718,17 @@ def _random_float(draw, size, dtype, generator, requires_grad, device, name, lik
     """Samples drawn on the host by ember's generator, handed to ``like``'s array module
     (a tensor) or the default one."""
     dt = _np_dtype(dtype)
-    if not dtypes.is_float_np(dt):
-        raise RuntimeError(f"\"check_uniform_bounds\" not implemented for "
-                           f"'{dtypes.from_numpy_dtype(dt).name.capitalize()}'")
     size = _sizes(size, name)
+    xp = _module(like, device)
+    floating = dtypes.is_float_np(dt)
+    if xp is meta_module and (floating or name == "rand"):
+        # nothing to draw (PyTorch's generator does not advance either); no kernel runs
+        # there to refuse an integer dtype, which its meta randn refuses itself
+        return _finish(xp.empty(size, dt), requires_grad, device, like)
+    if not floating:
+        _refuse_random(name, dt, xp is meta_module)
     gen = _random.rng(generator)
     drawn = dt if dt in (np.float32, np.float64) else np.float32
-    xp = _module(like, device)
-    if xp is meta_module:  # nothing to draw (PyTorch's generator does not advance either)
-        return _finish(xp.empty(size, dt), requires_grad, device, like)
     policy = _random.vmap_randomness
     batch = None if policy is None else policy.batch_size()
     if batch is not None:  # vmap(randomness="different"): one draw per sample
@@ -729,6 +736,22 @@ def _random_float(draw, size, dtype, generator, requires_grad, device, name, lik
         return policy.wrap(_finish(arr, requires_grad, device, like))
     arr = allocate(lambda: xp.asarray(draw(gen, size, drawn).astype(dt, copy=False)), size, dt)
     return _finish(arr, requires_grad, device, like)
+
+
+#: the kernel PyTorch's CPU draws run (and name when refusing a dtype)
+_RANDOM_KERNELS = {"rand": "check_uniform_bounds", "randn": "normal_kernel_cpu"}
+
+
+def _refuse_random(name, np_dtype, meta=False):
+    """PyTorch's error for ``rand``/``randn`` (or ``uniform_``/``normal_``) of a dtype that
+    is not floating; ember draws no complex numbers yet (PyTorch does)."""
+    dt = dtypes.from_numpy_dtype(np_dtype)
+    if dt.is_complex:
+        raise NotImplementedError(f"ember's {name} draws no complex numbers yet")
+    if meta:  # PyTorch's meta randn
+        raise RuntimeError(f"expected a floating-point or complex dtype, but got dtype={dt}")
+    raise NotImplementedError(f"\"{_RANDOM_KERNELS[name]}\" not implemented for "
+                              f"'{dt.scalar_name}'")
 
 
 def _uniform(gen, shape, dtype):
@@ -774,6 +797,9 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
                            f"to={high}")
     shape, np_dtype = _sizes((tuple(size),), "randint"), _np_dtype(dtype, dtypes.int64)
+    if np_dtype.kind == "c" and _module(None, device) is not meta_module:
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and "
+                           "boolean types")
     gen = _random.rng(generator)
     xp = default_array_module()
     if _module(None, device) is meta_module:
@@ -794,6 +820,12 @@ def randint_like(t, low, high=None, *, dtype=None, device=None):
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     np_dtype, gen = _np_dtype(dtype, dtypes.int64), _random.rng(generator)
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    if np_dtype.kind in "bc" and _module(None, device) is not meta_module:
+        # PyTorch's CPU kernel has none of them (empty or not)
+        raise NotImplementedError(f"\"randperm\" not implemented for "
+                                  f"'{dtypes.from_numpy_dtype(np_dtype).scalar_name}'")
     xp = default_array_module()
     if _module(None, device) is meta_module:
         return _finish(meta_module.empty((n,), np_dtype), requires_grad, device)

@@ -539,7 +539,40 @@ def vdot(input: Tensor, other: Tensor) -> Tensor:
 
 
 mv = op(L.mv, out=True)
-outer = op(L.outer, out=True)
+
+
+def _outer_method(self: Tensor, vec2: Tensor) -> Tensor:
+    return L.outer(self, vec2, "outer", method=True)
+
+
+@op(method=_outer_method, out=True)
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    """The outer product of two 1-D tensors.
+
+    >>> import ember
+    >>> ember.outer(ember.tensor([1., 2.]), ember.tensor([3., 4.]))
+    tensor([[3., 4.],
+            [6., 8.]])
+    """
+    return L.outer(input, vec2)
+
+
+def _ger_method(self: Tensor, vec2: Tensor) -> Tensor:
+    return L.outer(self, vec2, "ger", method=True)
+
+
+@op(method=_ger_method, out=True)
+def ger(input: Tensor, vec2: Tensor) -> Tensor:
+    """``outer`` under its deprecated name (PyTorch warns only when it is given ``out=``).
+
+    >>> import ember
+    >>> ember.ger(ember.tensor([1., 2.]), ember.tensor([3.]))
+    tensor([[3.],
+            [6.]])
+    """
+    return L.outer(input, vec2, "ger")
+
+
 # the matmul family (_ops/matmul_family.py: compositions of the products above). The in-place
 # forms PyTorch has are methods of their own: its "Bad in-place call" checks come before the
 # op runs; x.addbmm_ is the declared (generic) one
@@ -669,8 +702,8 @@ __all__ = [
     "gather", "scatter", "scatter_add", "index_select", "index_add", "masked_select",
     "take_along_dim", "nonzero", "sort", "argsort", "topk",
     # linear algebra
-    "mm", "bmm", "matmul", "dot", "vdot", "mv", "outer", "addmm", "baddbmm", "addbmm", "addmv",
-    "addr", "chain_matmul", "tensordot", "inner", "kron", "einsum",
+    "mm", "bmm", "matmul", "dot", "vdot", "mv", "outer", "ger", "addmm", "baddbmm", "addbmm",
+    "addmv", "addr", "chain_matmul", "tensordot", "inner", "kron", "einsum",
     # tensors and dtypes
     "numel", "is_tensor", "is_floating_point", "promote_types", "result_type", "can_cast",
     "detach", "broadcast_shapes", "broadcast_tensors",

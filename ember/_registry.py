@@ -294,6 +294,9 @@ def write_out(result: Tensor | tuple, out: Tensor | tuple, name: str) -> Tensor 
     records no gradient, so it is refused while one is wanted; a result cast to out's
     dtype only within its kind (float into int is refused); an ``out`` of another shape
     re-allocated, with PyTorch's warning when it had elements."""
+    deprecated = _OUT_DEPRECATED.get(name)
+    if deprecated is not None:
+        warnings.warn(deprecated, UserWarning, stacklevel=4)
     if isinstance(result, tuple):
         if not isinstance(out, (tuple, list)) or len(out) != len(result):
             raise TypeError(f"{name}(): argument 'out' must be tuple of {len(result)} Tensors")
@@ -306,6 +309,8 @@ def write_out(result: Tensor | tuple, out: Tensor | tuple, name: str) -> Tensor 
     _check_out_tensor(out, name)
     _check_no_grad((result,), (out,), name)
     rule = _OUT_DTYPE_RULES.get(name)
+    if tuple(out.shape) != tuple(result.shape):
+        rule = _OUT_DTYPE_RULES_RESIZED.get(name, rule)
     if rule is not None:
         problem = rule(result.dtype, out.dtype)
         if problem:
@@ -373,8 +378,13 @@ _OUT_DTYPE_RULES = {
     "all": _truth_dtype("all"), "any": _truth_dtype("any"),
     "isposinf": _bool_dtype("isposinf"), "isneginf": _bool_dtype("isneginf"),
     "searchsorted": _searchsorted_dtype,
-    # the matmul family: out must have the result's dtype (addbmm adds into out as "self")
-    **{name: _index_dtype for name in ("addmm", "baddbmm", "addmv")},
+    # the matmul family: out must have the result's dtype (addbmm adds into out as "self");
+    # matmul's wording would follow the kernel it lands in (left to the cast rule)
+    **{name: _index_dtype for name in ("addmm", "baddbmm", "addmv", "mm", "bmm")},
+    **{name: _same_dtype("result dtype {out} does not match input dtype {result}")
+       for name in ("dot", "vdot")},
+    "mv": _same_dtype("addmv input tensors must have the same dtype, but got {out}, {result}, "
+                      "and {result}"),  # (an out of the result's shape: else below)
     "addbmm": _same_dtype("self and mat2 must have the same dtype, but got {out} and {result}"),
     **{name: _same_dtype("tensordot: Expected the output tensor to have dtype {result}, but got "
                          "an output tensor with dtype {out}") for name in ("tensordot", "inner")},
@@ -384,8 +394,13 @@ _OUT_DTYPE_RULES = {
 }
 #: ops whose result PyTorch casts into an out of any dtype (bernoulli's draws are 0 and 1)
 _OUT_ANY_DTYPE = {"bernoulli"}
+#: the rules where out has another shape than the result (PyTorch checks it while resizing)
+_OUT_DTYPE_RULES_RESIZED = {"mv": _index_dtype}
 #: ops whose out PyTorch resizes with no warning (addbmm: ``resize_as_`` of its input)
 _OUT_RESIZED_SILENTLY = {"addbmm"}
+#: ops whose out= form PyTorch deprecates, with its warning (``ger`` warns with out= only)
+_OUT_DEPRECATED = {"ger": "torch.ger is deprecated and will be removed in a future PyTorch "
+                          "release. Use torch.outer instead."}
 
 
 def _check_no_grad(results, outs, name):
@@ -405,7 +420,7 @@ def _write_one(result, out, cast_any=False, warn=True):
     if tuple(out.shape) != tuple(data.shape):
         if out.numel() != 0 and warn:
             warnings.warn(_RESIZED.format(list(out.shape), list(data.shape)), UserWarning,
-                          stacklevel=4)
+                          stacklevel=5)  # the caller of the public function
         out._data = get_array_module(data).empty(data.shape, od.np)
     out._data[...] = data
     out._vc[0] += 1

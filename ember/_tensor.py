@@ -96,9 +96,12 @@ class Tensor:
         return Size(self._data.shape)
 
     def size(self, dim=None):
+        shape = self._data.shape
         if dim is None:
-            return Size(self._data.shape)
-        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+            return Size(shape)
+        if not shape:
+            raise IndexError(_no_dims(dim))
+        return shape[_wrap_dim(dim, len(shape))]
 
     def dim(self):
         return self._data.ndim
@@ -125,7 +128,11 @@ class Tensor:
             strides = _contiguous_strides(self._data.shape)
         elif strides is None:
             strides = tuple(s // self._data.itemsize for s in self._data.strides)
-        return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
+        if dim is None:
+            return strides
+        if not strides:
+            raise IndexError(_no_dims(dim))
+        return strides[_wrap_dim(dim, len(strides))]
 
     def storage_offset(self):
         if type(self._data) is _MetaArray:
@@ -455,6 +462,12 @@ def _check_on_host(t):
     if where.type != "cpu":
         raise TypeError(f"can't convert {where} device type tensor to numpy. Use Tensor.cpu() "
                         "to copy the tensor to host memory first.")
+
+
+def _no_dims(dim):
+    """PyTorch's IndexError for a dim of a 0-d tensor's ``size``/``stride`` (which, unlike
+    most ops, take no dim 0 or -1 there)."""
+    return f"Dimension specified as {dim} but tensor has no dimensions"
 
 
 def _wrap_dim(dim, ndim):

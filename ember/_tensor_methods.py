@@ -11,7 +11,7 @@ import numpy as np
 
 from .backend import get_array_module, broadcast_shapes, device_module as get_device_module
 from . import _functions as F
-from ._creation import legacy_tensor_data, tensor, beside, _filled, _empty
+from ._creation import legacy_tensor_data, tensor, beside, _filled, _empty, _refuse_random
 from ._tensor import Tensor
 from ._typing import Any, Number, Sequence, dtype
 from ._registry import DECLARED, method, method_entry, method_impl
@@ -22,6 +22,7 @@ from ._ops.primitive import Primitive, ToDevice
 from ._ops.elementwise import Add as _AddOp, Sub as _SubOp, Mul as _MulOp, _check_broadcast
 from .backend import dtypes
 from .backend.dtypes import LEGACY_TENSOR_TYPES as _LEGACY
+from .backend.kernels import cast as _cast
 from .device import check_device, device as _device_cls, device, cpu as cpu_device
 from .backend.meta import meta_module, NO_DATA
 from .random import rng, check_inplace_draw
@@ -31,7 +32,8 @@ from .autograd.batching import INPLACE_BERNOULLI
 
 # ---- dtype conversion ---------------------------------------------------------------------
 class ToDtype(Primitive):
-    """Cast; the gradient is cast back to the input's dtype by the node."""
+    """Cast; the gradient is cast back to the input's dtype by the node. Host float32 <->
+    float16/bfloat16 casts are compiled (``kernels.cast``: astype's bits, ~5-30x faster)."""
     _backward_name = "ToCopyBackward0"
 
     @staticmethod
@@ -41,7 +43,7 @@ class ToDtype(Primitive):
             warnings.warn("Casting complex values to real discards the imaginary part",
                           UserWarning, stacklevel=4)
             d = d.real
-        return d.astype(dtype.np)
+        return _cast(d, dtype.np)
 
     @staticmethod
     def backward(ctx, grad):
@@ -281,9 +283,14 @@ def copy_(self, src: Tensor, non_blocking: bool = False) -> Tensor:
     return self._inplace(Overwrite.apply, src)
 
 
-def _random_fill(self, draw):
-    if not dtypes.is_float_np(self._data.dtype):
-        raise NotImplementedError("random fills are only for floating point tensors")
+def _random_fill(self, draw, kind):
+    """Fill self with ``draw(shape)``; ``kind``: "rand" (uniform_) or "randn" (normal_), whose
+    PyTorch kernels refuse other than floating dtypes (normal_'s only with elements to draw;
+    on meta neither runs)."""
+    if not dtypes.is_float_np(self._data.dtype) and not self.is_meta:
+        if kind == "rand" or self._data.size:
+            _refuse_random(kind, self._data.dtype)
+        return self
     check_inplace_draw(self)
     if self.is_meta:  # no data to fill: nothing is drawn (nor by PyTorch's generator)
         return self
@@ -293,21 +300,41 @@ def _random_fill(self, draw):
 
 @method
 def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
-    return _random_fill(self, lambda s: rng(generator).uniform(a, b, s))
+    return _random_fill(self, lambda s: rng(generator).uniform(a, b, s), "rand")
 
 
 @method
 def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
-    return _random_fill(self, lambda s: rng(generator).normal(mean, std, s))
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+    return _random_fill(self, lambda s: rng(generator).normal(mean, std, s), "randn")
 
 
 @method
 def random_(self, from_: int = 0, to: int | None = None, *, generator: Any = None) -> Tensor:
+    dt = self.dtype
+    bounded = to is not None or bool(from_)  # random_(from, to) or random_(to)
+    if dt.is_complex and not bounded:
+        raise NotImplementedError(f"\"random_kernel_cpu\" not implemented for "
+                                  f"'{dt.scalar_name}'")
     if to is None:  # floats: PyTorch's [0, 2 ** digits] (every integer there is exact)
-        dt = self._data.dtype
         from_, to = 0, (from_ if from_ else
-                        2 ** (dtypes._np_finfo(dt).nmant + 1) + 1 if dtypes.is_float_np(dt) else
-                        int(np.iinfo(dt).max) + 1)
+                        2 ** (dtypes._np_finfo(dt.np).nmant + 1) + 1 if dt.is_floating_point
+                        else 2 if dt is dtypes.bool_ else int(np.iinfo(dt.np).max) + 1)
+    if bounded:
+        if from_ >= to:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
+                               f"from={from_} >= to={to}")
+        if dt.is_complex:
+            raise RuntimeError("check_random_bounds handles only integral, floating-point and "
+                               "boolean types")
+        if not dt.is_floating_point:  # PyTorch's range checks of integer (and bool) dtypes
+            low, high = (0, 1) if dt is dtypes.bool_ else \
+                (int(np.iinfo(dt.np).min), int(np.iinfo(dt.np).max))
+            if not low <= from_ <= high:
+                raise RuntimeError(f"from is out of bounds for {dt.cpp_name}")
+            if not low <= to - 1 <= high:
+                raise RuntimeError(f"to - 1 is out of bounds for {dt.cpp_name}")
     check_inplace_draw(self)
     if self.is_meta:
         return self
@@ -321,6 +348,9 @@ def bernoulli_(self, p: float | Tensor = 0.5, *, generator: Any = None) -> Tenso
     if isinstance(p, Tensor) and p._vmap_level is not None:  # batched p, self not (a
         raise RuntimeError(INPLACE_BERNOULLI)                # BatchedTensor has its own)
     prob = p._data if isinstance(p, Tensor) else check_probability(p)
+    if self.dtype.is_complex:  # PyTorch's kernels (one for a tensor p, one for a number)
+        kernel = "bernoulli_tensor_cpu_self_" if isinstance(p, Tensor) else "bernoulli_scalar_cpu_"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{self.dtype.scalar_name}'")
     check_inplace_draw(self)
     if self.is_meta:
         return self

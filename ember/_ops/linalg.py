@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from .._tensor import Tensor
-from ..backend import get_array_module, broadcast_shapes
+from ..backend import dtypes, get_array_module, broadcast_shapes
 from .primitive import Primitive
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.dispatch import active as _dispatch_active
@@ -18,21 +18,164 @@ def _dims(shape):
     return "x".join(map(str, shape))
 
 
-def _check_same_dtype(a, b, name):
-    """PyTorch's wording differs with the kernel that a product lands in."""
-    if a._data.dtype != b._data.dtype:
-        if name == "mm":
-            msg = (f"expected m1 and m2 to have the same dtype, but got: {a.dtype.cpp_name} != "
-                   f"{b.dtype.cpp_name}")
-        elif name == "dot":
-            msg = (f"dot : expected both vectors to have same dtype, but found "
-                   f"{a.dtype.scalar_name} and {b.dtype.scalar_name}")
-        elif name == "mv":
-            msg = (f"addmv input tensors must have the same dtype, but got {b.dtype.scalar_name}, "
-                   f"{a.dtype.scalar_name}, and {b.dtype.scalar_name}")
-        else:
-            msg = f"expected scalar type {a.dtype.scalar_name} but found {b.dtype.scalar_name}"
-        raise RuntimeError(msg)
+# ---- PyTorch's checks, per kernel ------------------------------------------------------------
+# ``matmul`` lands in one of four kernels (dot, mv, mm, bmm), each with its own wording and order
+# of checks. The checks take shapes and ember dtypes, so that ``matmul`` can check the shapes
+# PyTorch hands the kernel (a folded or expanded operand). Bool products: PyTorch's CPU
+# kernels have none (they refuse after the shape checks, unless the result is empty or the
+# contraction has no terms).
+def _refuse_bool(kernel):
+    raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
+def _mm_checks(sa, sb, ta, tb):
+    """``mm`` of shapes ``sa``, ``sb`` (2-D) and dtypes ``ta``, ``tb``."""
+    if sa[1] != sb[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_dims(sa)} and "
+                           f"{_dims(sb)})")
+    if ta is not tb:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {ta.cpp_name} "
+                           f"!= {tb.cpp_name}")
+    if ta is dtypes.bool_ and sa[0] * sb[1] and sa[1]:
+        _refuse_bool("addmm_impl_cpu_")
+
+
+def _mv_checks(sm, sv, tm, tv):
+    """``mv`` of a matrix of shape ``sm`` and a vector of shape ``sv``."""
+    if sm[1] != sv[0]:
+        raise RuntimeError(f"size mismatch, got input ({sm[0]}), mat ({_dims(sm)}), vec "
+                           f"({sv[0]})")
+    if tm is not tv:  # the result (vec's dtype), mat, vec
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                           f"{tv.scalar_name}, {tm.scalar_name}, and {tv.scalar_name}")
+    if tm is dtypes.bool_ and sm[0] * sm[1]:
+        _refuse_bool("addmv_impl_cpu")
+
+
+def _dot_checks(n1, n2, t1, t2):
+    """``dot`` of vectors of ``n1`` and ``n2`` elements (the dtypes are checked first)."""
+    if t1 is not t2:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{t1.scalar_name} and {t2.scalar_name}")
+    if n1 != n2:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{n1}] and src [{n2}] to "
+                           f"have the same number of elements, but got {n1} and {n2} elements "
+                           f"respectively")
+    if t1 is dtypes.bool_:  # even empty
+        _refuse_bool("dot")
+
+
+def _bmm_checks(sa, sb, ta, tb, operands=()):
+    """``bmm`` of shapes ``sa``, ``sb`` (3-D). PyTorch's result takes batch2's dtype, and its
+    CPU kernel depends on the size of each product: under 400 multiply-adds, one loop on
+    batch1's dtype (a bool batch1 refused first); else MKL's batched gemm for a float or
+    complex result whose matrices are contiguous or transposed (those of ``operands``); else
+    one ``mm`` per matrix. Each reports mixed dtypes in its own words."""
+    if sb[0] != sa[0] or sb[1] != sa[2]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{sa[0]}, {sa[2]}] but got: [{sb[0]}, {sb[1]}].")
+    if not (sa[0] * sa[1] * sb[2] and sa[2]) or sa[1] * sa[2] * sb[2] < 400:
+        if ta is dtypes.bool_ and sa[0] * sa[1] * sb[2] and sa[2]:
+            _refuse_bool("bmm")
+        if ta is not tb:
+            raise RuntimeError(f"expected scalar type {ta.scalar_name} but found "
+                               f"{tb.scalar_name}")
+    elif (tb.is_complex or tb.is_floating_point and tb.itemsize > 2) and \
+            all(_blas_ready(t) for t in operands):
+        if ta is not tb:
+            raise RuntimeError(f"expected scalar type {tb.scalar_name} but found "
+                               f"{ta.scalar_name}")
+    else:
+        _mm_checks(sa[1:], sb[1:], ta, tb)
+
+
+def _blas_ready(t):
+    """Whether the matrices of ``t`` (its last two dims) are contiguous or transposed, as
+    PyTorch's batched gemm wants them (a 1-D operand is one row or column: it is)."""
+    if t._data.ndim < 2:
+        return True
+    (rows, cols), (row_stride, col_stride) = t._data.shape[-2:], t.stride()[-2:]
+    return (col_stride == 1 and row_stride >= cols) or (row_stride == 1 and col_stride >= rows)
+
+
+def _batch_shape(ba, bb):
+    """The broadcast batch dims of matmul's operands, with PyTorch's ``infer_size`` error
+    (which reports the last mismatched dim first)."""
+    n = max(len(ba), len(bb))
+    out = [0] * n
+    for i in range(n - 1, -1, -1):
+        ja, jb = i - n + len(ba), i - n + len(bb)
+        x = ba[ja] if ja >= 0 else 1
+        y = bb[jb] if jb >= 0 else 1
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
+                               f"({y}) at non-singleton dimension {i}")
+        out[i] = y if x == 1 else x
+    return tuple(out)
+
+
+def _folds(a, b):
+    """Whether PyTorch's matmul folds the batch dims of the operand with 3 or more dims into
+    the rows of one ``mm``/``mv`` (its ``should_fold``): when the other operand has 1 or 2
+    dims, and either operand requires grad, or the larger one (``b`` transposed when it is
+    ``b``) is empty or its leading dims collapse without a copy. A 2-D ``a`` with a larger
+    ``b`` folds only when grad is wanted."""
+    na, nb = a._data.ndim, b._data.ndim
+    if na >= nb:
+        shape, strides, small = a._data.shape, a.stride(), nb
+    else:
+        shape, strides = b._data.shape, b.stride()
+        shape = shape[:-2] + (shape[-1], shape[-2])
+        strides = strides[:-2] + (strides[-1], strides[-2])
+        small = na
+    if len(shape) < 3 or small > 2:
+        return False
+    if a.requires_grad or b.requires_grad:
+        return True
+    if na == 2:
+        return False
+    if 0 in shape:
+        return True
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(len(shape) - 1))
+
+
+def _fits(sa, sb):
+    """Whether shapes ``sa`` and ``sb`` (1-D or more) multiply: the inner sizes agree and the
+    batch dims broadcast."""
+    if sa[-1] != (sb[0] if len(sb) == 1 else sb[-2]):
+        return False
+    return all(x == y or x == 1 or y == 1 for x, y in zip(sa[-3::-1], sb[-3::-1]))
+
+
+def _matmul_checks(a, b):
+    """PyTorch's errors for ``matmul(a, b)``: those of the kernel it lands in, on the shapes
+    it hands that kernel."""
+    sa, sb = a._data.shape, b._data.shape
+    na, nb = len(sa), len(sb)
+    ta, tb = a.dtype, b.dtype
+    if na == 1 and nb == 1:
+        _dot_checks(sa[0], sb[0], ta, tb)
+    elif na == 2 and nb == 1:
+        _mv_checks(sa, sb, ta, tb)
+    elif na == 1 and nb == 2:
+        _mm_checks((1, sa[0]), sb, ta, tb)
+    elif na == 2 and nb == 2:
+        _mm_checks(sa, sb, ta, tb)
+    elif _folds(a, b):
+        if na >= nb:  # a's rows folded: (prod(a[:-1]), k) @ b
+            rows = (math.prod(sa[:-1]), sa[-1])
+            (_mm_checks if nb == 2 else _mv_checks)(rows, sb, ta, tb)
+        else:  # b transposed and folded: (prod(b[:-2]) * p, k) @ a.T (or @ a)
+            rows = (math.prod(sb[:-2]) * sb[-1], sb[-2])
+            if na == 2:
+                _mm_checks(rows, (sa[1], sa[0]), tb, ta)
+            else:
+                _mv_checks(rows, sa, tb, ta)
+    else:  # both expanded to the broadcast batch, flattened, then one bmm
+        batch = math.prod(_batch_shape(sa[:-2], sb[:-2]))
+        _bmm_checks((batch, sa[-2] if na > 1 else 1, sa[-1]),
+                    (batch, sb[-2] if nb > 1 else sb[0], sb[-1] if nb > 1 else 1), ta, tb,
+                    (a, b))
 
 
 class Matmul(Primitive):
@@ -76,94 +219,64 @@ class Bmm(Matmul):
     _backward_name = "BmmBackward0"
 
 
-def mm(a: Tensor, b: Tensor) -> Tensor:
-    if a._data.ndim != 2:
+def mm(input: Tensor, mat2: Tensor) -> Tensor:
+    if input._data.ndim != 2:
         raise RuntimeError("self must be a matrix")
-    if b._data.ndim != 2:
+    if mat2._data.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
-    if a._data.shape[1] != b._data.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
-                           f"({_dims(a._data.shape)} and {_dims(b._data.shape)})")
-    _check_same_dtype(a, b, "mm")
-    return Mm.apply(a, b)
+    _mm_checks(input._data.shape, mat2._data.shape, input.dtype, mat2.dtype)
+    return Mm.apply(input, mat2)
 
 
-def bmm(a: Tensor, b: Tensor) -> Tensor:
-    if a._data.ndim != 3:
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    if input._data.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
-    if b._data.ndim != 3:
+    if mat2._data.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
-    sa, sb = a._data.shape, b._data.shape
-    if sb[0] != sa[0] or sb[1] != sa[2]:
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{sa[0]}, {sa[2]}] but got: [{sb[0]}, {sb[1]}].")
-    _check_same_dtype(a, b, "bmm")
-    return Bmm.apply(a, b)
+    _bmm_checks(input._data.shape, mat2._data.shape, input.dtype, mat2.dtype, (input, mat2))
+    return Bmm.apply(input, mat2)
 
 
-def matmul(a: Tensor, b: Tensor) -> Tensor:
-    sa, sb = a._data.shape, b._data.shape
+def matmul(input: Tensor, other: Tensor) -> Tensor:
+    sa, sb = input._data.shape, other._data.shape
     if not sa or not sb:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{len(sa)}D and {len(sb)}D")
-    if a._data.dtype != b._data.dtype:
-        _check_same_dtype(a, b, ("dot" if len(sa) == 1 else "mv") if len(sb) == 1 else
-                          "mm" if len(sb) == 2 else "bmm")
-    if len(sa) == 1 and len(sb) == 1:
-        if sa[0] != sb[0]:
-            raise RuntimeError(f"inconsistent tensor size, expected tensor [{sa[0]}] and src "
-                               f"[{sb[0]}] to have the same number of elements, but got "
-                               f"{sa[0]} and {sb[0]} elements respectively")
-    elif len(sa) <= 2 and len(sb) <= 2:
-        inner_a = sa[-1]
-        inner_b = sb[0] if len(sb) == 1 else sb[-2]
-        if inner_a != inner_b:
-            ra = sa if len(sa) == 2 else (1,) + sa
-            rb = sb if len(sb) == 2 else sb + (1,)
-            if len(sa) == 2 and len(sb) == 1:
-                raise RuntimeError(f"size mismatch, got input ({sa[0]}), mat ({_dims(sa)}), "
-                                   f"vec ({sb[0]})")
-            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
-                               f"({_dims(ra)} and {_dims(rb)})")
-    else:
-        inner_b = sb[0] if len(sb) == 1 else sb[-2]
-        if sa[-1] != inner_b:
-            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                               f"[{math.prod(sa[:-2]) if len(sa) > 2 else 1}, {sa[-1]}] "
-                               f"but got: [{math.prod(sb[:-2]) if len(sb) > 2 else 1}, "
-                               f"{inner_b}].")
-        try:
-            broadcast_shapes(sa[:-2], sb[:-2])
-        except ValueError:
-            raise RuntimeError(f"The size of tensor a ({sa[-3] if len(sa) > 2 else 1}) must "
-                               f"match the size of tensor b ({sb[-3] if len(sb) > 2 else 1}) at "
-                               f"non-singleton dimension 0") from None
-    return Matmul.apply(a, b)
+    if input._data.dtype != other._data.dtype or input._data.dtype.kind == "b" \
+            or not _fits(sa, sb):
+        _matmul_checks(input, other)  # an error (or an empty bool product)
+    return Matmul.apply(input, other)
 
 
-def dot(a: Tensor, b: Tensor) -> Tensor:
-    if a._data.ndim != 1 or b._data.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {a._data.ndim}D and {b._data.ndim}D "
-                           "tensors")
-    if a._data.shape != b._data.shape:
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{a._data.shape[0]}] and "
-                           f"src [{b._data.shape[0]}] to have the same number of elements, but "
-                           f"got {a._data.shape[0]} and {b._data.shape[0]} elements respectively")
-    _check_same_dtype(a, b, "dot")
-    return Matmul.apply(a, b)
+def dot(input: Tensor, tensor: Tensor) -> Tensor:
+    if input._data.ndim != 1 or tensor._data.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input._data.ndim}D and "
+                           f"{tensor._data.ndim}D tensors")
+    _dot_checks(input._data.shape[0], tensor._data.shape[0], input.dtype, tensor.dtype)
+    return Matmul.apply(input, tensor)
 
 
-def mv(a: Tensor, v: Tensor) -> Tensor:
-    if a._data.ndim != 2 or v._data.ndim != 1:
-        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a._data.ndim}, "
-                           f"{v._data.ndim}")
-    return matmul(a, v)
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    if input._data.ndim != 2 or vec._data.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input._data.ndim}, "
+                           f"{vec._data.ndim}")
+    _mv_checks(input._data.shape, vec._data.shape, input.dtype, vec.dtype)
+    return Matmul.apply(input, vec)
 
 
-def outer(a: Tensor, b: Tensor) -> Tensor:
-    if a._data.ndim != 1 or b._data.ndim != 1:
-        raise RuntimeError("outer: expected 1D tensors")
-    return a.reshape(-1, 1) * b.reshape(1, -1)
+def outer(input: Tensor, vec2: Tensor, name: str = "outer", method: bool = False) -> Tensor:
+    """The outer product of two 1-D tensors (``ger``: its deprecated name; ``method``: called
+    as ``x.outer(vec2)``, whose arguments PyTorch counts after self)."""
+    args = [("vec2", vec2)] if method else [("input", input), ("vec2", vec2)]
+    for position, (arg, value) in enumerate(args, 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, "
+                            f"not {type(value).__name__}")
+    for arg, value in (("self", input), ("vec2", vec2)):
+        if value._data.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {arg}, but got "
+                               f"{value._data.ndim}-D")
+    return input.reshape(-1, 1) * vec2.reshape(1, -1)
 
 
 class Linear(Primitive):

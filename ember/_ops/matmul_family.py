@@ -486,11 +486,14 @@ def _contract(a, b, dims_a, dims_b):
         else:
             csize *= s1
     cdims_a, cdims_b = _wrapped_dims(dims_a, a.dim()), _wrapped_dims(dims_b, b.dim())
-    _no_bool(a, "addmm_impl_cpu_")
     keep_a = [i for i in range(a.dim()) if i not in cdims_a]
     keep_b = [i for i in range(b.dim()) if i not in cdims_b]
     rows = [t1.shape[i] for i in keep_a]
     cols = [t2.shape[i] for i in keep_b]
+    if not rows and not cols:  # a full contraction: PyTorch's dot (which refuses bool always)
+        _no_bool(a, "dot")
+    elif math.prod(rows) * math.prod(cols) and csize:  # its mm: an empty product is computed
+        _no_bool(a, "addmm_impl_cpu_")
     t1 = t1.permute(keep_a + cdims_a).reshape(math.prod(rows), csize)
     t2 = t2.permute(cdims_b + keep_b).reshape(csize, math.prod(cols))
     return Mm.apply(t1, t2).reshape(rows + cols)

@@ -161,6 +161,11 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None) -
     tensor([0., 1.])
     """
     d = input._data
+    if input.is_complex():  # PyTorch's kernels (one for p the input, one for a number p)
+        kernel = "bernoulli_tensor_cpu_self_" if p is None else "bernoulli_scalar_cpu_"
+        if p is not None:
+            check_probability(p)
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{input.dtype.scalar_name}'")
     if p is None:
         if not input.is_floating_point():
             raise NotImplementedError(f"\"bernoulli_tensor_cpu_p_\" not implemented for "

@@ -2,6 +2,7 @@
 import math
 
 from ... import _functions as _fn
+from ...backend import dtypes as _dtypes
 from ..._ops.linalg import linear as _linear2d
 
 
@@ -17,13 +18,16 @@ def linear(input, weight, bias=None):
         cols = shape[-1] if input.dim() else 1
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{cols} and "
                            f"{in_f}x{out_f})")
-    dt = weight.dtype
+    dt, rows = weight.dtype, math.prod(shape[:-1])  # rows: not -1, in_f may be 0
+    if input.dtype is dt is _dtypes.bool_ and in_f and out_f and rows:
+        # PyTorch's product (addmm, or mm through matmul) has no bool kernel
+        raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
     if input.dtype is dt and (bias is None or (bias.dtype is dt and tuple(bias.shape) ==
                                                (out_f,))):
         if input.dim() == 2:
             return _linear2d(input, weight, bias)
         if input.dim() > 2:
-            return _linear2d(input.reshape(-1, in_f), weight, bias).reshape(*shape[:-1], out_f)
+            return _linear2d(input.reshape(rows, in_f), weight, bias).reshape(*shape[:-1], out_f)
     if input.dim() == 2:
         if bias is not None and bias.dim() <= 1:
             return _fn.addmm(bias, input, weight.t())
@@ -31,7 +35,7 @@ def linear(input, weight, bias=None):
     elif input.dim() == 1:
         out = _fn.mv(weight, input)
     else:
-        out = _fn.mm(input.reshape(-1, in_f), weight.t()).reshape(*shape[:-1], out_f)
+        out = _fn.mm(input.reshape(rows, in_f), weight.t()).reshape(*shape[:-1], out_f)
     return out if bias is None else out + bias
 
 

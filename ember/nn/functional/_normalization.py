@@ -15,6 +15,7 @@ from ...autograd import grad_mode
 from ...autograd.batching import hooks as _batching
 from ...backend import dtypes as _dtypes
 from ..._ops import norm_ops as _norm_ops
+from ..._creation import _is_int, _type_name
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm"]
 
@@ -215,6 +216,26 @@ def _check_normalized_shape(input, normalized_shape):
                            f"size{_sizes(input.shape)}")
 
 
+def _normalized_shape(value, name):
+    """``normalized_shape`` parsed as PyTorch's argument parser reads an int list: a tuple
+    or list of ints (no bare int; a bool only after the first element, which PyTorch checks
+    more strictly), with its TypeErrors; then at least one dim."""
+    arg = f"{name}(): argument 'normalized_shape'"
+    if not isinstance(value, (tuple, list)):
+        raise TypeError(f"{arg} (position 2) must be tuple of ints, not {_type_name(value)}")
+    for pos, s in enumerate(value):
+        if (pos == 0 and isinstance(s, bool)) or not _is_int(s):
+            if pos == 0:
+                raise TypeError(f"{arg} (position 2) must be tuple of ints, but found element "
+                                f"of type {_type_name(s)} at pos 0")
+            raise TypeError(f"{arg} failed to unpack the object at pos {pos + 1} with error "
+                            f"\"type must be tuple of ints,but got {_type_name(s)}\"")
+    if not value:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
+    return tuple(int(s) for s in value)
+
+
 def _check_same_shape(name, t, normalized_shape):
     if t is not None and tuple(t.shape) != normalized_shape:
         raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got "
@@ -230,12 +251,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     >>> ember.nn.functional.layer_norm(x, (2,), ember.ones(2), ember.zeros(2))
     tensor([[-1.,  1.]], dtype=ember.float16)
     """
-    if isinstance(normalized_shape, int):
-        normalized_shape = (normalized_shape,)
-    normalized_shape = tuple(normalized_shape)
-    _check_normalized_shape(input, normalized_shape)
-    _check_same_shape("weight", weight, normalized_shape)
+    normalized_shape = _normalized_shape(normalized_shape, "layer_norm")
+    _check_same_shape("weight", weight, normalized_shape)  # PyTorch's order
     _check_same_shape("bias", bias, normalized_shape)
+    _check_normalized_shape(input, normalized_shape)
     k = len(normalized_shape)
     if not input.is_meta and _batching[0] is None and _norm_ops.fusable(input, weight, bias):
         return _norm_ops.NativeLayerNorm.apply(input, weight, bias, k, eps)
