@@ -1,6 +1,7 @@
 """Build step for ember's compiled pieces (see their sources): ember.backend._pool (the
 thread pool's events and pinning), ember.backend._kernels (convolution im2col/col2im and
-ReLU loops), ember.backend._winograd (the transforms of 3x3 convolutions),
+ReLU loops), ember.backend._casts (float32 <-> float16/bfloat16 conversions),
+ember.backend._winograd (the transforms of 3x3 convolutions),
 ember.backend._vector (log_softmax rows and LSTM cells in AVX2 vectors), ember._ops._apply
 (built-in ops' apply) and ember.autograd._engine_loop (the backward engine's loop).
 
@@ -17,6 +18,9 @@ setup(ext_modules=[Extension("ember.backend._pool", ["ember/backend/_pool.c"],
                              extra_compile_args=["-O3", "-std=gnu11", "-ffp-contract=off"],
                              optional=True),
                    Extension("ember.backend._winograd", ["ember/backend/_winograd.c"],
+                             extra_compile_args=["-O3", "-std=gnu11", "-ffp-contract=off"],
+                             optional=True),
+                   Extension("ember.backend._casts", ["ember/backend/_casts.c"],
                              extra_compile_args=["-O3", "-std=gnu11", "-ffp-contract=off"],
                              optional=True),
                    Extension("ember.backend._vector", ["ember/backend/_vector.c"],

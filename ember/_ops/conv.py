@@ -227,14 +227,15 @@ def _dtype(a, b):
 # its operands and rounds its results once (``gemm.widened_on_host``): NumPy's float16 matmul
 # has no BLAS (a conv step ~60x slower than float32's) and the compiled im2col/col2im and
 # Winograd kernels take float32 only, while PyTorch's CPU convolutions accumulate half
-# precision in float32 and round once too.
+# precision in float32 and round once too. The casts are ``kernels.cast`` (compiled, NumPy's
+# bits).
 def _widened(a):
     """A float32 copy of ``a``; a broadcast along the first axis (vmap's expanded weight, read
     by ``_shared``) stays one: only its first entry is copied."""
     f32 = get_array_module(a).float32
     if a.ndim and a.shape[0] > 1 and a.strides[0] == 0:
-        return get_array_module(a).broadcast_to(a[:1].astype(f32), a.shape)
-    return a.astype(f32)
+        return get_array_module(a).broadcast_to(kernels.cast(a[:1], f32), a.shape)
+    return kernels.cast(a, f32)
 
 
 def _shape_only(a):
@@ -246,7 +247,7 @@ def _shape_only(a):
 
 def _rounded(arrays, dtype):
     """Each of ``arrays`` (None stays None) rounded once to ``dtype``."""
-    return tuple(None if a is None else a.astype(dtype) for a in arrays)
+    return tuple(None if a is None else kernels.cast(a, dtype) for a in arrays)
 
 
 class _Conv:
@@ -279,8 +280,8 @@ def conv_forward(x, w, geom, bias=None):
     back costs more than the copy (measured on the CNN benchmark: a full step ~25% slower,
     mostly page faults of the ~16 MB of fresh memory per step)."""
     if _widened_on_host(x, w, *(() if bias is None else (bias,))):
-        return conv_forward(_widened(x), _widened(w), geom,
-                            None if bias is None else _widened(bias)).astype(x.dtype)
+        return kernels.cast(conv_forward(_widened(x), _widened(w), geom,
+                                         None if bias is None else _widened(bias)), x.dtype)
     if winograd.applies(x, w, geom.stride, geom.dilation, geom.pad, geom.groups):
         return winograd.forward(x, w, geom.pad, bias)  # 3x3, stride 1: 2.25x fewer products
     s = _Conv(x.shape[0], x.shape[1], w.shape, geom)
@@ -630,8 +631,9 @@ def per_sample_conv_forward(x, w, geom, bias=None):
     (B, N, O, *out). A weight shared by all B (``_shared``) runs as one convolution of the
     B*N samples; otherwise the B problems are the groups of one grouped convolution."""
     if _widened_on_host(x, w, *(() if bias is None else (bias,))):
-        return per_sample_conv_forward(_widened(x), _widened(w), geom, None if bias is None
-                                       else _widened(bias)).astype(x.dtype)
+        return kernels.cast(per_sample_conv_forward(_widened(x), _widened(w), geom, None
+                                                    if bias is None else _widened(bias)),
+                            x.dtype)
     b, n = x.shape[:2]
     nd = x.ndim - 3
     if b and _shared(w):

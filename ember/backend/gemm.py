@@ -20,6 +20,7 @@ import math
 import numpy as _numpy
 
 from . import dtypes, get_array_module, parallel
+from .kernels import cast as _cast
 from .parallel import MIN_CHUNK_BYTES, num_chunks, parallel_for
 
 __all__ = ["matmul", "matmul_add", "matmul_pair", "native_for_extension", "widened_on_host"]
@@ -72,8 +73,10 @@ def matmul(a, b):
             return _folded(a, b)  # one large product beats a stack of small ones there too
         return xp.matmul(a, b)
     if a.itemsize == 2 and widened_on_host(a, b):
-        # one float32 product (BLAS, threaded), rounded once to the operands' dtype
-        return matmul(a.astype(_numpy.float32), b.astype(_numpy.float32)).astype(a.dtype)
+        # one float32 product (BLAS, threaded), rounded once to the operands' dtype (the
+        # casts compiled: kernels.cast, NumPy's bits)
+        f32 = _numpy.float32
+        return _cast(matmul(_cast(a, f32), _cast(b, f32)), a.dtype)
     if min(a.ndim, b.ndim) >= 2 and max(a.ndim, b.ndim) > 2 and a.shape[-1] == 1 \
             and b.shape[-2] == 1:
         return _outer(xp, a, b)
@@ -296,8 +299,8 @@ def matmul_pair(a1, b1, a2, b2):
         return matmul(a1, b1), matmul(a2, b2)
     if a1.itemsize == 2 and widened_on_host(a1, b1, a2, b2):  # float32 products, see matmul
         f32 = _numpy.float32
-        out1, out2 = matmul_pair(a1.astype(f32), b1.astype(f32), a2.astype(f32), b2.astype(f32))
-        return out1.astype(a1.dtype), out2.astype(a2.dtype)
+        out1, out2 = matmul_pair(_cast(a1, f32), _cast(b1, f32), _cast(a2, f32), _cast(b2, f32))
+        return _cast(out1, a1.dtype), _cast(out2, a2.dtype)
     f1 = _fmas(a1, b1)
     f2 = _fmas(a2, b2)
     small = min(f1, f2)
@@ -321,9 +324,9 @@ def matmul_add(a, b, c):
     twice: ~1/4 of the elements then differ from PyTorch's by one unit in the last place)."""
     if a.itemsize == 2 and widened_on_host(a, b, c):
         f32 = _numpy.float32
-        out = matmul(a.astype(f32), b.astype(f32))
-        out += c.astype(f32)
-        return out.astype(a.dtype)
+        out = matmul(_cast(a, f32), _cast(b, f32))
+        out += _cast(c, f32)
+        return _cast(out, a.dtype)
     out = matmul(a, b)
     out += c
     return out

@@ -1,6 +1,6 @@
 """Compiled loops for convolutions, ReLU and the max-pool gradient (``ember.backend._kernels``),
-log_softmax rows, LSTM cells and layer normalization (``ember.backend._vector``), with NumPy
-the fallback.
+log_softmax rows, LSTM cells and layer normalization (``ember.backend._vector``), half-precision
+casts (``ember.backend._casts``: ``cast``), with NumPy the fallback.
 
 The C extension is optional (built by setup.py when a compiler is there). Callers ask
 ``native_for(*arrays)`` whether it applies -- NumPy arrays, C-contiguous, one dtype that the
@@ -31,6 +31,11 @@ try:
     from . import _vector
 except ImportError:
     _vector = None
+
+try:
+    from . import _casts
+except ImportError:
+    _casts = None
 #: the vector functions (log_softmax rows, the LSTM cell's forward): None without AVX2/FMA
 _rows = _vector if _vector is not None and _vector.available() else None
 
@@ -38,7 +43,7 @@ __all__ = ["available", "set_enabled", "native_for", "im2col_rows",
            "col2im", "relu", "relu_backward", "sub_scaled_", "sgd_momentum_", "maxpool2_forward",
            "maxpool2_backward", "rows_native_for", "log_softmax_rows", "log_softmax_grad_rows",
            "lstm_native_for", "lstm_cell_forward", "lstm_cell_backward",
-           "layer_norm_native_for", "layer_norm_forward", "layer_norm_backward"]
+           "layer_norm_native_for", "layer_norm_forward", "layer_norm_backward", "cast"]
 
 _enabled = [_native is not None]
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -252,3 +257,83 @@ def layer_norm_backward(grad, x, weight, mean, rstd, gx, gw, gb, size):
     accumulators of ``size``, or None) added to."""
     _vector.layer_norm_backward(grad, x, weight, mean, rstd, gx, gw, gb, size,
                                 x.dtype == np.float64)
+
+
+# ---- half-precision casts -----------------------------------------------------------------
+_F32, _F16 = np.dtype(np.float32), np.dtype(np.float16)
+try:
+    import ml_dtypes as _ml_dtypes
+    _BF16 = np.dtype(_ml_dtypes.bfloat16)
+except ImportError:  # pragma: no cover - ml_dtypes is a declared dependency
+    _BF16 = None
+
+#: (source dtype, target dtype) -> (the ``kind`` of ``_casts.convert``, the fewest elements
+#: it takes): below, astype is as fast -- the call costs ~0.75 us more than astype's, which
+#: spends ~1.45 / 1.2 / 0.32 / 0.05 ns an element where the compiled loops spend ~0.1 /
+#: 0.05 / 0.07 / 0.03 (AVX-512; measured break-even ~400 / 600 / 1200 / 15000 elements)
+_CAST_KINDS = {(_F32, _F16): (0, 512), (_F16, _F32): (1, 512)}
+if _BF16 is not None:
+    _CAST_KINDS.update({(_F32, _BF16): (2, 1024), (_BF16, _F32): (3, 16384)})
+
+#: path of ``_casts.convert`` (-1: the fastest this CPU runs; tests set each of
+#: ``_casts.paths()``)
+_cast_path = [-1]
+
+#: NumPy's error-state names of the flags ``_casts.convert`` returns
+_CAST_FLAGS = ((1, "over"), (2, "under"), (4, "invalid"))
+
+
+def cast(array, dtype):
+    """``array.astype(dtype)``: the same array, bit for bit (NaN payloads, subnormals,
+    overflow to inf included), the same floating-point warnings or errors under
+    ``np.errstate``. float32 <-> float16 and float32 <-> bfloat16 (ml_dtypes) of an aligned
+    NumPy array whose elements fill one block of memory (C or Fortran order, or any
+    transposition of such an array) run compiled (``_casts``: AVX-512, F16C or AVX2, as
+    the CPU has them; 5-30x NumPy's float16 casts, 2-4x ml_dtypes' float32 -> bfloat16);
+    anything else (other dtypes, other layouts, device arrays, arrays small enough that
+    astype is as fast, no compiled extension, ``set_enabled(False)``) is ``astype``.
+
+    >>> import numpy as np
+    >>> cast(np.arange(1000, dtype=np.float32) / 3, np.float16)[:3]
+    array([0.    , 0.3333, 0.6665], dtype=float16)
+    """
+    if type(array) is not np.ndarray or not _enabled[0] or _casts is None:
+        return array.astype(dtype)
+    dt = np.dtype(dtype)
+    kind = _CAST_KINDS.get((array.dtype, dt))
+    if kind is None:
+        return array.astype(dt)
+    kind, least = kind
+    n = array.size
+    if n < least:
+        return array.astype(dt)
+    flags = array.flags
+    if not flags.aligned:
+        return array.astype(dt)
+    if flags.c_contiguous:
+        out = np.empty(array.shape, dt)
+        src, dst = array, out
+    else:  # Fortran order, or another transposition of a whole block (attention's
+        # k.transpose(-2, -1)): converted in memory order into astype's layout (order "K",
+        # which empty_like's is), or astype when the elements do not fill one block
+        order = sorted(range(array.ndim), key=lambda i: -array.strides[i])
+        src = array.transpose(order)
+        if not src.flags.c_contiguous:
+            return array.astype(dt)
+        out = np.empty_like(array, dt)
+        dst = out.transpose(order)
+        if not dst.flags.c_contiguous:  # pragma: no cover - empty_like keeps the order
+            return array.astype(dt)
+    # one thread: ~0.1 ns an element is memory-bound from ~1M elements, where a pass over
+    # the pool measured no faster (docs/performance.md)
+    status = _casts.convert(src, dst, kind, 0, n, _cast_path[0])
+    if status and _cast_reports(status):
+        return array.astype(dt)  # NumPy's own warning (or error, or call) and result
+    return out
+
+
+def _cast_reports(status):
+    """Whether NumPy would report the floating-point events in ``status`` (``_casts``'
+    flags): an overflow, underflow or invalid whose ``np.geterr()`` mode is not 'ignore'."""
+    modes = np.geterr()
+    return any(status & bit and modes[name] != "ignore" for bit, name in _CAST_FLAGS)
