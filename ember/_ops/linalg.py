@@ -204,8 +204,8 @@ class Matmul(Primitive):
             if len(sb) == 2 and len(sa) > 2 and g._data.shape[:-2] == sa[:-2]:
                 # a stack times one matrix: the stack's rows as one product, not a product
                 # per matrix and a sum over the stack
-                k = sa[-1]
-                gb = matmul(a2.reshape(-1, k).mT, g.reshape(-1, sb[-1])).reshape(b_shape)
+                k, rows = sa[-1], math.prod(sa[:-1])  # (rows named: -1 is ambiguous if k == 0)
+                gb = matmul(a2.reshape(rows, k).mT, g.reshape(rows, sb[-1])).reshape(b_shape)
             else:
                 gb = matmul(a2.mT, g).sum_to_size(b2._data.shape).reshape(b_shape)
         return ga, gb

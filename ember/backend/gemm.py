@@ -68,6 +68,9 @@ def matmul(a, b):
     columns (or, for a narrow result, of rows) on ember's threads. Half-precision host arrays
     (``widened_on_host``) are multiplied as float32 and the product rounded once."""
     xp = get_array_module(a, b)
+    if a.size == 0 or b.size == 0:  # an empty stack or product: the library's own shapes
+        out = xp.matmul(a, b)      # (zeros where the summed dimension is empty)
+        return out.astype(a.dtype) if out.dtype != a.dtype and a.dtype == b.dtype else out
     if xp is not _numpy:  # device arrays: one library call (the pool splits host work)
         if a.ndim > 2 and b.ndim >= 2 and _one_matrix(b) and a.dtype == b.dtype:
             return _folded(a, b)  # one large product beats a stack of small ones there too
