@@ -66,6 +66,15 @@ def _as(t, dtype):
     return t if t is None or t.dtype is dtype else t.to(dtype)
 
 
+def _in_opmath(compute, norm, input, weight, bias, *rest):
+    """``norm(input, weight, bias, *rest)``, run in ``compute`` (``_opmath``'s answer) when
+    that is not None: input and affine parameters cast up, the result rounded back once."""
+    if compute is None:
+        return norm(input, weight, bias, *rest)
+    return norm(input.to(compute), _as(weight, compute), _as(bias, compute),
+                *rest).to(input.dtype)
+
+
 def _blend(running, stat, momentum):
     """running <- (1 - momentum) * running + momentum * stat, in place outside the graph."""
     if running.dtype is stat.dtype:
@@ -109,15 +118,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if not training and (running_mean is None or running_var is None):
         which = "running_mean" if running_mean is None else "running_var"
         raise RuntimeError(f"{which} must be defined in evaluation mode")
-    compute = _opmath(input, weight, bias, running_mean, running_var)
-    if compute is None:
-        return _batch_norm(input, running_mean, running_var, weight, bias, training, momentum,
-                           eps)
-    return _batch_norm(input.to(compute), running_mean, running_var, _as(weight, compute),
-                       _as(bias, compute), training, momentum, eps).to(input.dtype)
+    return _in_opmath(_opmath(input, weight, bias, running_mean, running_var), _batch_norm,
+                      input, weight, bias, running_mean, running_var, training, momentum, eps)
 
 
-def _batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps):
+def _batch_norm(x, weight, bias, running_mean, running_var, training, momentum, eps):
     c, dim = x.shape[1], x.dim()
     shape = (1, c) + (1,) * (dim - 2)
     dims = (0,) + tuple(range(2, dim))
@@ -179,16 +184,11 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     # the affine parameters and the running statistics each follow the dtype rule on their
     # own: PyTorch repeats the statistics over the batch before its kernel checks them
     _opmath(input, running_mean, running_var)
-    compute = _opmath(input, weight, bias)
-    if compute is None:
-        return _instance_norm(input, running_mean, running_var, weight, bias, use_input_stats,
-                              momentum, eps)
-    return _instance_norm(input.to(compute), running_mean, running_var, _as(weight, compute),
-                          _as(bias, compute), use_input_stats, momentum,
-                          eps).to(input.dtype)
+    return _in_opmath(_opmath(input, weight, bias), _instance_norm, input, weight, bias,
+                      running_mean, running_var, use_input_stats, momentum, eps)
 
 
-def _instance_norm(x, running_mean, running_var, weight, bias, use_input_stats, momentum,
+def _instance_norm(x, weight, bias, running_mean, running_var, use_input_stats, momentum,
                    eps):
     n, c = x.shape[:2]
     shape = (1, c) + (1,) * (x.dim() - 2)
@@ -255,17 +255,11 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     _check_same_shape("weight", weight, normalized_shape)  # PyTorch's order
     _check_same_shape("bias", bias, normalized_shape)
     _check_normalized_shape(input, normalized_shape)
-    k = len(normalized_shape)
-    if not input.is_meta and _batching[0] is None and _norm_ops.fusable(input, weight, bias):
-        return _norm_ops.NativeLayerNorm.apply(input, weight, bias, k, eps)
-    compute = _opmath(input, weight, bias)
-    if compute is None:
-        return _layer_norm(input, k, weight, bias, eps)
-    return _layer_norm(input.to(compute), k, _as(weight, compute), _as(bias, compute),
-                       eps).to(input.dtype)
+    return _in_opmath(_opmath(input, weight, bias), _layer_norm, input, weight, bias,
+                      len(normalized_shape), eps)
 
 
-def _layer_norm(x, k, weight, bias, eps):
+def _layer_norm(x, weight, bias, k, eps):
     if not x.is_meta and _batching[0] is None and _norm_ops.fusable(x, weight, bias):
         return _norm_ops.NativeLayerNorm.apply(x, weight, bias, k, eps)
     out, _, _ = _normalize(x, tuple(range(x.dim() - k, x.dim())), eps)
@@ -294,14 +288,11 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
                                f"channels in input, but got {name} of shape {_sizes(t.shape)} "
                                f"and input of shape {_sizes(input.shape)}")
-    compute = _opmath(input, weight, bias)
-    if compute is None:
-        return _group_norm(input, num_groups, weight, bias, eps)
-    return _group_norm(input.to(compute), num_groups, _as(weight, compute), _as(bias, compute),
-                       eps).to(input.dtype)
+    return _in_opmath(_opmath(input, weight, bias), _group_norm, input, weight, bias,
+                      num_groups, eps)
 
 
-def _group_norm(x, num_groups, weight, bias, eps):
+def _group_norm(x, weight, bias, num_groups, eps):
     n, c = x.shape[:2]
     out, _, _ = _normalize(x.reshape(n, num_groups, -1), (2,), eps)
     return _affine(out.reshape(x.shape), weight, bias, (1, c) + (1,) * (x.dim() - 2))
