@@ -128,8 +128,8 @@ def is_suspended():
 
 
 def cast_floating(value, device_type, dtype):
-    """``value`` with its floating tensors on ``device_type`` (not float64) cast to
-    ``dtype``, looking into lists, tuples and dicts."""
+    """``value`` with its floating tensors on ``device_type`` (None: any device; float64
+    ones left alone) cast to ``dtype``, looking into lists, tuples and dicts."""
     if isinstance(value, Tensor):
         return value.to(dtype) if _eligible(value, device_type) and value.dtype is not dtype \
             else value
@@ -203,7 +203,7 @@ def _first_tensor(args, kwargs):
 
 def _eligible(t, device_type):
     return isinstance(t, Tensor) and t.is_floating_point() and t.dtype is not float64 and \
-        t.device.type == device_type
+        (device_type is None or t.device.type == device_type)
 
 
 def _cast(t, dtype, device_type):

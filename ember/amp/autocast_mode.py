@@ -44,10 +44,7 @@ class autocast:
     """
 
     def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
-        if not isinstance(device_type, str):
-            raise ValueError(f"Expected `device_type` of type `str`, got: "
-                             f"`{type(device_type)}`")
-        self.device = _device(device_type).type
+        self.device = _device(_device_type_checked(device_type)).type
         if self.device not in _DEVICE_TYPES:
             raise RuntimeError("unsupported scalarType")  # PyTorch's: no default dtype there
         self.fast_dtype = _autocast.get_dtype(self.device) if dtype is None else dtype
@@ -201,40 +198,32 @@ def set_autocast_dtype(device_type, dtype):
     _autocast.set_dtype(device_type, dtype)
 
 
-def _deprecated(name, instead):
-    warnings.warn(f"torch.{name}() is deprecated. Please use torch.{instead} instead.",
-                  DeprecationWarning, stacklevel=3)
+def _deprecated(name, instead, device_type, state_function):
+    """PyTorch's per-device spelling ``name`` of ``state_function(device_type, ...)``, which
+    warns that it is deprecated (``instead`` is the call to use)."""
+    def deprecated(*args):
+        warnings.warn(f"torch.{name}() is deprecated. Please use torch.{instead} instead.",
+                      DeprecationWarning, stacklevel=2)
+        return state_function(device_type, *args)
+    deprecated.__name__ = deprecated.__qualname__ = name
+    return deprecated
 
 
-def is_autocast_cpu_enabled():
-    _deprecated("is_autocast_cpu_enabled", "is_autocast_enabled('cpu')")
-    return _autocast.is_enabled("cpu")
-
-
-def set_autocast_cpu_enabled(enabled):
-    _deprecated("set_autocast_cpu_enabled", "set_autocast_enabled('cpu', enabled)")
-    _autocast.set_enabled("cpu", enabled)
-
-
-def get_autocast_cpu_dtype():
-    _deprecated("get_autocast_cpu_dtype", "get_autocast_dtype('cpu')")
-    return _autocast.get_dtype("cpu")
-
-
-def set_autocast_cpu_dtype(dtype):
-    _deprecated("set_autocast_cpu_dtype", "set_autocast_dtype('cpu', dtype)")
-    _autocast.set_dtype("cpu", dtype)
-
-
-def get_autocast_gpu_dtype():
-    _deprecated("get_autocast_gpu_dtype", "get_autocast_dtype('cuda')")
-    return _autocast.get_dtype("cuda")
-
-
-def set_autocast_gpu_dtype(dtype):
-    _deprecated("set_autocast_gpu_dtype", "set_autocast_dtype('cuda', dtype)")
-    _autocast.set_dtype("cuda", dtype)
-
+is_autocast_cpu_enabled = _deprecated("is_autocast_cpu_enabled", "is_autocast_enabled('cpu')",
+                                      "cpu", _autocast.is_enabled)
+set_autocast_cpu_enabled = _deprecated("set_autocast_cpu_enabled",
+                                       "set_autocast_enabled('cpu', enabled)", "cpu",
+                                       _autocast.set_enabled)
+get_autocast_cpu_dtype = _deprecated("get_autocast_cpu_dtype", "get_autocast_dtype('cpu')",
+                                     "cpu", _autocast.get_dtype)
+set_autocast_cpu_dtype = _deprecated("set_autocast_cpu_dtype",
+                                     "set_autocast_dtype('cpu', dtype)", "cpu",
+                                     _autocast.set_dtype)
+get_autocast_gpu_dtype = _deprecated("get_autocast_gpu_dtype", "get_autocast_dtype('cuda')",
+                                     "cuda", _autocast.get_dtype)
+set_autocast_gpu_dtype = _deprecated("set_autocast_gpu_dtype",
+                                     "set_autocast_dtype('cuda', dtype)", "cuda",
+                                     _autocast.set_dtype)
 
 is_autocast_cache_enabled = _autocast.is_cache_enabled
 set_autocast_cache_enabled = _autocast.set_cache_enabled

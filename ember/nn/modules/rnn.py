@@ -30,12 +30,7 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell"
 def _to(state, dtype):
     """A state (tensor or (h, c)) or weight in ``dtype`` (None: as it is); autocast's
     lower precision for the recurrent layers PyTorch runs fused (cuDNN, oneDNN)."""
-    if dtype is None or state is None:
-        return state
-    if isinstance(state, tuple):
-        return tuple(_to(s, dtype) for s in state)
-    return state.to(dtype) if state.is_floating_point() and state.dtype is not float64 \
-        else state
+    return state if dtype is None else _autocast.cast_floating(state, None, dtype)
 
 
 def _cell_step(kind, step, input, hx, weights):
