@@ -110,14 +110,19 @@ def _inplace(self, meta, fn, args, names, beta, alpha):
 
 
 # ---- addmm ----------------------------------------------------------------------------------
-def _addmm_meta(input, mat1, mat2):
-    _tensor_args("addmm", ("input", input), ("mat1", mat1), ("mat2", mat2))
+def _addmm_dtypes(input, mat1, mat2):
+    """PyTorch's addmm kernel's dtype checks (addbmm reaches the same kernel)."""
     if input.dtype is not mat2.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got "
                            f"{input.dtype.scalar_name} and {mat2.dtype.scalar_name}")
     if mat1.dtype is not mat2.dtype:
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
                            f"{mat1.dtype.scalar_name} and {mat2.dtype.scalar_name}")
+
+
+def _addmm_meta(input, mat1, mat2):
+    _tensor_args("addmm", ("input", input), ("mat1", mat1), ("mat2", mat2))
+    _addmm_dtypes(input, mat1, mat2)
     for arg, t in (("mat1", mat1), ("mat2", mat2)):
         if t.dim() != 2:
             raise RuntimeError(f"{arg} must be a matrix, got {t.dim()}-D tensor")
@@ -217,12 +222,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Number = 1,
         prod = Mm.apply(batch1.reshape(n, 0), batch2.reshape(0, m))
         prod = prod if prod.dtype is dt else prod.to(dt)
     else:
-        if input.dtype is not batch2.dtype:
-            raise RuntimeError(f"self and mat2 must have the same dtype, but got "
-                               f"{input.dtype.scalar_name} and {batch2.dtype.scalar_name}")
-        if batch1.dtype is not batch2.dtype:
-            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
-                               f"{batch1.dtype.scalar_name} and {batch2.dtype.scalar_name}")
+        _addmm_dtypes(input, batch1, batch2)
         _no_bool(batch1, "addmm_impl_cpu_")
         # sum_b A_b @ B_b is [A_0 ... A_b] @ [B_0; ...; B_b]: one product
         prod = Mm.apply(batch1.transpose(0, 1).reshape(n, b * k), batch2.reshape(b * k, m))
