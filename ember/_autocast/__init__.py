@@ -19,7 +19,7 @@ import threading
 
 from .. import _torch_function
 from .._tensor import Tensor
-from ..backend.dtypes import bfloat16, float16, float32, float64  # noqa: F401
+from ..backend.dtypes import bfloat16, float16, float32, float64
 from . import policy as _policy
 
 #: each device type's lower-precision dtype until set (PyTorch's defaults)
@@ -241,7 +241,8 @@ def _widest(args, kwargs, device_type, lower):
 
 def cast_arguments(func, args, kwargs):
     """The arguments as ``func``'s autocast policy wants them, or None (nothing to do)."""
-    if op_key(func) not in _policy.LISTED:
+    key = op_key(func)
+    if key not in _policy.LISTED:
         return None
     first = _first_tensor(args, kwargs)
     if first is None:
@@ -249,7 +250,7 @@ def cast_arguments(func, args, kwargs):
     device_type = first.device.type
     if not _state.enabled.get(device_type) or kwargs.get("out") is not None:
         return None
-    rule = _policy.TABLES.get(device_type, {}).get(op_key(func))
+    rule = _policy.TABLES.get(device_type, {}).get(key)
     if callable(rule):
         rule = rule(args, kwargs)
     if rule is None or kwargs.get("dtype") is not None:
