@@ -72,6 +72,8 @@ from .amp.autocast_mode import (  # noqa: E402,F401  (torch.is_autocast_enabled 
     is_autocast_cache_enabled, set_autocast_cache_enabled, clear_autocast_cache,
     autocast_increment_nesting, autocast_decrement_nesting)
 from . import ops  # noqa: E402  (ember.ops.<namespace>: built-in and custom operators)
+from . import compiler  # noqa: E402
+from .compiler import compile  # noqa: E402,A001  (torch.compile: runs eagerly, see compiler/)
 from .ops import aten as _aten  # noqa: E402,F401  (ember.ops.aten: the ops __torch_dispatch__ sees)
 
 from . import _C  # noqa: E402  (the names PyTorch code reaches in torch._C)
@@ -88,9 +90,10 @@ _wrap_namespace(globals(), _FACTORIES + ("zeros_like", "ones_like", "empty_like"
 
 # Imported on first use, to keep ``import ember`` short: ``ember.distributions``,
 # ``ember.onnx`` (export), ``ember.func`` (function transforms; ``ember.vmap`` is its vmap),
-# ``ember.library`` (custom operators). ``import ember.func`` and ``from ember import func``
-# work as for any submodule.
-_LAZY_SUBMODULES = frozenset({"distributions", "onnx", "func", "library"})
+# ``ember.library`` (custom operators), ``ember.special`` (special functions, SciPy's names),
+# ``ember.testing`` (assert_close, make_tensor). ``import ember.func`` and
+# ``from ember import func`` work as for any submodule.
+_LAZY_SUBMODULES = frozenset({"distributions", "onnx", "func", "library", "special", "testing"})
 _LAZY_ATTRIBUTES = {"vmap": "func"}
 
 
