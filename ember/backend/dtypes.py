@@ -269,6 +269,8 @@ class finfo:
         if not isinstance(type, dtype):
             raise TypeError(f"finfo(): argument 'type' (position 1) must be torch.dtype, not "
                             f"{builtins.type(type).__name__}")
+        if type.is_complex:
+            type = type.to_real()  # a complex dtype's limits are its parts' (as PyTorch)
         if not type.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use "
                             "torch.iinfo to handle 'torch.finfo'")

@@ -296,7 +296,8 @@ def test_searchsorted_and_bucketize(right):
 
 
 # ---- finfo / iinfo / constants -------------------------------------------------------------
-@pytest.mark.parametrize("name", ["float16", "float32", "float64", "bfloat16"])
+@pytest.mark.parametrize("name", ["float16", "float32", "float64", "bfloat16", "complex64",
+                                  "complex128"])
 def test_finfo(name):
     e, t = ember.finfo(getattr(ember, name)), torch.finfo(getattr(torch, name))
     for attr in ["bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype"]:
