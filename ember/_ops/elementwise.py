@@ -114,7 +114,12 @@ def _shape(x):
 
 
 def _check_broadcast(a, b):
-    sa, sb = _shape(a), _shape(b)
+    _check_shapes(_shape(a), _shape(b))
+
+
+def _check_shapes(sa, sb):
+    """PyTorch's RuntimeError (naming the sizes and the dimension) when two shapes do not
+    broadcast."""
     if sa != sb:
         try:
             broadcast_shapes(sa, sb)
@@ -833,7 +838,15 @@ class Where(Primitive):
         xp = get_array_module(c)
         if not isinstance(a, Tensor) and not isinstance(b, Tensor):
             x, y = xp.asarray(x), xp.asarray(y)  # two scalars: made in the default module
-        return xp.where(c, x, y)
+        try:
+            return xp.where(c, x, y)
+        except ValueError:
+            # PyTorch names the first clash as it broadcasts condition, input, other in turn
+            shape = c.shape
+            for operand in (a, b):
+                _check_shapes(shape, _shape(operand))
+                shape = broadcast_shapes(shape, _shape(operand))
+            raise
 
     @staticmethod
     def backward(ctx, grad):

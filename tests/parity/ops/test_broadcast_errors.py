@@ -23,6 +23,12 @@ FAILING = [
     lambda L: L.zeros(2, 3).expand(4, 3),
     lambda L: L.zeros(2, 3).expand(3),
     lambda L: L.zeros(2, 3).expand(-1, -1, 3),
+    # where: condition, input and other broadcast in turn
+    lambda L: L.where(L.ones(2, 3) > 0, L.ones(4), L.zeros(3)),
+    lambda L: L.where(L.ones(2, 3) > 0, L.ones(3), L.zeros(4)),
+    lambda L: L.where(L.ones(5) > 0, L.ones(3), L.zeros(3)),
+    lambda L: L.where(L.ones(2, 1) > 0, L.ones(3, 4), L.zeros(4)),
+    lambda L: L.where(L.ones(3) > 0, L.ones(3), 1.0).where(L.ones(4) > 0, 0.0),
 ]
 TYPES = ["float32", "float64", "float16", "int64", "int32", "int16", "int8", "uint8", "bool",
          "complex64", "complex128"]
