@@ -79,13 +79,14 @@ def _disabled_torch_function_impl(func: Callable, types: tuple, args: tuple = ()
 class _State:
     modes = []            # the TorchFunctionMode stack, innermost last
     subclass_seen = False  # a Tensor subclass that dispatches has been defined
+    held = 0              # live instances of types that dispatch only while alive (hold_dispatch)
     subclasses_off = 0    # depth of DisableTorchFunctionSubclass
     all_off = 0           # depth of DisableTorchFunction
     on_activate = []      # called once, when ACTIVE first turns on (patches Tensor's members)
 
 
 def _refresh():
-    dispatching = bool(_State.modes) or _State.subclass_seen
+    dispatching = bool(_State.modes) or _State.subclass_seen or _State.held > 0
     if dispatching:
         make_members_entry_points()
     DISPATCHING[0] = dispatching
@@ -106,14 +107,31 @@ _previous_init_subclass = Tensor.__dict__.get("__init_subclass__")
 
 def _on_tensor_subclass(cls, **kwargs):
     """``Tensor.__init_subclass__``: a subclass that keeps Tensor's ``__torch_function__``
-    (or brings its own) turns dispatch on."""
+    (or brings its own) turns dispatch on -- unless its class sets ``_dispatch_while_alive``:
+    then its instances hold dispatch on while they live (``hold_dispatch``)."""
     if _previous_init_subclass is not None:
         _previous_init_subclass.__func__(cls, **kwargs)
     else:
         super(Tensor, cls).__init_subclass__(**kwargs)
-    if getattr(cls, "__torch_function__", None) is not _disabled_torch_function_impl:
+    if getattr(cls, "__torch_function__", None) is not _disabled_torch_function_impl \
+            and not getattr(cls, "_dispatch_while_alive", False):
         _State.subclass_seen = True
         _refresh()
+
+
+def hold_dispatch(count):
+    """Add ``count`` (+1 or -1) to the live instances that need dispatch on (nn's
+    uninitialized parameters, which refuse ops): a type that only exists for a while costs
+    the programs that never make one nothing, and the others nothing once its last goes.
+
+    >>> from ember._torch_function import hold_dispatch, DISPATCHING
+    >>> hold_dispatch(1)
+    >>> DISPATCHING[0]
+    True
+    >>> hold_dispatch(-1)
+    """
+    _State.held += count
+    _refresh()
 
 
 Tensor.__init_subclass__ = classmethod(_on_tensor_subclass)
@@ -476,4 +494,4 @@ def is_entry(fn):
 __all__ = ["ACTIVE", "PASS", "AUTOCAST", "DISPATCHING", "set_autocast_hook", "dispatch",
            "dispatch_failed", "dispatching", "wrap_namespace", "dispatching_property",
            "overloaded_args", "DisableTorchFunction", "DisableTorchFunctionSubclass",
-           "push_mode", "pop_mode", "mode_stack"]
+           "push_mode", "pop_mode", "mode_stack", "hold_dispatch"]

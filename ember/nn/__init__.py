@@ -8,7 +8,7 @@
 >>> Twice()(ember.ones(2))
 tensor([2., 2.])
 """
-from .parameter import Parameter, Buffer
+from .parameter import Parameter, Buffer, UninitializedParameter, UninitializedBuffer
 from .modules import *  # noqa: F401,F403
 from .modules import Module, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
 from . import functional, init, utils, parallel  # noqa: F401

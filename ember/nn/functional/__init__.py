@@ -19,19 +19,23 @@ from ._attention import *  # noqa: F401,F403  scaled_dot_product_attention
 from ._fold import *  # noqa: F401,F403  fold, unfold
 from ._grid import *  # noqa: F401,F403  grid_sample, affine_grid
 from ._distance import *  # noqa: F401,F403  cosine_similarity, pairwise_distance, pdist
+from ._loss_extra import *  # noqa: F401,F403  margin, embedding, triplet and NLL losses
+from ._pooling_extra import *  # noqa: F401,F403  lp_pool, max_unpool
+from ._misc_extra import *  # noqa: F401,F403  local_response_norm, channel_shuffle, gumbel
 
 from ..._torch_function import wrap_namespace as _wrap_namespace  # noqa: E402
 from . import (_activation, _linear, _dropout, _sparse, _misc, _loss, _conv,  # noqa: E402
-               _pooling, _normalization, _vision, _attention, _fold, _grid, _distance)
+               _pooling, _normalization, _vision, _attention, _fold, _grid, _distance,
+               _loss_extra, _pooling_extra, _misc_extra)
 
 # Every public function is an entry point of __torch_function__ (reported as
 # ember.nn.functional.<name>), as PyTorch's are. Most of PyTorch's are Python functions,
 # whose overrides get plain Tensor in ``types`` too and whose error says "no implementation
 # found"; these are its C++ builtins, which do neither.
 _BUILTINS = {"adaptive_avg_pool1d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "bilinear",
-             "celu_", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-             "conv_transpose3d", "cosine_similarity", "elu_", "gelu", "hardshrink",
-             "hardtanh_", "leaky_relu_", "linear", "logsigmoid", "one_hot",
+             "celu_", "channel_shuffle", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+             "conv_transpose2d", "conv_transpose3d", "cosine_similarity", "elu_", "gelu",
+             "hardshrink", "hardtanh_", "leaky_relu_", "linear", "logsigmoid", "one_hot",
              "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle", "prelu",
              "relu_", "rrelu_", "scaled_dot_product_attention", "selu_", "softplus",
              "softshrink", "threshold_"}
@@ -40,7 +44,8 @@ _IN_TORCH_NN = {"avg_pool2d", "avg_pool3d", "elu_", "gelu", "hardtanh_", "leaky_
                 "softshrink"}
 _PUBLIC = ["softmax", "log_softmax", "relu", "sigmoid", "tanh"] + [
     name for m in (_activation, _linear, _dropout, _sparse, _misc, _loss, _conv, _pooling,
-                   _normalization, _vision, _attention, _fold, _grid, _distance)
+                   _normalization, _vision, _attention, _fold, _grid, _distance, _loss_extra,
+                   _pooling_extra, _misc_extra)
     for name in m.__all__]
 # PyTorch's get_ignored_functions: these call another public function (or a method) and
 # have no dispatch of their own; ember's run their code directly.

@@ -11,6 +11,7 @@ from .loss import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
+from .batchnorm import *  # noqa: F401,F403  (BatchNorm1d/2d/3d and their lazy forms)
 from .rnn import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403  MultiheadAttention, TransformerEncoderLayer
 from .padding import *  # noqa: F401,F403  ZeroPad2d, ReflectionPad1d, ...
@@ -18,3 +19,4 @@ from .pixelshuffle import *  # noqa: F401,F403  PixelShuffle, PixelUnshuffle
 from .upsampling import *  # noqa: F401,F403  Upsample, UpsamplingNearest2d, ...
 from .instancenorm import *  # noqa: F401,F403  InstanceNorm1d/2d/3d
 from .fold import *  # noqa: F401,F403  Fold, Unfold
+from .channelshuffle import *  # noqa: F401,F403  ChannelShuffle

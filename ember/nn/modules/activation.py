@@ -170,6 +170,22 @@ class Softmax(Module):
         return f"dim={self.dim}"
 
 
+class Softmax2d(Module):
+    """Softmax over the channels (dim -3) at every location of (N, C, H, W) or (C, H, W)
+    input.
+
+    >>> import ember, ember.nn as nn
+    >>> nn.Softmax2d()(ember.zeros(2, 1, 1)).flatten()
+    tensor([0.5000, 0.5000])
+    """
+
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D "
+                             "instead")
+        return F.softmax(input, -3, _stacklevel=5)
+
+
 class LogSoftmax(Softmax):
     """Log of the softmax along ``dim``, computed stably."""
 
@@ -432,4 +448,4 @@ class RReLU(Module):
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "ELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh",
            "Hardtanh", "Softplus", "Softmax", "LogSoftmax", "SELU", "Hardswish", "Hardsigmoid",
            "LogSigmoid", "Softmin", "CELU", "Softsign", "Tanhshrink", "Threshold", "GLU",
-           "Hardshrink", "Softshrink", "PReLU", "RReLU"]
+           "Hardshrink", "Softshrink", "PReLU", "RReLU", "Softmax2d"]

@@ -6,6 +6,8 @@ live in ``normalization.py`` here.
 True
 """
 from .normalization import (_NormBase, _BatchNorm, BatchNorm1d, BatchNorm2d,  # noqa: F401
-                            BatchNorm3d)
+                            BatchNorm3d, _LazyNormBase, LazyBatchNorm1d, LazyBatchNorm2d,
+                            LazyBatchNorm3d)
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
+           "LazyBatchNorm3d"]

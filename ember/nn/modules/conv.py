@@ -4,12 +4,14 @@ import math
 from ... import _creation
 from ...autograd import grad_mode
 from ...device import check_device
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
 from .. import functional as F
+from .lazy import LazyModuleMixin
 from .module import Module
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
-           "ConvTranspose3d"]
+           "ConvTranspose3d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+           "LazyConvTranspose2d", "LazyConvTranspose3d"]
 
 
 def _ntuple(value, n):
@@ -204,3 +206,124 @@ class ConvTranspose3d(_ConvTranspose):
     ember.Size([1, 1, 4, 4, 4])
     """
     _nd = 3
+
+
+# ---- lazy convolutions: in_channels from the first input -------------------------------------
+class _LazyConvXdMixin(LazyModuleMixin):
+    """Shared by the lazy convolutions: the eager class is built with zero channels and
+    uninitialized parameters, which the first input sizes."""
+
+    def _lazy_init(self, out_channels, bias, device, dtype):
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        """Materialize the weight (and bias) for ``input``'s channels, then initialize."""
+        if self.has_uninitialized_params():
+            self.in_channels = self._get_in_channels(input)
+            if self.in_channels % self.groups != 0:
+                raise ValueError("in_channels must be divisible by groups")
+            if self.transposed:
+                shape = (self.in_channels, self.out_channels // self.groups)
+            else:
+                shape = (self.out_channels, self.in_channels // self.groups)
+            self.weight.materialize(shape + tuple(self.kernel_size))
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+    def _get_in_channels(self, input):
+        unbatched = self._nd + 1
+        if input.dim() not in (unbatched, unbatched + 1):
+            raise RuntimeError(f"Expected {unbatched}D (unbatched) or {unbatched + 1}D (batched) "
+                               f"input to {type(self).__name__}, but got input of size: "
+                               f"{input.shape}")
+        return input.shape[1] if input.dim() == unbatched + 1 else input.shape[0]
+
+
+class _LazyConv(_LazyConvXdMixin):
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
+                         padding_mode, device=device, dtype=dtype)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class _LazyConvTranspose(_LazyConvXdMixin):
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups=1, bias=True, dilation=1, padding_mode="zeros", device=None,
+                 dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False,
+                         dilation, padding_mode, device=device, dtype=dtype)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class LazyConv1d(_LazyConv, Conv1d):
+    """A Conv1d whose ``in_channels`` comes from its first input (dim 1, or 0 unbatched).
+
+    >>> import ember
+    >>> m = ember.nn.LazyConv1d(4, 3)
+    >>> m(ember.ones(2, 5, 8)).shape, m
+    (ember.Size([2, 4, 6]), Conv1d(5, 4, kernel_size=(3,), stride=(1,)))
+    """
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConv, Conv2d):
+    """A Conv2d whose ``in_channels`` comes from its first input (dim 1, or 0 unbatched).
+
+    >>> import ember
+    >>> m = ember.nn.LazyConv2d(4, 3)
+    >>> m
+    LazyConv2d(0, 4, kernel_size=(3, 3), stride=(1, 1))
+    >>> m(ember.ones(3, 5, 5)).shape, m
+    (ember.Size([4, 3, 3]), Conv2d(3, 4, kernel_size=(3, 3), stride=(1, 1)))
+    """
+    cls_to_become = Conv2d
+
+
+class LazyConv3d(_LazyConv, Conv3d):
+    """A Conv3d whose ``in_channels`` comes from its first input (dim 1, or 0 unbatched).
+
+    >>> import ember
+    >>> ember.nn.LazyConv3d(2, 2)(ember.ones(1, 3, 3, 3, 3)).shape
+    ember.Size([1, 2, 2, 2, 2])
+    """
+    cls_to_become = Conv3d
+
+
+class LazyConvTranspose1d(_LazyConvTranspose, ConvTranspose1d):
+    """A ConvTranspose1d whose ``in_channels`` comes from its first input.
+
+    >>> import ember
+    >>> ember.nn.LazyConvTranspose1d(2, 3, stride=2)(ember.ones(1, 4, 5)).shape
+    ember.Size([1, 2, 11])
+    """
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConvTranspose, ConvTranspose2d):
+    """A ConvTranspose2d whose ``in_channels`` comes from its first input.
+
+    >>> import ember
+    >>> m = ember.nn.LazyConvTranspose2d(2, 3)
+    >>> m(ember.ones(1, 4, 5, 5)).shape, m
+    (ember.Size([1, 2, 7, 7]), ConvTranspose2d(4, 2, kernel_size=(3, 3), stride=(1, 1)))
+    """
+    cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
+    """A ConvTranspose3d whose ``in_channels`` comes from its first input.
+
+    >>> import ember
+    >>> ember.nn.LazyConvTranspose3d(2, 2)(ember.ones(3, 2, 2, 2)).shape
+    ember.Size([2, 3, 3, 3])
+    """
+    cls_to_become = ConvTranspose3d

@@ -36,4 +36,31 @@ class Dropout2d(_DropoutNd):
         return F.dropout2d(input, self.p, self.training, self.inplace)
 
 
-__all__ = ["Dropout", "Dropout1d", "Dropout2d"]
+class Dropout3d(_DropoutNd):
+    """Zero whole channels of (N, C, D, H, W) input with probability ``p`` while training."""
+
+    def forward(self, input):
+        return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(_DropoutNd):
+    """Alpha dropout for SELU networks: keeps the mean and variance while training.
+
+    >>> import ember, ember.nn as nn
+    >>> nn.AlphaDropout(0.2).eval()(ember.ones(2))
+    tensor([1., 1.])
+    """
+
+    def forward(self, input):
+        return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """Alpha dropout of whole channels while training."""
+
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training)
+
+
+__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+           "FeatureAlphaDropout"]

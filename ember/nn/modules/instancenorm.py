@@ -3,9 +3,10 @@ no running statistics)."""
 import warnings
 
 from .. import functional as F
-from .normalization import _NormBase
+from .normalization import _NormBase, _LazyNormBase
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d",
+           "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 
 
 class _InstanceNorm(_NormBase):
@@ -69,4 +70,41 @@ class InstanceNorm3d(_InstanceNorm):
     >>> ember.nn.InstanceNorm3d(2)(ember.randn(2, 2, 2, 2)).shape
     ember.Size([2, 2, 2, 2])
     """
+    _nd = 3
+
+
+class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):
+    """An InstanceNorm1d whose ``num_features`` is its first input's dim 1 (PyTorch's
+    defaults for the lazy norms: affine, with running statistics).
+
+    >>> import ember
+    >>> m = ember.nn.LazyInstanceNorm1d()
+    >>> m(ember.tensor([[[1., 3.]]])).detach()
+    tensor([[[-1.0000,  1.0000]]])
+    >>> m
+    InstanceNorm1d(1, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+    """
+    cls_to_become = InstanceNorm1d
+    _nd = 1
+
+
+class LazyInstanceNorm2d(_LazyNormBase, _InstanceNorm):
+    """An InstanceNorm2d whose ``num_features`` is its first input's dim 1.
+
+    >>> import ember
+    >>> ember.nn.LazyInstanceNorm2d(affine=False)(ember.randn(2, 3, 4, 4)).shape
+    ember.Size([2, 3, 4, 4])
+    """
+    cls_to_become = InstanceNorm2d
+    _nd = 2
+
+
+class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):
+    """An InstanceNorm3d whose ``num_features`` is its first input's dim 1.
+
+    >>> import ember
+    >>> ember.nn.LazyInstanceNorm3d()(ember.randn(2, 3, 2, 2, 2)).shape
+    ember.Size([2, 3, 2, 2, 2])
+    """
+    cls_to_become = InstanceNorm3d
     _nd = 3

@@ -2,7 +2,9 @@
 import math
 
 from ... import _creation
-from ..parameter import Parameter
+from ...autograd import grad_mode
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 from .. import functional as F
 from .. import init
@@ -91,4 +93,48 @@ class NonDynamicallyQuantizableLinear(Linear):
     """
 
 
-__all__ = ["Identity", "Linear", "Bilinear"]
+class LazyLinear(LazyModuleMixin, Linear):
+    """A Linear whose ``in_features`` is the last dimension of its first input; it becomes a
+    ``Linear`` then (weights drawn by ``Linear.reset_parameters``, as an eager Linear built
+    at that point would draw them).
+
+    >>> import ember
+    >>> m = ember.nn.LazyLinear(2)
+    >>> m
+    LazyLinear(in_features=0, out_features=2, bias=True)
+    >>> m(ember.ones(4, 3)).shape, m
+    (ember.Size([4, 2]), Linear(in_features=3, out_features=2, bias=True))
+    """
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features, bias=True, device=None, dtype=None):
+        super().__init__(0, 0, False)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self):
+        """Linear's initialization, once the parameters have their shapes."""
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        """Materialize weight ``(out_features, input.shape[-1])`` and bias, then initialize."""
+        if self.has_uninitialized_params():
+            with grad_mode.no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()
+        if self.in_features == 0:  # parameters loaded from a state_dict
+            if input.shape[-1] != self.weight.shape[-1]:
+                raise AssertionError(
+                    f"The in_features inferred from input: {input.shape[-1]} is not equal to "
+                    f"in_features from self.weight: {self.weight.shape[-1]}")
+            self.in_features = input.shape[-1]
+
+
+__all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]

@@ -29,7 +29,7 @@ from ..._tensor import Tensor
 from ...autograd.graph import RemovableHandle
 from ...backend.dtypes import dtype as dtype_cls, from_name
 from ...device import check_device, device as device_cls
-from ..parameter import Parameter, Buffer
+from ..parameter import Parameter, Buffer, is_lazy
 from . import hooks as _hooks
 from . import state_dict as _sd
 
@@ -686,7 +686,8 @@ class Module:
             for p in module._parameters.values():
                 if p is None:
                     continue
-                p.data = fn(p.detach())
+                # an uninitialized parameter refuses detach but takes conversions
+                p.data = fn(p if is_lazy(p) else p.detach())
                 if p._grad is not None:
                     p._grad = fn(p._grad)
             for name, b in module._buffers.items():

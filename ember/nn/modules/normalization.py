@@ -5,11 +5,13 @@ from ... import _creation
 from ...autograd import grad_mode
 from ...device import check_device
 from ...backend import dtypes
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter, UninitializedBuffer
 from .. import functional as F
+from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm",
+           "LocalResponseNorm"]
 
 
 class _NormBase(Module):
@@ -134,6 +136,81 @@ class BatchNorm3d(_BatchNorm):
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
 
 
+class _LazyNormBase(LazyModuleMixin, _NormBase):
+    """The lazy batch and instance norms: ``num_features`` is the first input's dim 1."""
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 device=None, dtype=None, *, bias=True):
+        super().__init__(0, eps, momentum, False, False, device, dtype, bias=False)
+        kw = {"device": device, "dtype": dtype}
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(**kw)
+            if bias:
+                self.bias = UninitializedParameter(**kw)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(**kw)
+            self.running_var = UninitializedBuffer(**kw)
+            self.num_batches_tracked = _creation.tensor(0, dtype=_creation_long(),
+                                                        device=device)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        """Materialize weight, bias and running statistics of size ``input.shape[1]``."""
+        if self.has_uninitialized_params():
+            self.num_features = input.shape[1]
+            shape = (self.num_features,)
+            if self.affine:
+                self.weight.materialize(shape)
+                if self.bias is not None:
+                    self.bias.materialize(shape)
+            if self.track_running_stats:
+                self.running_mean.materialize(shape)
+                self.running_var.materialize(shape)
+            self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
+    """A BatchNorm1d whose ``num_features`` is its first input's dim 1.
+
+    >>> import ember
+    >>> m = ember.nn.LazyBatchNorm1d()
+    >>> m(ember.ones(4, 3)).shape, m.running_mean
+    (ember.Size([4, 3]), tensor([0.1000, 0.1000, 0.1000]))
+    """
+    cls_to_become = BatchNorm1d
+    _check_input_dim = BatchNorm1d._check_input_dim
+
+
+class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
+    """A BatchNorm2d whose ``num_features`` is its first input's dim 1.
+
+    >>> import ember
+    >>> m = ember.nn.LazyBatchNorm2d(affine=False)
+    >>> m(ember.ones(2, 3, 2, 2)).shape
+    ember.Size([2, 3, 2, 2])
+    >>> m
+    BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=False, bias=False, track_running_stats=True)
+    """
+    cls_to_become = BatchNorm2d
+    _check_input_dim = BatchNorm2d._check_input_dim
+
+
+class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
+    """A BatchNorm3d whose ``num_features`` is its first input's dim 1.
+
+    >>> import ember
+    >>> ember.nn.LazyBatchNorm3d()(ember.ones(2, 3, 2, 2, 2)).shape
+    ember.Size([2, 3, 2, 2, 2])
+    """
+    cls_to_become = BatchNorm3d
+    _check_input_dim = BatchNorm3d._check_input_dim
+
+
 class LayerNorm(Module):
     """Layer normalization over the trailing ``normalized_shape`` dims."""
 
@@ -255,3 +332,26 @@ class RMSNorm(Module):
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "
                 f"elementwise_affine={self.elementwise_affine}")
+
+
+class LocalResponseNorm(Module):
+    """Divides each value by ``(k + alpha / size * sum of squares over size neighbouring
+    channels) ** beta``.
+
+    >>> import ember, ember.nn as nn
+    >>> nn.LocalResponseNorm(2)
+    LocalResponseNorm(2, alpha=0.0001, beta=0.75, k=1.0)
+    """
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -6,7 +6,7 @@ from collections import OrderedDict, namedtuple
 
 from ..._tensor import Tensor
 from ...autograd import grad_mode
-from ..parameter import Parameter
+from ..parameter import Parameter, is_lazy
 
 EXTRA_STATE_KEY = "_extra_state"
 
@@ -137,7 +137,9 @@ def load_local(module, state, prefix, local_metadata, strict, missing, unexpecte
             errors.append(f'While copying the parameter named "{key}", expected torch.Tensor '
                           f"or Tensor-like object from checkpoint but received {type(value)}")
             continue
-        if value.shape != target.shape:
+        # an uninitialized target has no shape: a lazy module's load hook materialized it
+        # from any initialized value already, so what is left is lazy into lazy
+        if not is_lazy(target) and value.shape != target.shape:
             errors.append(f"size mismatch for {key}: copying a param with shape {value.shape} "
                           f"from checkpoint, the shape in current model is {target.shape}.")
             continue
