@@ -128,6 +128,9 @@ class Tensor:
             strides = _contiguous_strides(self._data.shape)
         elif strides is None:
             strides = tuple(s // self._data.itemsize for s in self._data.strides)
+            if self._data.size == 0 and not any(strides):
+                # NumPy gives a fresh empty array zero strides; PyTorch a contiguous layout
+                strides = _contiguous_strides(self._data.shape)
         if dim is None:
             return strides
         if not strides:

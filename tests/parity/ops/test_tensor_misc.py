@@ -721,3 +721,11 @@ def test_out_dtype_checks_as_torch(case, out_dtype):
     if expected is None and case != "bernoulli":
         compare(lambda lib, t: fn(lib, t, lib.empty(0, dtype=getattr(lib, out_dtype))), x,
                 grad=False)
+
+
+# ---- strides of empty tensors ---------------------------------------------------------------
+@pytest.mark.parametrize("shape", [(0,), (2, 0, 3), (3, 0), (0, 0), (1, 0, 1)], ids=str)
+def test_empty_tensor_strides(shape):
+    for make in (lambda L: L.zeros(*shape), lambda L: L.empty(shape), lambda L: L.ones(shape)):
+        assert make(ember).stride() == make(torch).stride()
+    assert ember.zeros(2, 3)[:, :0].stride() == torch.zeros(2, 3)[:, :0].stride()
