@@ -59,6 +59,9 @@ __version__ = "0.1.0"
 from . import nn  # noqa: E402  (after the core: nn builds on it)
 from .nn.functional._distance import cdist  # noqa: E402  (torch.cdist, composed in nn)
 from .nn.functional._normalization import rms_norm  # noqa: E402  (torch.rms_norm, as F's)
+from .nn._toplevel import *  # noqa: E402,F401,F403  (torch.conv2d & co.: F's ops, ATen signatures)
+from .nn import _toplevel as _nn_toplevel  # noqa: E402
+from ._functions import fill_, zero_, resize_as_  # noqa: E402,F401  (torch.fill_ & co.)
 from . import utils  # noqa: E402
 from . import optim  # noqa: E402
 from . import distributed  # noqa: E402  (MPI: mpi4py is imported on init_process_group)
@@ -86,7 +89,8 @@ _FACTORIES = ("tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "fu
               "range", "linspace", "eye", "rand", "randn", "randint", "randperm", "rand_like",
               "randn_like", "randint_like")
 _wrap_namespace(globals(), _FACTORIES + ("zeros_like", "ones_like", "empty_like", "full_like",
-                                         "cdist", "rms_norm"), "ember", modes_only=_FACTORIES)
+                                         "cdist", "rms_norm") + tuple(_nn_toplevel.__all__),
+                "ember", modes_only=_FACTORIES)
 
 # Imported on first use, to keep ``import ember`` short: ``ember.distributions``,
 # ``ember.onnx`` (export), ``ember.func`` (function transforms; ``ember.vmap`` is its vmap),

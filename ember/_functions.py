@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import builtins
 import collections.abc as _abc
+import inspect as _inspect
+import math
 import warnings
 
 import numpy as np
@@ -26,6 +28,13 @@ from ._ops import elementwise as E, reduction as R, shape as S, indexing as I, l
 from ._ops import activation_ops as A, nn_ops as N, special as SP
 from ._ops import trig as T, sets as Z, matmul_family as MF
 from ._ops import jvp_rules  # noqa: F401  (installs the hand-written forward-mode rules)
+from ._ops import arrangement as _AR, scatter_family as _SF, basics as _BA
+from ._ops import statistics as _ST, statistics_counts as _SC, statistics_moments as _SM
+from ._ops import elementwise_extra as _EX, special_functions as _SPF, sampling as _SMP
+from . import return_types as _RT
+from ._registry import (DECLARED as _DECLARED, write_out as _write_out,
+                        factory_with_out as _factory_with_out, _declare as _declare_entry)
+from ._torch_function import dispatching as _dispatching
 from .backend import dtypes, get_array_module, to_host, is_writeable, strided_view
 
 
@@ -152,9 +161,9 @@ def pow(input: Tensor | Number, exponent: Tensor | Number) -> Tensor:
 
 
 neg = unary(E.Neg, "neg", inplace=True)
-negative = alias(neg, "negative")
+negative = alias(neg, "negative", inplace=True)
 abs = unary(E.Abs, "abs", inplace=True)
-absolute = alias(abs, "absolute")
+absolute = alias(abs, "absolute", inplace=True)
 sign = unary(E.Sign, "sign", inplace=True)
 
 
@@ -262,19 +271,19 @@ lt = binary(E.Lt, "lt", inplace=True)
 le = binary(E.Le, "le", inplace=True)
 gt = binary(E.Gt, "gt", inplace=True)
 ge = binary(E.Ge, "ge", inplace=True)
-greater = alias(gt, "greater")
-greater_equal = alias(ge, "greater_equal", method=False)
-less = alias(lt, "less")
-less_equal = alias(le, "less_equal", method=False)
-not_equal = alias(ne, "not_equal", method=False)
+greater = alias(gt, "greater", inplace=True)
+greater_equal = alias(ge, "greater_equal", inplace=True)
+less = alias(lt, "less", inplace=True)
+less_equal = alias(le, "less_equal", inplace=True)
+not_equal = alias(ne, "not_equal", inplace=True)
 logical_and = binary(E.LogicalAnd, "logical_and", inplace=True)
 logical_or = binary(E.LogicalOr, "logical_or", inplace=True)
-logical_xor = binary(E.LogicalXor, "logical_xor")
+logical_xor = binary(E.LogicalXor, "logical_xor", inplace=True)
 logical_not = unary(E.LogicalNot, "logical_not", inplace=True)
-bitwise_and = binary(E.BitwiseAnd, "bitwise_and", method=False)
-bitwise_or = binary(E.BitwiseOr, "bitwise_or", method=False)
-bitwise_xor = binary(E.BitwiseXor, "bitwise_xor", method=False)
-bitwise_not = unary(E.BitwiseNot, "bitwise_not")
+bitwise_and = binary(E.BitwiseAnd, "bitwise_and", inplace=True)
+bitwise_or = binary(E.BitwiseOr, "bitwise_or", inplace=True)
+bitwise_xor = binary(E.BitwiseXor, "bitwise_xor", inplace=True)
+bitwise_not = unary(E.BitwiseNot, "bitwise_not", inplace=True)
 
 
 @op
@@ -466,7 +475,6 @@ squeeze = op(S.squeeze)
 unsqueeze = op(S.unsqueeze)
 permute = op(S.permute)
 transpose = op(S.transpose)
-alias(transpose, "swapaxes", function=False)
 t = op(S.t)
 expand = op(S.expand)
 sum_to_size = op(S.sum_to_size)
@@ -1143,3 +1151,678 @@ geqrf = op(_LMF.geqrf)
 __all__ += ["det", "inverse", "logdet", "slogdet", "cholesky", "cholesky_solve",
             "cholesky_inverse", "qr", "svd", "pinverse", "matrix_power", "cross", "diag",
             "diagonal", "diag_embed", "trace", "matrix_exp", "geqrf"]
+
+
+# ---- arrangement and scatter family (ops in _ops/arrangement.py, _ops/scatter_family.py) -------
+
+tensor_split = op(_AR.tensor_split)
+hsplit = op(_AR.hsplit)
+vsplit = op(_AR.vsplit)
+dsplit = op(_AR.dsplit)
+atleast_1d = op(_AR.atleast_1d, method=False)
+atleast_2d = op(_AR.atleast_2d, method=False)
+atleast_3d = op(_AR.atleast_3d, method=False)
+hstack = op(_AR.hstack, method=False, out=True)
+vstack = op(_AR.vstack, method=False, out=True)
+row_stack = op(_AR.row_stack, method=False, out=True)
+dstack = op(_AR.dstack, method=False, out=True)
+column_stack = op(_AR.column_stack, method=False, out=True)
+block_diag = op(_AR.block_diag, method=False)
+cartesian_prod = op(_AR.cartesian_prod, method=False)
+combinations = op(_AR.combinations, method=False)
+rot90 = op(_AR.rot90)
+flipud = op(_AR.flipud)
+fliplr = op(_AR.fliplr)
+diagflat = op(_AR.diagflat)
+argwhere = op(_AR.argwhere)
+vander = op(_AR.vander, method=False)
+tril_indices = op(_AR.tril_indices, method=False)
+triu_indices = op(_AR.triu_indices, method=False)
+
+select_scatter = op(_SF.select_scatter)
+slice_scatter = op(_SF.slice_scatter, out=True)
+diagonal_scatter = op(_SF.diagonal_scatter)
+index_put = op(_SF.index_put, inplace=True)
+put = op(_SF.put, inplace=True)
+masked_scatter = op(_SF.masked_scatter)
+_method(_SF.masked_scatter_)
+index_fill = op(_SF.index_fill, inplace=True)
+_method(_SF.fill_diagonal_)
+scatter_reduce = op(_SF.scatter_reduce, inplace=True, out=True)
+index_reduce = op(_SF.index_reduce, inplace=True, out=True)
+
+__all__ += ["tensor_split", "hsplit", "vsplit", "dsplit", "atleast_1d", "atleast_2d",
+            "atleast_3d", "hstack", "vstack", "row_stack", "dstack", "column_stack",
+            "block_diag", "cartesian_prod", "combinations", "rot90", "flipud", "fliplr",
+            "diagflat", "argwhere", "vander", "tril_indices", "triu_indices", "select_scatter",
+            "slice_scatter", "diagonal_scatter", "index_put", "put", "masked_scatter",
+            "index_fill", "scatter_reduce", "index_reduce"]
+
+
+# ---- statistics, counting, histograms (ops in _ops/statistics*.py) --------------------------
+
+bincount = op(_SC.bincount)
+histc = op(_SC.histc, out=True)
+histogram = op(_SC.histogram, out=True)
+cummax = op(_ST.cummax, out=True)
+cummin = op(_ST.cummin, out=True)
+logcumsumexp = op(_ST.logcumsumexp, out=True)
+nansum = op(_ST.nansum, out=True)
+nanmean = op(_ST.nanmean, out=True)
+median = op(_ST.median, out=True)
+nanmedian = op(_ST.nanmedian, out=True)
+quantile = op(_ST.quantile, out=True)
+nanquantile = op(_ST.nanquantile, out=True)
+aminmax = op(_ST.aminmax, out=True)
+count_nonzero = op(_SC.count_nonzero)
+kthvalue = op(_ST.kthvalue, out=True)
+mode = op(_ST.mode, out=True)
+msort = op(_ST.msort, out=True)
+isin = op(_SC.isin, method=False, out=True)
+cov = op(_SM.cov)
+corrcoef = op(_SM.corrcoef)
+trapezoid = op(_SM.trapezoid, method=False)
+trapz = op(_SM.trapz, method=False)
+cumulative_trapezoid = op(_SM.cumulative_trapezoid, method=False)
+renorm = op(_SM.renorm, out=True, inplace=True)
+
+__all__ += ["bincount", "histc", "histogram", "cummax", "cummin", "logcumsumexp", "nansum",
+            "nanmean", "median", "nanmedian", "quantile", "nanquantile", "aminmax",
+            "count_nonzero", "kthvalue", "mode", "msort", "isin", "cov", "corrcoef",
+            "trapezoid", "trapz", "cumulative_trapezoid", "renorm"]
+
+
+# ---- basics: log10, fmax/fmin, var_mean, strided views, index_copy, ... (_ops/basics.py) ----
+
+log10 = unary(_BA.Log10, "log10", inplace=True)
+fix = alias(trunc, "fix", inplace=True)
+var_mean = op(_BA.var_mean, method=False)
+std_mean = op(_BA.std_mean, method=False)
+fmax = op(_BA.fmax, out=True)
+fmin = op(_BA.fmin, out=True)
+unravel_index = op(_BA.unravel_index, method=False)
+index_copy = op(_BA.index_copy, inplace=True, out=True)
+as_strided = op(_BA.as_strided)
+_method(_BA.unfold)
+scalar_tensor = op(_BA.scalar_tensor, method=False)
+empty_strided = op(_BA.empty_strided, method=False)
+asarray = op(_BA.asarray, method=False)
+
+
+@op
+def broadcast_to(input: Tensor, size: Sequence[int]) -> Tensor:
+    """``input`` expanded to ``size`` (a view; -1 keeps a dimension's size).
+
+    >>> import ember
+    >>> ember.broadcast_to(ember.tensor([1, 2]), (2, 2))
+    tensor([[1, 2],
+            [1, 2]])
+    """
+    return S.expand(input, size)
+
+
+@op
+def ravel(input: Tensor) -> Tensor:
+    """``input`` flattened to 1-D (a view when the layout allows).
+
+    >>> import ember
+    >>> ember.ravel(ember.tensor([[1, 2], [3, 4]]).t())
+    tensor([1, 3, 2, 4])
+    """
+    return S.reshape(input, -1)
+
+
+@op
+def positive(input: Tensor) -> Tensor:
+    """``input`` itself (``+input``); refused for bool tensors, as in PyTorch.
+
+    >>> import ember
+    >>> ember.positive(ember.tensor([-1, 2]))
+    tensor([-1,  2])
+    """
+    if input.dtype is dtypes.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+@op(method=False)
+def rsub(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
+    """``other - alpha * input`` (``sub`` with the operands swapped).
+
+    >>> import ember
+    >>> ember.rsub(ember.tensor([1, 2]), 3, alpha=2)
+    tensor([ 1, -1])
+    """
+    if not isinstance(other, Tensor):
+        other = _as_tensor_like(other, input)
+    return sub(other, input, alpha=alpha)
+
+
+def _cumulative_(name, fn):
+    """``x.cumsum_(dim)``: PyTorch refuses a ``dtype`` other than x's before running."""
+    def inplace(self: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
+        if dtype is not None and dtype is not self.dtype:
+            raise RuntimeError(f"Bad in-place call: input tensor dtype {self.dtype.cpp_name} and "
+                               f"output tensor dtype {dtype.cpp_name} should match")
+        return self._inplace(lambda x: fn(x, dim))
+    inplace.__name__ = inplace.__qualname__ = name
+    return _method(inplace)
+
+
+_cumulative_("cumsum_", cumsum)
+_cumulative_("cumprod_", cumprod)
+
+
+@_method
+def conj_physical_(self: Tensor) -> Tensor:
+    """The complex conjugate written into self (a real tensor is left as it is).
+
+    >>> import ember
+    >>> ember.tensor([1 + 2j]).conj_physical_()
+    tensor([1.-2.j])
+    """
+    return self._inplace(conj) if self.is_complex() else self
+
+
+@op
+def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
+    """``transpose`` under NumPy's name.
+
+    >>> import ember
+    >>> ember.swapaxes(ember.zeros(2, 3), 0, 1).shape
+    ember.Size([3, 2])
+    """
+    return S.transpose(input, axis0, axis1)
+
+
+@op
+def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """``transpose`` under another name.
+
+    >>> import ember
+    >>> ember.swapdims(ember.zeros(2, 3), 0, 1).shape
+    ember.Size([3, 2])
+    """
+    return S.transpose(input, dim0, dim1)
+
+
+__all__ += ["log10", "fix", "var_mean", "std_mean", "fmax", "fmin", "unravel_index",
+            "index_copy", "as_strided", "scalar_tensor", "empty_strided", "asarray",
+            "broadcast_to", "ravel", "positive", "rsub", "swapaxes", "swapdims"]
+
+
+# ---- top-level in-place forms: ember.abs_(x) is x.abs_() (PyTorch's torch.abs_ & co.) ------
+
+
+#: PyTorch's torch.<op>_ functions whose Tensor.<op>_ ember has (torch.addmv_ and
+#: torch.as_strided_ are left out: their out-of-place ops declare no in-place form)
+_INPLACE_FUNCTIONS = (
+    "abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_",
+    "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_",
+    "clamp_min_", "clip_", "cos_", "cosh_", "deg2rad_", "erf_", "exp2_", "exp_", "expm1_",
+    "fix_", "floor_", "log10_", "log1p_", "log2_", "log_", "nan_to_num_", "neg_", "negative_",
+    "rad2deg_", "reciprocal_", "relu_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinh_",
+    "sqrt_", "square_", "tan_", "tanh_", "trunc_", "detach_")
+_INPLACE_EXAMPLE_ARGS = {"clamp_": ", 0, 1", "clip_": ", 0, 1", "clamp_max_": ", 1",
+                         "clamp_min_": ", 0"}
+
+
+def _inplace_function(name, signature):
+    """``ember.<name>(input, ...)``: ``input.<name>(...)``, with the method's signature
+    (``input`` first, no ``out=``)."""
+    def function(input, *args, **kwargs):
+        method = getattr(Tensor, name)
+        return getattr(method, "__ember_impl__", method)(input, *args, **kwargs)
+    params = [p for p in signature.parameters.values() if p.name != "out"]
+    params[0] = params[0].replace(name="input")
+    function.__signature__ = signature.replace(parameters=params)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = (f"``input.{name}(...)``: the in-place form as a function (input "
+                        f"changed and returned).\n\n    >>> import ember\n    >>> x = "
+                        f"ember.tensor([0.5])\n    >>> ember.{name}(x"
+                        f"{_INPLACE_EXAMPLE_ARGS.get(name, '')}) is x\n    True\n    ")
+    return function
+
+
+for _name in _INPLACE_FUNCTIONS:
+    _base = _DECLARED[_name[:-1]]
+    globals()[_name] = op(_inplace_function(_name, _inspect.signature(
+        _base.signature or _base.function)), name=_name, method=False)
+del _name, _base
+
+__all__ += list(_INPLACE_FUNCTIONS)
+
+
+# Tensor-only in-place methods (declared with ``method`` in _tensor_methods, which runs
+# after this module) that PyTorch also has as functions: plain entry points, imported by
+# ember/__init__ by name (a declaration cannot hold them: the method's name is taken).
+def fill_(input: Tensor, value: Tensor | Number) -> Tensor:
+    """``input.fill_(value)`` as a function.
+
+    >>> import ember
+    >>> ember.fill_(ember.zeros(2), 3)
+    tensor([3., 3.])
+    """
+    return input.fill_(value)
+
+
+def zero_(input: Tensor) -> Tensor:
+    """``input.zero_()`` as a function.
+
+    >>> import ember
+    >>> ember.zero_(ember.ones(2))
+    tensor([0., 0.])
+    """
+    return input.zero_()
+
+
+def resize_as_(input: Tensor, the_template: Tensor, *, memory_format: Any = None) -> Tensor:
+    """``input.resize_as_(the_template)`` as a function.
+
+    >>> import ember
+    >>> ember.resize_as_(ember.zeros(2), ember.zeros(3)).shape
+    ember.Size([3])
+    """
+    return input.resize_as_(the_template, memory_format=memory_format)
+
+
+fill_, zero_, resize_as_ = (_dispatching(_fn, name=_fn.__name__, module="ember")
+                            for _fn in (fill_, zero_, resize_as_))
+for _fn in (fill_, zero_, resize_as_):
+    _fn._public_module = "ember"
+del _fn
+
+
+# ---- elementwise extras, samplers, logspace and windows (_ops/elementwise_extra.py, ---------
+# special_functions.py, sampling.py)
+
+copysign = binary(_EX.Copysign, "copysign", inplace=True)
+frac = unary(_EX.Frac, "frac", inplace=True)
+sinc = unary(_EX.Sinc, "sinc", inplace=True)
+i0 = unary(_SPF.I0, "i0", inplace=True)
+signbit = unary(_EX.Signbit, "signbit")
+gcd = binary(_EX.Gcd, "gcd", inplace=True)
+lcm = binary(_EX.Lcm, "lcm", inplace=True)
+logaddexp2 = binary(_EX.LogAddExp2, "logaddexp2")
+nextafter = binary(_EX.Nextafter, "nextafter", inplace=True)
+xlogy = binary(_EX.Xlogy, "xlogy", inplace=True)
+bitwise_left_shift = binary(_EX.LeftShift, "bitwise_left_shift", inplace=True)
+bitwise_right_shift = binary(_EX.RightShift, "bitwise_right_shift", inplace=True)
+
+_EXTRA_DOCS = {  # (what it computes, an example call, what the example prints)
+    "copysign": ("|input| with the sign of other (integers give the default float dtype)",
+                 "ember.copysign(ember.tensor([1.5, -2.0]), -1.0)", "tensor([-1.5000, -2.0000])"),
+    "frac": ("The fractional part, ``input - trunc(input)`` (float dtypes only)",
+             "ember.frac(ember.tensor([1.5, -2.25]))", "tensor([ 0.5000, -0.2500])"),
+    "sinc": ("The normalized sinc, ``sin(pi x) / (pi x)`` (1 at 0)",
+             "ember.sinc(ember.tensor([0.0, 0.5]))", "tensor([1.0000, 0.6366])"),
+    "i0": ("The modified Bessel function of the first kind of order 0",
+           "ember.i0(ember.tensor([0.0, 1.0]))", "tensor([1.0000, 1.2661])"),
+    "signbit": ("True where the sign bit is set (-0.0 included)",
+                "ember.signbit(ember.tensor([-0.0, 1.0]))", "tensor([ True, False])"),
+    "gcd": ("The greatest common divisor of integer tensors",
+            "ember.gcd(ember.tensor([12, 18]), ember.tensor([8, 4]))", "tensor([4, 2])"),
+    "lcm": ("The least common multiple of integer tensors",
+            "ember.lcm(ember.tensor([4, 6]), ember.tensor([6, 4]))", "tensor([12, 12])"),
+    "logaddexp2": ("``log2(2 ** input + 2 ** other)`` without overflow",
+                   "ember.logaddexp2(ember.tensor([1.0]), ember.tensor([1.0]))",
+                   "tensor([2.])"),
+    "nextafter": ("The next float after input towards other",
+                  "ember.nextafter(ember.tensor([1.0]), ember.tensor([2.0])) - 1",
+                  "tensor([1.1921e-07])"),
+    "xlogy": ("``input * log(other)``, 0 where input is 0 (unless other is NaN)",
+              "ember.xlogy(ember.tensor([0.0, 2.0]), ember.tensor([0.0, 4.0]))",
+              "tensor([0.0000, 2.7726])"),
+    "bitwise_left_shift": ("Integers shifted left by other bits (0 past the width)",
+                           "ember.bitwise_left_shift(ember.tensor([1, 3]), 2)",
+                           "tensor([ 4, 12])"),
+    "bitwise_right_shift": ("Integers shifted right by other bits, sign-filled",
+                            "ember.bitwise_right_shift(ember.tensor([-8, 8]), 2)",
+                            "tensor([-2,  2])"),
+}
+for _name, (_what, _call, _shown) in _EXTRA_DOCS.items():
+    globals()[_name].__doc__ = f"{_what}.\n\n>>> import ember\n>>> {_call}\n{_shown}\n"
+del _name, _what, _call, _shown
+
+
+@op(inplace=True, out=True)
+def heaviside(input: Tensor, values: Tensor) -> Tensor:
+    """0 where input < 0, 1 where input > 0 and ``values`` where input is 0.
+
+    >>> import ember
+    >>> ember.heaviside(ember.tensor([-1.0, 0.0, 2.0]), ember.tensor(0.5))
+    tensor([0.0000, 0.5000, 1.0000])
+    """
+    return _EX.Heaviside.apply(input, values)
+
+
+@op(inplace=True, out=True)
+def ldexp(input: Tensor, other: Tensor) -> Tensor:
+    """``input * 2 ** other`` (integer inputs give the default float dtype).
+
+    >>> import ember
+    >>> ember.ldexp(ember.tensor([1.0, 3.0]), ember.tensor([2, -1]))
+    tensor([4.0000, 1.5000])
+    """
+    return _EX.Ldexp.apply(input, other)
+
+
+def _float_power_dtype(*operands):
+    complex_ = builtins.any(x.is_complex() if isinstance(x, Tensor)
+                            else isinstance(x, builtins.complex) for x in operands)
+    return dtypes.complex128 if complex_ else dtypes.float64
+
+
+@op(out=True)
+def float_power(input: Tensor | Number, exponent: Tensor | Number) -> Tensor:
+    """``input ** exponent`` computed in float64 (complex128 for complex operands).
+
+    >>> import ember
+    >>> ember.float_power(ember.tensor([2, 3]), 2)
+    tensor([4., 9.], dtype=ember.float64)
+    """
+    _EX.need_one_tensor(input, exponent, "float_power", "exponent")
+    dt = _float_power_dtype(input, exponent)
+    input, exponent = (x.to(dt) if isinstance(x, Tensor) else x for x in (input, exponent))
+    return pow(input, exponent)
+
+
+@_method
+def float_power_(self: Tensor, exponent: Tensor | Number) -> Tensor:
+    """``self ** exponent`` in place; self must be float64 (complex128 for complex operands).
+
+    >>> import ember
+    >>> ember.tensor([2.0, 3.0], dtype=ember.float64).float_power_(2)
+    tensor([4., 9.], dtype=ember.float64)
+    """
+    dt = _float_power_dtype(self, exponent)
+    if self.dtype is not dt:
+        raise RuntimeError(f"the base given to float_power_ has dtype {self.dtype.scalar_name} "
+                           f"but the operation's result requires dtype {dt.scalar_name}")
+    return self.pow_(exponent.to(dt) if isinstance(exponent, Tensor) else exponent)
+
+
+def frexp(input: Tensor, *, out: tuple[Tensor, Tensor] | None = None
+          ) -> tuple[Tensor, Tensor]:
+    """Mantissas in [0.5, 1) (in magnitude) and int32 exponents: ``input = m * 2 ** e``.
+
+    >>> import ember
+    >>> m, e = ember.frexp(ember.tensor([8.0, -0.75]))
+    >>> m, e
+    (tensor([ 0.5000, -0.7500]), tensor([4, 0], dtype=ember.int32))
+    """
+    _EX.check_frexp(input)
+    if out is not None and isinstance(out, (tuple, list)) and len(out) == 2 and \
+            builtins.all(isinstance(o, Tensor) for o in out):
+        if out[0].dtype is not input.dtype:  # PyTorch checks out's dtypes (no cast)
+            raise RuntimeError(f"torch.frexp() expects mantissa to have dtype "
+                               f"{input.dtype.cpp_name} but got {out[0].dtype.cpp_name}")
+        if out[1].dtype is not dtypes.int32:
+            raise RuntimeError(f"torch.frexp() expects exponent to have int dtype but got "
+                               f"{out[1].dtype.cpp_name}")
+    result = _RT.frexp(_EX.FrexpMantissa.apply(input), _EX.FrexpExponent.apply(input))
+    return result if out is None else _write_out(result, out, "frexp")
+
+
+def _frexp_method(self: Tensor) -> tuple[Tensor, Tensor]:
+    return frexp(self)
+
+
+frexp = _declare_entry("frexp", frexp, _frexp_method, _frexp_method, False).function
+
+
+@_method
+def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
+    """Fill with exponential draws of rate ``lambd``.
+
+    >>> import ember
+    >>> bool((ember.empty(3).exponential_(2.0) > 0).all())
+    True
+    """
+    return _SMP.exponential_(self, lambd, generator=generator)
+
+
+@_method
+def geometric_(self: Tensor, p: float, *, generator: Any = None) -> Tensor:
+    """Fill with the trials to the first success of Bernoulli(p) draws (1, 2, ...).
+
+    >>> import ember
+    >>> bool((ember.empty(3, dtype=ember.int64).geometric_(0.5) >= 1).all())
+    True
+    """
+    return _SMP.geometric_(self, p, generator=generator)
+
+
+@_method
+def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *,
+            generator: Any = None) -> Tensor:
+    """Fill with Cauchy draws of location ``median`` and scale ``sigma``.
+
+    >>> import ember
+    >>> ember.empty(2, 3).cauchy_().shape
+    ember.Size([2, 3])
+    """
+    return _SMP.cauchy_(self, median, sigma, generator=generator)
+
+
+@_method
+def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *,
+                generator: Any = None) -> Tensor:
+    """Fill with ``exp(N(mean, std))`` draws.
+
+    >>> import ember
+    >>> bool((ember.empty(3).log_normal_() > 0).all())
+    True
+    """
+    return _SMP.log_normal_(self, mean, std, generator=generator)
+
+
+@op(method=False)
+def poisson(input: Tensor, generator: Any = None) -> Tensor:
+    """Poisson counts with ``input`` as the rates (input's float dtype).
+
+    >>> import ember
+    >>> ember.poisson(ember.zeros(3))
+    tensor([0., 0., 0.])
+    """
+    return _SMP.Poisson.apply(input, generator)
+
+
+@op(method=False)
+def binomial(count: Tensor, prob: Tensor, generator: Any = None) -> Tensor:
+    """Successes in ``count`` trials of probability ``prob`` (count's float dtype).
+
+    >>> import ember
+    >>> ember.binomial(ember.tensor([5.0, 3.0]), ember.tensor([1.0, 0.0]))
+    tensor([5., 0.])
+    """
+    return _SMP.Binomial.apply(count, prob, generator)
+
+
+def _declare_factory(fn):
+    """Declare a function PyTorch lists among its ignored functions (factories, ``normal``):
+    only modes see it, its ``out=`` is its own."""
+    entry = _dispatching(fn, name=fn.__name__, module="ember", modes_only=True)
+    entry._public_module, entry._tf_modes_only = "ember", True
+    return _declare_entry(fn.__name__, entry, None, None, False).function
+
+
+def normal(mean: Tensor | float, std: Tensor | float = 1.0, size: Sequence[int] | None = None,
+           *, generator: Any = None, out: Tensor | None = None, dtype: dtype | None = None,
+           layout: Any = None, device: Any = None, pin_memory: bool = False,
+           requires_grad: bool = False) -> Tensor:
+    """Normal draws: ``normal(mean, std)`` with a tensor for either (or both, broadcast), or
+    ``normal(mean, std, size)`` with numbers; the gradient to mean and std is zero, as
+    PyTorch's.
+
+    >>> import ember
+    >>> ember.normal(ember.tensor([1.0, 2.0]), 0.0)
+    tensor([1., 2.])
+    """
+    if out is not None and size is not None and dtype is None and isinstance(out, Tensor):
+        dtype = out.dtype
+    result = _SMP.normal(mean, std, size, generator=generator, dtype=dtype, layout=layout,
+                         device=device, pin_memory=pin_memory, requires_grad=requires_grad)
+    return result if out is None else _write_out(result, out, "normal")
+
+
+def logspace(start: float | Tensor, end: float | Tensor, steps: int, base: float = 10.0, *,
+             dtype: dtype | None = None, layout: Any = None, device: Any = None,
+             pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
+    """``steps`` values ``base ** e``, e evenly spaced from ``start`` to ``end``.
+
+    >>> import ember
+    >>> ember.logspace(0, 2, 3)
+    tensor([  1.,  10., 100.])
+    """
+    return _SMP.logspace(start, end, steps, base, dtype=dtype, layout=layout, device=device,
+                         pin_memory=pin_memory, requires_grad=requires_grad)
+
+
+logspace = _factory_with_out(logspace, "logspace")
+
+
+def hann_window(window_length: int, periodic: bool = True, *, dtype: dtype | None = None,
+                layout: Any = None, device: Any = None, pin_memory: bool = False,
+                requires_grad: bool = False) -> Tensor:
+    """The Hann window ``0.5 - 0.5 cos(2 pi k / N)`` (N: the length, or length - 1 when
+    not ``periodic``).
+
+    >>> import ember
+    >>> ember.hann_window(4)
+    tensor([0.0000, 0.5000, 1.0000, 0.5000])
+    """
+    return _SMP.hann(window_length, periodic, dtype, device, requires_grad)
+
+
+def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54,
+                   beta: float = 0.46, *, dtype: dtype | None = None, layout: Any = None,
+                   device: Any = None, pin_memory: bool = False,
+                   requires_grad: bool = False) -> Tensor:
+    """The Hamming window ``alpha - beta cos(2 pi k / N)``.
+
+    >>> import ember
+    >>> ember.hamming_window(3, periodic=False, dtype=ember.float64)
+    tensor([0.0800, 1.0000, 0.0800], dtype=ember.float64)
+    """
+    return _SMP.hamming(window_length, periodic, alpha, beta, dtype, device, requires_grad)
+
+
+def blackman_window(window_length: int, periodic: bool = True, *, dtype: dtype | None = None,
+                    layout: Any = None, device: Any = None, pin_memory: bool = False,
+                    requires_grad: bool = False) -> Tensor:
+    """The Blackman window ``0.42 - 0.5 cos(2 pi k / N) + 0.08 cos(4 pi k / N)``.
+
+    >>> import ember
+    >>> ember.blackman_window(3, periodic=False, dtype=ember.float64)
+    tensor([0., 1., 0.], dtype=ember.float64)
+    """
+    return _SMP.blackman(window_length, periodic, dtype, device, requires_grad)
+
+
+def bartlett_window(window_length: int, periodic: bool = True, *, dtype: dtype | None = None,
+                    layout: Any = None, device: Any = None, pin_memory: bool = False,
+                    requires_grad: bool = False) -> Tensor:
+    """The triangular window ``1 - |2k / N - 1|``.
+
+    >>> import ember
+    >>> ember.bartlett_window(4)
+    tensor([0.0000, 0.5000, 1.0000, 0.5000])
+    """
+    return _SMP.bartlett(window_length, periodic, dtype, device, requires_grad)
+
+
+def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0, *,
+                  dtype: dtype | None = None, layout: Any = None, device: Any = None,
+                  pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
+    """The Kaiser window ``I0(beta sqrt(1 - (2k / N - 1)^2)) / I0(beta)``.
+
+    >>> import ember
+    >>> ember.kaiser_window(3, periodic=False, beta=0.0)
+    tensor([1., 1., 1.])
+    """
+    return _SMP.kaiser(window_length, periodic, beta, dtype, device, requires_grad)
+
+
+#: PyTorch's torch.<op>_ functions of this section's ops (``_inplace_function`` above)
+_EXTRA_INPLACE_FUNCTIONS = ("frac_", "sinc_", "i0_", "ldexp_", "xlogy_", "gcd_", "lcm_")
+for _name in _EXTRA_INPLACE_FUNCTIONS:
+    _base = _DECLARED[_name[:-1]]
+    globals()[_name] = op(_inplace_function(_name, _inspect.signature(
+        _base.signature or _base.function)), name=_name, method=False)
+for _name, _call in (("ldexp_", "ember.tensor([0.5]), ember.tensor([2])"),
+                     ("xlogy_", "ember.tensor([0.5]), 1.0"),
+                     ("gcd_", "ember.tensor([4]), ember.tensor([6])"),
+                     ("lcm_", "ember.tensor([4]), ember.tensor([6])")):
+    globals()[_name].__doc__ = (
+        f"``input.{_name}(other)``: the in-place form as a function (input changed and "
+        f"returned).\n\n    >>> import ember\n    >>> ember.{_name}({_call}).shape\n"
+        f"    ember.Size([1])\n    ")
+del _name, _base, _call
+
+normal, logspace, hann_window, hamming_window, blackman_window, bartlett_window, \
+    kaiser_window = (_declare_factory(_fn) for _fn in (
+        normal, logspace, hann_window, hamming_window, blackman_window, bartlett_window,
+        kaiser_window))
+
+__all__ += [
+    "copysign", "frac", "sinc", "i0", "signbit", "gcd", "lcm", "logaddexp2", "nextafter",
+    "xlogy", "bitwise_left_shift", "bitwise_right_shift", "heaviside", "ldexp", "float_power",
+    "frexp", "poisson", "binomial", "normal", "logspace", "hann_window", "hamming_window",
+    "blackman_window", "bartlett_window", "kaiser_window", *_EXTRA_INPLACE_FUNCTIONS,
+]
+
+
+# ---- erfc, igammac, logit, mvlgamma: ember.special's ops under their top-level names -------
+erfc = unary(_SPF.Erfc, "erfc", inplace=True)
+igammac = binary(_SPF.Igammac, "igammac", inplace=True)
+
+
+@op(inplace=True, out=True)
+def logit(input: Tensor, eps: float | None = None) -> Tensor:
+    """``log(p / (1 - p))``, p clamped to [eps, 1 - eps] when ``eps`` is given (integers give
+    the default float dtype; the gradient is NaN outside [0, 1] when no eps clamps).
+
+    >>> import ember
+    >>> ember.logit(ember.tensor([0.5, 0.0]))
+    tensor([0., -inf])
+    """
+    if input.dtype.is_complex:
+        raise NotImplementedError(f"\"logit_cpu\" not implemented for "
+                                  f"'{input.dtype.scalar_name}'")
+    x = input if input.dtype.is_floating_point else input.to(dtypes.get_default_dtype())
+    if eps is not None:
+        x = x.clamp(eps, 1 - eps)
+    result = x.log() - (-x).log1p()
+    if eps is None and result.requires_grad:  # PyTorch's gradient is NaN outside [0, 1]
+        outside = ((x < 0) | (x > 1)).detach()
+        nan = beside(tensor(float("nan"), dtype=result.dtype), result)
+        result = result + x * where(outside, nan, 0.0)
+    return result
+
+
+def _mvlgamma_method(self: Tensor, p: int) -> Tensor:
+    return mvlgamma(self, p)
+
+
+@op(method=_mvlgamma_method, inplace=True, out=True)
+def mvlgamma(input: Tensor, p: int) -> Tensor:
+    """The log of the multivariate gamma function of dimension ``p`` (``special.multigammaln``).
+
+    >>> import ember
+    >>> ember.mvlgamma(ember.tensor([2.0]), 1)
+    tensor([0.])
+    """
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    if input.dtype is dtypes.bool_:
+        raise RuntimeError("The input tensor may not be a boolean tensor.")
+    if input.dtype.is_complex:  # (PyTorch's kernel fails where it makes the offsets)
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for "
+                                  f"'{input.dtype.scalar_name}'")
+    x = input if input.dtype.is_floating_point else input.to(dtypes.get_default_dtype())
+    offsets = beside(tensor([-0.5 * k for k in builtins.range(p)], dtype=x.dtype), x)
+    return (x.unsqueeze(-1) + offsets).lgamma().sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
+
+
+__all__ += ["erfc", "igammac", "logit", "mvlgamma"]

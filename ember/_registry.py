@@ -391,6 +391,15 @@ _OUT_DTYPE_RULES = {
     "chain_matmul": lambda result, out: out is not result and (
         f"multi_dot(): expected out tensor to have dtype {result.cpp_name} but got "
         f"{out.cpp_name}"),
+    "float_power": lambda result, out: out is not result and (
+        f"the output given to float_power has dtype {out.scalar_name} but the operation's "
+        f"result requires dtype {result.scalar_name}"),
+    "signbit": _bool_dtype("signbit"),
+    "frac": _same_dtype(_FOUND),
+    "heaviside": lambda result, out: out is not result and (
+        "heaviside is not yet implemented for tensors with different dtypes."),
+    "ldexp": lambda result, out: out.category < result.category and (
+        f"ldexp can't be cast to the desired output type {out.scalar_name}"),
 }
 #: ops whose result PyTorch casts into an out of any dtype (bernoulli's draws are 0 and 1)
 _OUT_ANY_DTYPE = {"bernoulli"}

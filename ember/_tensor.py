@@ -140,10 +140,8 @@ class Tensor:
     def storage_offset(self):
         if type(self._data) is _MetaArray:
             return 0
-        base, array_type = self._data, type(self._data)
-        while base.base is not None and isinstance(base.base, (_ndarray, array_type)):
-            base = base.base
-        return (_address(self._data) - _address(base)) // self._data.itemsize
+        return (_address(self._data) - _address(storage_array(self._data))) // \
+            self._data.itemsize
 
     def data_ptr(self):
         if type(self._data) is _MetaArray:
@@ -455,6 +453,20 @@ def _address(array):
         return array.__array_interface__["data"][0]
     interface = getattr(array, "__cuda_array_interface__", None)
     return (array.__array_interface__ if interface is None else interface)["data"][0]
+
+
+def storage_array(array):
+    """The array owning ``array``'s memory: the end of its chain of bases, passing through
+    the holders that strided views (``as_strided``) keep as their base."""
+    base, array_type = array, type(array)
+    while base.base is not None:
+        parent = base.base
+        if not isinstance(parent, (_ndarray, array_type)):
+            parent = getattr(parent, "base", None)  # NumPy's as_strided: a DummyArray between
+            if not isinstance(parent, (_ndarray, array_type)):
+                break
+        base = parent
+    return base
 
 
 def _check_on_host(t):

@@ -28,6 +28,7 @@ from .backend.meta import meta_module, NO_DATA
 from .random import rng, check_inplace_draw
 from ._ops.sets import check_probability
 from .autograd.batching import INPLACE_BERNOULLI
+from .autograd import grad_mode
 
 
 # ---- dtype conversion ---------------------------------------------------------------------
@@ -426,6 +427,79 @@ def squeeze_(self, dim: int | Sequence[int] | None = None) -> Tensor:
     return self
 
 
+def _restrided_(self, new):
+    """Make self ``new`` (a view of self with other sizes or strides) in place: its array
+    and, when recorded, its graph node (``x.t_()``, ``x.transpose_(0, 1)``)."""
+    if self._requires_grad and self._grad_fn is None and grad_mode.is_grad_enabled():
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    self._data = new._data
+    if new._grad_fn is not None:
+        self._grad_fn, self._output_nr = new._grad_fn, new._output_nr
+    if self._base is not None:  # a view stays one: its replay now ends with the new view op
+        self._view_fn = new._view_fn
+    return self
+
+
+@method
+def transpose_(self, dim0: int, dim1: int) -> Tensor:
+    """``transpose`` in place: self becomes the view with ``dim0`` and ``dim1`` swapped.
+
+    >>> import ember
+    >>> x = ember.zeros(2, 3); x.transpose_(0, 1) is x, x.shape
+    (True, ember.Size([3, 2]))
+    """
+    return _restrided_(self, F.transpose(self, dim0, dim1))
+
+
+@method
+def swapaxes_(self, axis0: int, axis1: int) -> Tensor:
+    """``transpose_`` under NumPy's name."""
+    return _restrided_(self, F.transpose(self, axis0, axis1))
+
+
+@method
+def swapdims_(self, dim0: int, dim1: int) -> Tensor:
+    """``transpose_`` under another name."""
+    return _restrided_(self, F.transpose(self, dim0, dim1))
+
+
+@method
+def t_(self) -> Tensor:
+    """``t`` in place (tensors of at most 2 dimensions).
+
+    >>> import ember
+    >>> ember.zeros(2, 3).t_().stride()
+    (1, 3)
+    """
+    if self.dim() > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is "
+                           f"{self.dim()}D")
+    return _restrided_(self, F.t(self))
+
+
+@method
+def as_strided_(self, size: Sequence[int], stride: Sequence[int],
+                storage_offset: int | None = None) -> Tensor:
+    """``as_strided`` in place: self takes the new sizes, strides and offset."""
+    return _restrided_(self, F.as_strided(self, size, stride, storage_offset))
+
+
+@method
+def new_empty_strided(self, size: Sequence[int], stride: Sequence[int], *,
+                      dtype: dtype | None = None, device: device | str | None = None,
+                      requires_grad: bool = False) -> Tensor:
+    """``empty_strided`` with self's dtype and device unless given.
+
+    >>> import ember
+    >>> ember.zeros(1, dtype=ember.int32).new_empty_strided((2, 2), (1, 2)).dtype
+    ember.int32
+    """
+    return F.empty_strided(size, stride, dtype=dtype or self.dtype,
+                           device=device if device is not None else self.device,
+                           requires_grad=requires_grad)
+
+
 def _invert(self):
     if dtypes.is_float_np(self._data.dtype):
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
@@ -484,6 +558,8 @@ OPERATORS = {
     "__ge__": F.ge, "__and__": F.bitwise_and, "__or__": F.bitwise_or,
     "__xor__": F.bitwise_xor, "__rand__": F.bitwise_and, "__ror__": F.bitwise_or,
     "__rxor__": F.bitwise_xor,
+    "__lshift__": F.bitwise_left_shift, "__rlshift__": _reflected(F.bitwise_left_shift),
+    "__rshift__": F.bitwise_right_shift, "__rrshift__": _reflected(F.bitwise_right_shift),
     "__getitem__": I.getitem, "__setitem__": I.setitem,
 }
 # The method a __torch_function__ override is given for an operator (PyTorch's operators
@@ -496,12 +572,15 @@ _BINARY_OPERATORS = {name for name in OPERATORS
                      if name not in ("__neg__", "__pos__", "__abs__", "__invert__",
                                      "__getitem__", "__setitem__")}
 PROPERTIES = {"T": _T, "mT": S.mT, "H": lambda self: F.conj(_T(self)),
-              "mH": lambda self: F.conj(S.mT(self)), "real": F.real, "imag": F.imag}
+              "mH": lambda self: F.conj(S.mT(self)), "real": F.real, "imag": F.imag,
+              "itemsize": lambda self: self._data.itemsize,
+              "nbytes": lambda self: self._data.size * self._data.itemsize}
 INPLACE_OPERATORS = {"__iadd__": F.add, "__isub__": F.sub, "__imul__": F.mul,
                       "__itruediv__": F.div, "__ifloordiv__": F.floor_divide,
                       "__imod__": F.remainder, "__ipow__": F.pow,
                       "__iand__": F.bitwise_and, "__ior__": F.bitwise_or,
-                      "__ixor__": F.bitwise_xor}
+                      "__ixor__": F.bitwise_xor, "__ilshift__": F.bitwise_left_shift,
+                      "__irshift__": F.bitwise_right_shift}
 
 
 def _bind():

@@ -445,6 +445,26 @@ def _unit(*shape):
 
 
 NEW_CASES = {
+    "arrangement": ([_floats(3, 4), _floats(3)],
+                    lambda a, v: (*ember.tensor_split(a, _index([1, 3]), 1), *ember.hsplit(a, 2),
+                                  ember.column_stack([v, a]), ember.dstack([a, a]),
+                                  ember.block_diag(a, v), ember.cartesian_prod(v, v),
+                                  ember.combinations(v, 2, True), ember.rot90(a, 3),
+                                  ember.fliplr(a), ember.diagflat(v, 1), ember.vander(v, 4),
+                                  ember.argwhere(a > 0).float())),
+    "scatter_family": ([_floats(3, 4), _floats(4), _floats(6)],
+                       lambda a, v, s: (ember.select_scatter(a, v, 0, 1),
+                                        ember.slice_scatter(a, s.reshape(3, 2), 1, 1, None, 2),
+                                        ember.diagonal_scatter(a, v[:3]),
+                                        ember.index_put(a, (_index([0, 0]),), v, True),
+                                        ember.put(a, _index([0, 11]), s[:2], True),
+                                        ember.masked_scatter(a, a > 0, s.repeat(2)),
+                                        ember.index_fill(a, 1, _index([2, 0]), s[0]),
+                                        (a * 1).fill_diagonal_(2.0, True),
+                                        *[ember.scatter_reduce(a, 1, _index([[0, 0, 1, 3]]), a,
+                                                               r, include_self=False)
+                                          for r in ("sum", "prod", "mean", "amax", "amin")],
+                                        ember.index_reduce(a, 0, _index([2, 2, 0]), a, "prod"))),
     "trig_hyperbolic": ([_unit(3, 4), _floats(3, 4)],
                         lambda a, b: (a.asin() + a.acos() + a.atan() + a.sinh() + a.cosh()
                                       + a.asinh() + (a.abs() + 1.5).acosh() + a.atanh()

@@ -137,7 +137,8 @@ OPERATORS = {  # signature by kind; every operator _tensor_methods binds must be
     "__getitem__": "(self, index: Any) -> Tensor",
     "__setitem__": "(self, index: Any, value: Tensor | Number) -> None",
 }
-for _dunder in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor"):
+for _dunder in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor",
+                "lshift", "rshift"):
     for _form in ("__{}__", "__r{}__", "__i{}__"):
         OPERATORS.setdefault(_form.format(_dunder), _BINARY)
 for _dunder in ("lt", "le", "gt", "ge"):

@@ -19,6 +19,8 @@ from .._ops import (activation_ops as A, conv as C, decompositions as D, element
                     matrix_exp as ME,
                     loss_ops as LO, nn_ops as NN, pooling as P, reduction as R, shape as S,
                     special as SP, trig as TR, vision_ops as V)
+from .._ops import elementwise_extra as EX, special_functions as SPF
+from .._ops import basics as BA
 from .._ops.primitive import Primitive
 from .._tensor import Tensor as _Tensor
 from .._creation import arange as _arange
@@ -327,7 +329,7 @@ def _primitives_of(*modules):
 
 
 # Every op of these modules maps elements (broadcasting its tensor arguments).
-rule(*_primitives_of(E, A, TR, SP, LO), ToDtype, S.Clone)(_elementwise)
+rule(*_primitives_of(E, A, TR, SP, LO, EX, SPF), ToDtype, S.Clone, BA.Log10)(_elementwise)
 
 
 def _padded(value, level, size, rank):

@@ -201,6 +201,9 @@ _ONE = {
     "Cumprod": "cumprod.default",
     # indexing
     "SelectIndex": "select.int", "AdvancedIndex": "index.Tensor", "IndexPut": "index_put.default",
+    "ScatterReduce": "scatter_reduce.two",
+    "IndexReduce": "index_reduce.default",
+    "_FillAt": "fill_diagonal_.default",
     "Gather": "gather.default", "ScatterAdd": "scatter_add.default",
     "IndexSelect": "index_select.default", "IndexAdd": "index_add.default",
     "Nonzero": "nonzero.default", "Embedding": "embedding.default",
@@ -214,6 +217,32 @@ _ONE = {
     "ConvForward": "convolution.default", "ToDtype": "_to_copy.default",
     "OnesLike": "ones_like.default", "Detach": "detach.default",
     "Im2Col": "im2col.default", "Col2Im": "col2im.default",
+    # elementwise extras, torch.special's functions, samplers (_ops/elementwise_extra.py,
+    # special_functions.py, sampling.py)
+    "Frac": "frac.default", "Sinc": "sinc.default", "Signbit": "signbit.default",
+    "Xlogy": "xlogy.Tensor", "I0": "i0.default", "Gcd": "gcd.default", "Lcm": "lcm.default",
+    "LogAddExp2": "logaddexp2.default", "Nextafter": "nextafter.default",
+    "Heaviside": "heaviside.default", "Ldexp": "ldexp.Tensor",
+    "LeftShift": "bitwise_left_shift.Tensor", "RightShift": "bitwise_right_shift.Tensor",
+    "I0e": "special_i0e.default", "I1": "special_i1.default", "I1e": "special_i1e.default",
+    "Ndtr": "special_ndtr.default", "Ndtri": "special_ndtri.default",
+    "LogNdtr": "special_log_ndtr.default", "Erfc": "erfc.default",
+    "Erfcx": "special_erfcx.default", "BesselJ0": "special_bessel_j0.default",
+    "BesselJ1": "special_bessel_j1.default", "Entr": "special_entr.default",
+    "Xlog1py": "special_xlog1py.default", "Zeta": "special_zeta.default",
+    "Igammac": "igammac.default", "Poisson": "poisson.default", "Binomial": "binomial.default",
+    "NormalTensorFloat": "normal.Tensor_float", "NormalFloatTensor": "normal.float_Tensor",
+    "NormalTensorTensor": "normal.Tensor_Tensor", "ExponentialFill": "exponential.default",
+    "GeometricFill": "geometric.default", "CauchyFill": "cauchy.default",
+    "LogNormalFill": "log_normal.default",
+    "BesselY0": "special_bessel_y0.default", "BesselY1": "special_bessel_y1.default",
+    "ModifiedBesselI0": "special_modified_bessel_i0.default",
+    "ModifiedBesselI1": "special_modified_bessel_i1.default",
+    "ModifiedBesselK0": "special_modified_bessel_k0.default",
+    "ModifiedBesselK1": "special_modified_bessel_k1.default",
+    "ScaledModifiedBesselK0": "special_scaled_modified_bessel_k0.default",
+    "ScaledModifiedBesselK1": "special_scaled_modified_bessel_k1.default",
+    "AiryAi": "special_airy_ai.default", "SphericalBesselJ0": "special_spherical_bessel_j0.default",
 }
 
 # ATen's name is the class name in lower case (the unary math functions and comparisons).
@@ -236,6 +265,7 @@ _CHOSEN = {
     "MaskedFill": ("masked_fill", "Scalar", "Tensor", lambda a: _is_scalar(a[2])),
     "Scatter": ("scatter", "value", "src", lambda a: _is_scalar(a[3])),
     "Prod": ("prod", "default", "dim_int", lambda a: len(a) < 2 or a[1] is None),
+    "Copysign": ("copysign", "Scalar", "Tensor", _second_is_scalar),
 }
 for _name in ("Eq", "Ne", "Lt", "Le", "Gt", "Ge"):
     _CHOSEN[_name] = (_name.lower(), "Scalar", "Tensor", _second_is_scalar)

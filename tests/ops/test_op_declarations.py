@@ -80,7 +80,8 @@ SHARED_NODE_NAMES = {
                              "PerSampleConv"},                  # conv of batched weights
     "ExpandBackward0": {"Expand", "ExpandBack"},                # view; reduction grad as a copy
     "GatherBackward0": {"Gather", "TiledGather"},               # gather; pooling windows
-    "IndexPutBackward0": {"IndexPut", "IndexGrad"},
+    "IndexPutBackward0": {"IndexPut", "IndexGrad",               # x[i] = v; gathers' grads;
+                          "IndexPutAccumulate"},                # index_put(accumulate=True)
     "MaxPool2DWithIndicesBackward0": {"MaxPoolGather", "TiledMax"},
     "MaxPool2DWithIndicesBackwardBackward0": {"MaxPoolScatter", "TiledScatter"},
     "MaxPool3DWithIndicesBackward0": {"MaxPool3DGather", "TiledMax3D"},
@@ -88,6 +89,7 @@ SHARED_NODE_NAMES = {
     "MmBackward0": {"Matmul", "Mm", "LinearNoBias"},
     "UnsqueezeBackward0": {"Unsqueeze", "UnsqueezeIndex"},      # x.unsqueeze(d), x[None]
     "ToCopyBackward0": {"ToDtype", "ToMeta", "ToDevice"},       # x.to(dtype / "meta" / "cuda")
+    "NotImplemented": {"Heaviside", "Binomial"},  # PyTorch's node for ops with no derivative
 }
 
 
