@@ -97,7 +97,8 @@ _wrap_namespace(globals(), _FACTORIES + ("zeros_like", "ones_like", "empty_like"
 # ``ember.library`` (custom operators), ``ember.special`` (special functions, SciPy's names),
 # ``ember.testing`` (assert_close, make_tensor). ``import ember.func`` and
 # ``from ember import func`` work as for any submodule.
-_LAZY_SUBMODULES = frozenset({"distributions", "onnx", "func", "library", "special", "testing"})
+_LAZY_SUBMODULES = frozenset({"distributions", "onnx", "func", "library", "special", "testing",
+                              "fft"})
 _LAZY_ATTRIBUTES = {"vmap": "func"}
 
 

@@ -68,10 +68,7 @@ def _finish(array, requires_grad=False, device=None, like=None):
             array = _place(array, target)
     t = Tensor._make(array)
     if requires_grad:
-        if array.dtype.kind == "c":
-            raise NotImplementedError(
-                NO_AUTOGRAD.format(dtypes.from_numpy_dtype(array.dtype).name))
-        if not dtypes.from_numpy_dtype(array.dtype).is_floating_point:
+        if array.dtype.kind != "c" and not dtypes.from_numpy_dtype(array.dtype).is_floating_point:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         t._requires_grad = True
@@ -91,8 +88,6 @@ def _place(array, target):
 
 
 _INT64_MIN, _INT64_MAX = -2 ** 63, 2 ** 63 - 1
-#: complex tensors hold values and do arithmetic, but record no gradients yet
-NO_AUTOGRAD = "ember does not support autograd for {} tensors yet"
 
 
 def _is_int(s):

@@ -26,7 +26,7 @@ from ._registry import op, alias, unary, binary, method as _method
 from .autograd.batching import per_sample_under_vmap
 from ._ops import elementwise as E, reduction as R, shape as S, indexing as I, linalg as L
 from ._ops import activation_ops as A, nn_ops as N, special as SP
-from ._ops import trig as T, sets as Z, matmul_family as MF
+from ._ops import trig as T, sets as Z, matmul_family as MF, complex_ops as _CX
 from ._ops import jvp_rules  # noqa: F401  (installs the hand-written forward-mode rules)
 from ._ops import arrangement as _AR, scatter_family as _SF, basics as _BA
 from ._ops import statistics as _ST, statistics_counts as _SC, statistics_moments as _SM
@@ -35,7 +35,7 @@ from . import return_types as _RT
 from ._registry import (DECLARED as _DECLARED, write_out as _write_out,
                         factory_with_out as _factory_with_out, _declare as _declare_entry)
 from ._torch_function import dispatching as _dispatching
-from .backend import dtypes, get_array_module, to_host, is_writeable, strided_view
+from .backend import dtypes, get_array_module, to_host
 
 
 def _tensor_arg(x, name="other"):
@@ -990,13 +990,6 @@ __all__ += [
 
 
 # ---- complex numbers ----------------------------------------------------------------------
-def _view_of(input, array):
-    """A tensor over ``array`` (a view of input's memory) sharing input's version counter."""
-    t = Tensor._make(array)
-    t._vc = input._vc
-    return t
-
-
 @op(method=False)
 @per_sample_under_vmap  # built on the parts' arrays
 def complex(real: Tensor, imag: Tensor) -> Tensor:
@@ -1012,13 +1005,7 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:
     if real.dtype is not imag.dtype:
         raise RuntimeError(f"Expected object of scalar type {real.dtype.scalar_name} but got "
                            f"scalar type {imag.dtype.scalar_name} for second argument")
-    if real.requires_grad or imag.requires_grad:
-        raise NotImplementedError("ember does not support autograd for complex tensors yet")
-    shape = broadcast_shapes(real.shape, imag.shape)
-    xp = get_array_module(real._data)
-    out = xp.empty(shape, real.dtype.to_complex().np)
-    out.real, out.imag = real._data, imag._data
-    return Tensor._make(out)
+    return _CX.Complex.apply(real, imag)
 
 
 @op(method=False)
@@ -1043,10 +1030,7 @@ def view_as_real(input: Tensor) -> Tensor:
     """
     if not input.is_complex():
         raise RuntimeError("view_as_real is only supported for complex tensors")
-    d = input._data
-    parts = d.real  # a view with d's strides, the real part's dtype
-    return _view_of(input, strided_view(parts, d.shape + (2,), d.strides + (parts.itemsize,),
-                                        writeable=is_writeable(d)))
+    return _CX.ViewAsReal.apply(input)
 
 
 @op(method=False)
@@ -1069,7 +1053,7 @@ def view_as_complex(input: Tensor) -> Tensor:
         raise RuntimeError("Tensor must have a last dimension with stride 1")
     if builtins.any(s % (2 * d.itemsize) for s in d.strides[:-1]):
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
-    return _view_of(input, d.view(input.dtype.to_complex().np)[..., 0])
+    return _CX.ViewAsComplex.apply(input)
 
 
 @op(method=False)  # Tensor.real and .imag are properties (_tensor_methods)
@@ -1080,7 +1064,7 @@ def real(input: Tensor) -> Tensor:
 
 @per_sample_under_vmap  # a view made on the array: per sample under vmap
 def _real_part(input):
-    return _view_of(input, input._data.real)
+    return _CX.RealPart.apply(input)
 
 
 @op(method=False)
@@ -1089,7 +1073,7 @@ def imag(input: Tensor) -> Tensor:
     """The imaginary part of a complex tensor (a view)."""
     if not input.is_complex():
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return _view_of(input, input._data.imag)
+    return _CX.ImagPart.apply(input)
 
 
 angle = unary(T.Angle, "angle")
@@ -1826,3 +1810,51 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
 
 
 __all__ += ["erfc", "igammac", "logit", "mvlgamma"]
+
+
+# ---- shared memory (nn leftovers): Tensor.is_shared / share_memory_, methods only ----
+
+
+@_method
+def is_shared(self: Tensor) -> bool:
+    """Whether the tensor's memory is shared between processes: CUDA memory is (as in
+    PyTorch), ember's CPU tensors never are (``share_memory_`` is not supported there).
+
+    >>> import ember
+    >>> ember.ones(2).is_shared()
+    False
+    """
+    return self.device.type == "cuda"
+
+
+@_method
+def share_memory_(self: Tensor) -> Tensor:
+    """Moves the tensor's memory into memory shared between processes. A no-op on CUDA, as
+    in PyTorch; on the CPU ember cannot move the memory of a tensor and of every view of it
+    in place, so it raises NotImplementedError rather than sharing only this tensor.
+
+    >>> import ember
+    >>> ember.ones(2).share_memory_()
+    Traceback (most recent call last):
+        ...
+    NotImplementedError: ember cannot move a CPU tensor and its views into shared memory
+    """
+    kind = self.device.type
+    if kind == "cuda":
+        return self
+    if kind != "cpu":
+        raise RuntimeError("_share_fd_: only available on CPU")
+    raise NotImplementedError("ember cannot move a CPU tensor and its views into shared memory")
+
+
+# ---- linalg LU family: PyTorch's older top-level forms (ember/linalg/_lu.py, _conditioning.py) --
+from .linalg import _lu as _LLU, _conditioning as _LCOND  # noqa: E402
+
+lu = op(_LLU.lu, out=True)
+lu_solve = op(_LLU.lu_solve, out=True)
+lu_unpack = op(_LLU.lu_unpack, method=False, out=True)
+triangular_solve = op(_LLU.triangular_solve, out=True)
+svd_lowrank = op(_LCOND.svd_lowrank, method=False)
+pca_lowrank = op(_LCOND.pca_lowrank, method=False)
+
+__all__ += ["lu", "lu_solve", "lu_unpack", "triangular_solve", "svd_lowrank", "pca_lowrank"]

@@ -226,10 +226,7 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to use "
                 "a computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().")
-        if requires_grad and not _is_float_np(self._data.dtype):
-            if self._data.dtype.kind == "c":
-                raise NotImplementedError(f"ember does not support autograd for "
-                                          f"{_BY_NUMPY[self._data.dtype].name} tensors yet")
+        if requires_grad and not _is_float_np(self._data.dtype) and self._data.dtype.kind != "c":
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._requires_grad = bool(requires_grad)
         return self

@@ -35,6 +35,7 @@ from .autograd import grad_mode
 class ToDtype(Primitive):
     """Cast; the gradient is cast back to the input's dtype by the node. Host float32 <->
     float16/bfloat16 casts are compiled (``kernels.cast``: astype's bits, ~5-30x faster)."""
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "ToCopyBackward0"
 
     @staticmethod
@@ -237,6 +238,7 @@ def new_full(self, size: Sequence[int], fill_value: Number, *, dtype: dtype | No
 class Overwrite(Primitive):
     """New values that do not depend on the old ones (fill_, zero_, normal_, copy_)."""
     _backward_name = "FillBackward0"
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
 
     @staticmethod
     def forward(ctx, x, value):

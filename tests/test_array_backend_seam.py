@@ -638,8 +638,24 @@ NEW_CASES = {
                                              ember.dist(a, b[:3], 3),
                                              WeightNormInterface.apply(
                                                  b, 2 * b.norm(dim=1, keepdim=True), 0))),
+    "lu_family": ([_floats(2, 3, 3), _floats(3, 2)], lambda a, b: _lu_family(a, b)),
+    "complex_autograd_fft": ([_floats(3, 4), _floats(3, 4)], lambda a, b: (
+        ember.view_as_real(ember.fft.fftn(ember.complex(a, b), s=(4, 5), norm="ortho")),
+        ember.fft.irfft(ember.fft.rfft(a) * ember.fft.rfft(b), n=5),
+        (ember.complex(a, b).exp() / ember.complex(b, a + 2)).abs(),
+        ember.fft.hfft(ember.complex(a, b)), ember.fft.fftshift(a))),
 }
 CASES.update(NEW_CASES)
+
+
+def _lu_family(a, b):
+    shift = ember.ones_like(a[0, 0]).diag() * 4  # in the inputs' module, as ember.eye is not
+    well = a + shift
+    return (*ember.linalg.lu(a), ember.linalg.lu_solve(*ember.linalg.lu_factor(well), b,
+                                                       adjoint=True),
+            ember.linalg.cond(well, 1), ember.linalg.vander(b, N=3),
+            ember.linalg.tensorsolve(well[0], b[:, 0]),
+            ember.linalg.ldl_solve(*ember.linalg.ldl_factor((a + a.mT).detach()), b.detach()))
 
 
 def _distributions(loc, scale, conc, u):

@@ -36,7 +36,7 @@ LAYERS = [
                    "ember.cuda", "ember.cpu",
                    "ember.distributions", "ember.onnx", "ember._functorch",
                    "ember.func", "ember.autograd.functional", "ember.library",
-                   "ember.ops", "ember.overrides", "ember.special", "ember.testing",
+                   "ember.ops", "ember.overrides", "ember.special", "ember.testing", "ember.fft",
                    "ember.compiler"]),
     ("package", ["ember"]),  # ember/__init__.py: the public namespace, made of all the above
     ("examples", ["ember.examples"]),

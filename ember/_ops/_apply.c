@@ -4,7 +4,7 @@
  * wrap the array as a Tensor and, when an input requires grad, record the node.
  *
  * Anything else (views, several outputs, dtype casts, dropped non-tensor arguments, a
- * view among the inputs, complex results, an exception in forward) is handed to the
+ * view among the inputs, complex results' nodes, an exception in forward) is handed to the
  * Python code, so the two paths cannot disagree on anything but speed. Why C: an op's
  * bookkeeping costs ~2 us of interpreter time, ten times the NumPy call on small tensors.
  *
@@ -409,12 +409,13 @@ static PyObject *apply_call(PyObject *self_obj, PyObject *const *args, size_t na
                     goto fail;
                 }
             } else if (wanted && kind == -2) {
-                Py_DECREF(dtype);
-                PyObject *name = PyObject_GetAttrString(op->op_cls, "__name__");
-                PyErr_Format(PyExc_NotImplementedError,
-                             "%S: ember does not support autograd for complex results yet", name);
-                Py_XDECREF(name);
-                goto fail;
+                /* complex results: the Python _connect (it refuses ops without complex_grad) */
+                PyObject *argtuple = args_tuple(args, nargs), *outs = PyTuple_Pack(1, t);
+                if (!argtuple || !outs) { Py_XDECREF(argtuple); Py_XDECREF(outs); Py_DECREF(dtype); goto fail; }
+                PyObject *r = PyObject_CallFunctionObjArgs(connect_py, ctx, op->op_cls, argtuple, outs, NULL);
+                Py_DECREF(argtuple); Py_DECREF(outs);
+                if (!r) { Py_DECREF(dtype); goto fail; }
+                Py_DECREF(r);
             }
             Py_DECREF(dtype);
         }

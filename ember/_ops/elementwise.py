@@ -15,6 +15,7 @@ from ..backend import get_array_module, broadcast_shapes, is_array, numpy_functi
 from ..backend import dtypes
 from .activation_ops import erf_array, sigmoid_array
 from .primitive import Primitive, unbroadcast, sum_to
+from .complex_ops import cj
 
 _LN2 = math.log(2.0)
 
@@ -143,6 +144,7 @@ def _grad_for(ctx, i, grad, operand):
 # ---- arithmetic ---------------------------------------------------------------------------
 class Add(Primitive):
     """``a + alpha * b``; Sub is the same node with ``-alpha``."""
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "AddBackward0"
     scalar_edges = True
 
@@ -210,6 +212,7 @@ def _bool_sub_error(x):
 
 
 class Mul(Primitive):
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "MulBackward0"
     saved_needed_for = ((1,), (0,))
     scalar_edges = True
@@ -234,9 +237,9 @@ class Mul(Primitive):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         if b is None:
-            return grad * ctx.scalar, None
-        ga = unbroadcast(grad * b, a._data.shape) if ctx.needs_input_grad[0] else None
-        gb = unbroadcast(grad * a, b._data.shape) if ctx.needs_input_grad[1] else None
+            return grad * cj(ctx.scalar), None
+        ga = unbroadcast(grad * cj(b), a._data.shape) if ctx.needs_input_grad[0] else None
+        gb = unbroadcast(grad * cj(a), b._data.shape) if ctx.needs_input_grad[1] else None
         return ga, gb
 
     @staticmethod
@@ -245,14 +248,18 @@ class Mul(Primitive):
         if b is None:
             if grad.dtype.kind == "V":
                 return _by_number(operator.mul, grad, ctx.scalar), None
-            return grad * ctx.scalar, None
+            s = ctx.scalar
+            return grad * (s if type(s) is not complex else s.conjugate()), None
         needs = ctx.needs_input_grad
-        ga = sum_to(grad * b, a.shape) if needs[0] else None
-        gb = sum_to(grad * a, b.shape) if needs[1] else None
+        ga = sum_to(grad * (b if b.dtype.kind != "c" else b.conj()), a.shape) \
+            if needs[0] else None
+        gb = sum_to(grad * (a if a.dtype.kind != "c" else a.conj()), b.shape) \
+            if needs[1] else None
         return ga, gb
 
 
 class Div(Primitive):
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "DivBackward0"
     saved_needed_for = ((1,), (0, 1))
     scalar_edges = True
@@ -293,11 +300,11 @@ class Div(Primitive):
             return grad * 0, None, None
         a, b = ctx.saved_tensors
         if b is None:
-            return grad / ctx.scalar, None, None
-        ga = unbroadcast(grad / b, a._data.shape) if ctx.needs_input_grad[0] else None
+            return grad / cj(ctx.scalar), None, None
+        ga = unbroadcast(grad / cj(b), a._data.shape) if ctx.needs_input_grad[0] else None
         gb = None
         if ctx.needs_input_grad[1]:
-            gb = unbroadcast(-grad * (a / b / b), b._data.shape)  # PyTorch's order
+            gb = unbroadcast(-grad * cj(a / b / b), b._data.shape)  # PyTorch's order
         return ga, gb, None
 
     @staticmethod
@@ -308,10 +315,10 @@ class Div(Primitive):
         if b is None:
             if grad.dtype.kind == "V":
                 return _by_number(operator.truediv, grad, ctx.scalar), None, None
-            return grad / ctx.scalar, None, None
+            return grad / cj(ctx.scalar), None, None
         needs = ctx.needs_input_grad
-        ga = sum_to(grad / b, a.shape) if needs[0] else None
-        gb = sum_to(-grad * (a / b / b), b.shape) if needs[1] else None
+        ga = sum_to(grad / cj(b), a.shape) if needs[0] else None
+        gb = sum_to(-grad * cj(a / b / b), b.shape) if needs[1] else None
         return ga, gb, None
 
 
@@ -372,6 +379,7 @@ class Remainder(Primitive):
 
 
 class Pow(Primitive):
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "PowBackward0"
 
     @staticmethod
@@ -397,7 +405,12 @@ class Pow(Primitive):
             p = ctx.exponent
             if p == 0:
                 return grad * 0, None
+            if a._data.dtype.kind == "c" or isinstance(p, complex):
+                return grad * cj(p * a ** (p - 1)), None
             return grad * p * a ** (p - 1), None
+        if a._data.dtype.kind == "c" or b._data.dtype.kind == "c":
+            raise NotImplementedError("ember does not support autograd for Pow with a tensor "
+                                      "exponent on complex tensors yet")
         ga = gb = None
         if ctx.needs_input_grad[0]:
             # taken as 0 where the exponent is 0 (PyTorch), even at a == 0
@@ -452,6 +465,7 @@ class RPow(Primitive):
 
 
 class Neg(Primitive):
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "NegBackward0"
 
     @staticmethod
@@ -525,22 +539,28 @@ def _zero_grad(grad, x, out):
     return grad * 0
 
 
-Abs = _unary("Abs", "abs", lambda g, x, o: g * x.sign(), float_only=False)
+Abs = _unary("Abs", "abs", lambda g, x, o: g * (x.sgn() if x.is_complex() else x.sign()),
+             float_only=False)
 Sign = _unary("Sign", "sign", _zero_grad, saves=None, float_only=False)
-Exp = _unary("Exp", "exp", lambda g, x, o: g * o, saves="output", array_grad=True)
+Exp = _unary("Exp", "exp", lambda g, x, o: g * cj(o), saves="output",
+             array_grad=lambda g, x, o: g * (o if o.dtype.kind != "c" else o.conj()))
 Exp2 = _unary("Exp2", "exp2", lambda g, x, o: g * o * _LN2, saves="output", array_grad=True)
-Log = _unary("Log", "log", lambda g, x, o: g / x, array_grad=True)
+Log = _unary("Log", "log", lambda g, x, o: g / cj(x), array_grad=True)
 Log2 = _unary("Log2", "log2", lambda g, x, o: g / (x * _LN2), array_grad=True)
 Log1p = _unary("Log1p", "log1p", lambda g, x, o: g / (x + 1), array_grad=True)
 Expm1 = _unary("Expm1", "expm1", lambda g, x, o: g * (o + 1), saves="output", array_grad=True)
-Sqrt = _unary("Sqrt", "sqrt", lambda g, x, o: g / (2 * o), saves="output", array_grad=True)
+Sqrt = _unary("Sqrt", "sqrt", lambda g, x, o: g / (2 * cj(o)), saves="output",
+              array_grad=True)
 Rsqrt = _unary("Rsqrt", lambda d: 1 / get_array_module(d).sqrt(d),
                lambda g, x, o: g * -0.5 * o * o * o, saves="output")
-Reciprocal = _unary("Reciprocal", lambda d: 1 / d, lambda g, x, o: -g * (o * o),
+Reciprocal = _unary("Reciprocal", lambda d: 1 / d, lambda g, x, o: -g * cj(o * o),
                     saves="output", array_grad=True)
 Sin = _unary("Sin", "sin", lambda g, x, o: g * x.cos())
 Cos = _unary("Cos", "cos", lambda g, x, o: -g * x.sin())
 Tan = _unary("Tan", "tan", lambda g, x, o: g * (1 + o * o), saves="output")
+# holomorphic (Abs: grad * sgn(x)) with conjugated derivatives: right for complex tensors
+Abs.complex_grad = Exp.complex_grad = Log.complex_grad = Sqrt.complex_grad = True
+Reciprocal.complex_grad = True
 
 
 def _tanh_grad(g, o):
@@ -824,6 +844,7 @@ class IsNan(Primitive):
 
 
 class Where(Primitive):
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "WhereBackward0"
 
     @staticmethod

@@ -151,6 +151,7 @@ def _check_mask(mask, shape, dim):
 # ---- x[index] ----------------------------------------------------------------------------
 class BasicIndex(Primitive):
     """Ints, slices, None and Ellipsis: a view."""
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "SliceBackward0"
     is_view = True
 
@@ -180,6 +181,7 @@ class AliasIndex(BasicIndex):
 
 class AdvancedIndex(Primitive):
     """Index with integer arrays or masks: a copy."""
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "IndexBackward0"
 
     @staticmethod
@@ -194,6 +196,7 @@ class AdvancedIndex(Primitive):
 
 class IndexGrad(Primitive):
     """Zeros of ``shape`` with ``grad`` added at ``index`` (accumulating repeats)."""
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "IndexPutBackward0"
 
     @staticmethod

@@ -7,6 +7,7 @@ import math
 from .._tensor import Tensor
 from ..backend import dtypes, get_array_module, broadcast_shapes
 from .primitive import Primitive
+from .complex_ops import cj
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.dispatch import active as _dispatch_active
 from ..backend.gemm import (matmul as _gemm, matmul_add as _gemm_add, matmul_pair as _gemm_pair,
@@ -181,6 +182,7 @@ def _matmul_checks(a, b):
 class Matmul(Primitive):
     """NumPy's matmul semantics, which are PyTorch's; backward undoes the 1-D
     promotion and the batch broadcasting."""
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "MmBackward0"
     saved_needed_for = ((1,), (0,))
 
@@ -199,15 +201,16 @@ class Matmul(Primitive):
         g = grad.reshape(broadcast_shapes(sa[:-2], sb[:-2]) + (sa[-2], sb[-1]))
         ga = gb = None
         if ctx.needs_input_grad[0]:
-            ga = matmul(g, b2.mT).sum_to_size(a2._data.shape).reshape(a_shape)
+            ga = matmul(g, cj(b2).mT).sum_to_size(a2._data.shape).reshape(a_shape)
         if ctx.needs_input_grad[1]:
             if len(sb) == 2 and len(sa) > 2 and g._data.shape[:-2] == sa[:-2]:
                 # a stack times one matrix: the stack's rows as one product, not a product
                 # per matrix and a sum over the stack
                 k, rows = sa[-1], math.prod(sa[:-1])  # (rows named: -1 is ambiguous if k == 0)
-                gb = matmul(a2.reshape(rows, k).mT, g.reshape(rows, sb[-1])).reshape(b_shape)
+                gb = matmul(cj(a2).reshape(rows, k).mT,
+                            g.reshape(rows, sb[-1])).reshape(b_shape)
             else:
-                gb = matmul(a2.mT, g).sum_to_size(b2._data.shape).reshape(b_shape)
+                gb = matmul(cj(a2).mT, g).sum_to_size(b2._data.shape).reshape(b_shape)
         return ga, gb
 
 

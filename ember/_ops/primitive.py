@@ -14,7 +14,10 @@ the same engine. Two differences buy speed on the hot path:
 
 Class attributes an op may set: ``saves_output`` (output 0 is appended to
 ``saved_tensors``), ``is_view`` (output shares the first input's memory),
-``differentiable = False`` (comparisons and other ops with no gradient).
+``differentiable = False`` (comparisons and other ops with no gradient),
+``complex_grad = True`` (backward is right for complex tensors, PyTorch's convention: the
+gradient of a real loss is the conjugate Wirtinger derivative; an op without it refuses
+complex inputs or results that need a gradient, see ``_refuse_complex``).
 """
 
 from ..backend import as_array as _asarray, numpy_ndarray as _ndarray, get_array_module, \
@@ -195,6 +198,10 @@ class Primitive(Function):
     saves_output = False
     is_view = False
     differentiable = True
+    #: Backward is right for complex inputs and results (``grad * conj(f'(z))`` for a
+    #: holomorphic op); without it the op raises NotImplementedError on them. Checked only
+    #: off the real-dtype fast path (``_connect`` with a dtype change or a complex result).
+    complex_grad = False
     #: Python scalars among the arguments get a ``(None, 0)`` edge, as PyTorch's binary
     #: arithmetic shows (``(x * 2).grad_fn.next_functions``); other ops drop them.
     scalar_edges = False
@@ -240,7 +247,10 @@ class Primitive(Function):
         out = []
         for dt, g in zip(ctx._input_meta, grads):
             if g is not None and dt is not None and g._data.dtype != dt:
-                g = g.to(_BY_NUMPY[dt]) if _is_float_np(dt) else None
+                if g._data.dtype.kind == "c" and dt.kind != "c":
+                    g = _real_part(g)  # a real input's gradient: the real part (PyTorch)
+                if g._data.dtype != dt:
+                    g = g.to(_BY_NUMPY[dt]) if _is_float_np(dt) or dt.kind == "c" else None
             out.append(g)
         return out
 
@@ -328,8 +338,7 @@ def _make_apply(cls, entry=None):
                         _connect(ctx, cls, args, (t,))
                         break
             elif out.dtype.kind == "c" and _any_requires_grad(args):
-                raise NotImplementedError(f"{cls.__name__}: ember does not support autograd "
-                                          f"for complex results yet")
+                _connect(ctx, cls, args, (t,))  # refuses ops without complex_grad
         if _fw_active:
             _forward_ad.primitive_jvp(cls, ctx, args, (t,))
         return t
@@ -433,7 +442,7 @@ def _attach(cls, args, out, entry, record):
     first = outs[0]
     if cls.is_view and first._base is None and first is not args[0]:
         _link_view(first, cls, args)
-    if not record or not _is_float_np(first._data.dtype):
+    if not record or not (_is_float_np(first._data.dtype) or first._data.dtype.kind == "c"):
         return
     ctx = entry[2]
     if not entry[3]:
@@ -656,6 +665,8 @@ def _connect(ctx, cls, args, outs):
                 edges.append(_NO_EDGE)
             else:
                 dropped = True
+    if (cast or out_dtype.kind == "c") and not cls.complex_grad:
+        _refuse_complex(cls, args, out_dtype)
     if cast or dropped:
         ctx._plain_grads = False
         if dropped:
@@ -678,7 +689,8 @@ def _connect(ctx, cls, args, outs):
     else:
         meta = []
         for nr, t in enumerate(outs):
-            float_out = _is_float_np(t._data.dtype)
+            float_out = _is_float_np(t._data.dtype) or (
+                cls.complex_grad and t._data.dtype.kind == "c")
             meta.append((t._data.shape, _BY_NUMPY[t._data.dtype]) if float_out else None)
             if float_out:
                 t._requires_grad = True
@@ -699,6 +711,24 @@ def _connect(ctx, cls, args, outs):
     hooks = _saved_hooks_state.hooks
     if hooks is not None and (saved or cls.saves_output):
         _pack_saved(ctx, hooks, outs[0])
+
+
+def _refuse_complex(cls, args, out_dtype):
+    """PyTorch records complex gradients; an op whose backward is not known right for them
+    (no ``complex_grad``) raises rather than return a wrong one."""
+    complex_in = any(isinstance(a, Tensor) and a._requires_grad and a._data.dtype.kind == "c"
+                     for a in args)
+    if complex_in or out_dtype.kind == "c":
+        raise NotImplementedError(f"ember does not support autograd for {cls.__name__} on "
+                                  f"complex tensors yet")
+
+
+#: the real part of a tensor, differentiably: complex_ops.RealPart.apply (set there)
+real_part = [None]
+
+
+def _real_part(g):
+    return real_part[0](g)
 
 
 def _link_view(t, cls, args):

@@ -39,6 +39,7 @@ class ExpandBack(Primitive):
     A gradient is private to the engine, so a copy is fine here, and it is far
     cheaper than reshape + expand (two view nodes and ``np.broadcast_to``).
     """
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "ExpandBackward0"
 
     @staticmethod
@@ -76,6 +77,7 @@ def _rounded(xp, out, d, acc):
 
 
 class Sum(Primitive):
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "SumBackward1"
 
     @staticmethod
@@ -126,6 +128,7 @@ class SumAll(Sum):
 
 
 class Mean(Primitive):
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "MeanBackward1"
 
     @staticmethod

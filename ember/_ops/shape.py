@@ -47,6 +47,7 @@ _try_view = reshaped_view  # a view of d with shape, or None
 
 
 class View(Primitive):
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "ViewBackward0"
     is_view = True
 
@@ -82,6 +83,7 @@ class SqueezeDims(View):
 
 
 class ReshapeCopy(Primitive):
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "UnsafeViewBackward0"
 
     @staticmethod
@@ -182,6 +184,7 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
 
 
 class Permute(Primitive):
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "PermuteBackward0"
     is_view = True
 
@@ -243,6 +246,7 @@ def mT(x):
 
 
 class Expand(Primitive):
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "ExpandBackward0"
     is_view = True
 
@@ -301,6 +305,7 @@ def expand(x: Tensor, *sizes: int | Sequence[int]) -> Tensor:
 
 
 class SumToSize(Primitive):
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "SumToSizeBackward0"
 
     @staticmethod
@@ -324,6 +329,7 @@ def sum_to_size(x: Tensor, *size: int | Sequence[int]) -> Tensor:
 
 
 class Clone(Primitive):
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "CloneBackward0"
 
     @staticmethod
@@ -341,6 +347,7 @@ def contiguous(x: Tensor, memory_format: Any = None) -> Tensor:
 
 
 class Cat(Primitive):
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "CatBackward0"
 
     @staticmethod
@@ -424,6 +431,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 
 
 class Flip(Primitive):
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "FlipBackward0"
 
     @staticmethod
@@ -444,6 +452,7 @@ def flip(x: Tensor, *dims: int | Sequence[int]) -> Tensor:
 
 
 class Roll(Primitive):
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "RollBackward0"
 
     @staticmethod
@@ -470,6 +479,7 @@ def roll(x: Tensor, shifts: int | Sequence[int],
 
 
 class Repeat(Primitive):
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "RepeatBackward0"
 
     @staticmethod

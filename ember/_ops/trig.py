@@ -12,6 +12,7 @@ import numpy as np  # dtype metadata only (finfo)
 from .._tensor import Tensor
 from ..backend import dtypes, get_array_module, broadcast_shapes
 from .primitive import Primitive, unbroadcast
+from . import complex_ops
 
 
 def _float_data(x):
@@ -198,9 +199,11 @@ class NanToNum(Primitive):
 class Angle(Primitive):
     """The argument of each element (0 or pi for real ones, NaN kept); real dtype."""
     _backward_name = "AngleBackward0"
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
 
     @staticmethod
     def forward(ctx, x):
+        ctx.save_for_backward(x)
         d = _float_data(x)
         xp = get_array_module(d)
         if d.dtype.kind == "c":
@@ -210,13 +213,12 @@ class Angle(Primitive):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0  # a real input's angle is piecewise constant
+        x, = ctx.saved_tensors
+        if not x.is_complex():
+            return grad * 0  # a real input's angle is piecewise constant
+        # d angle = (x dy - y dx) / |z|^2: the gradient i z / |z|^2, 0 at z == 0 (PyTorch)
+        scale = (grad / (x.abs() ** 2)).masked_fill(x == 0, 0.0)
+        return complex_ops.Complex.apply(-x.imag * scale, x.real * scale)
 
 
-class Conj(Primitive):
-    """The complex conjugate (a copy: ember has no lazy conjugate bit)."""
-    differentiable = False
-
-    @staticmethod
-    def forward(ctx, x):
-        return get_array_module(x._data).conj(x._data)
+Conj = complex_ops.Conj  # differentiable: complex_ops has complex numbers' autograd

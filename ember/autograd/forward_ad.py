@@ -246,6 +246,10 @@ def primitive_jvp(cls, ctx, args, outs):
     if not cls.differentiable or not has_tangent(args):
         return
     tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
+    if not cls.is_view and _complex_unsupported(cls, tangents, outs):
+        # the rules are written for real numbers: no silently wrong complex tangent
+        raise NotImplementedError(f"ember does not support forward-mode AD for {cls.__name__} "
+                                  f"on complex tensors yet")
     with suspended():
         result = NotImplemented
         if cls.jvp is not None:
@@ -273,6 +277,15 @@ def primitive_jvp(cls, ctx, args, outs):
     # Backward rebuilds saved outputs from their data: it reattaches these
     # (reattach_output_tangent), so forward-over-reverse sees them.
     ctx.__dict__["_fw_outputs"] = (_open[0], given)
+
+
+def _complex_unsupported(cls, tangents, outs):
+    """Complex tangents in, or complex results of an op whose tangent is not derived from
+    its complex-aware backward (real tangents in: the derivation holds)."""
+    if any(t is not None and t._data.dtype.kind == "c" for t in tangents):
+        return True
+    return (cls.jvp is not None or not cls.complex_grad) and \
+        any(o._data.dtype.kind == "c" for o in outs)
 
 
 def _aliases(t, tangents):

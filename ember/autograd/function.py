@@ -597,7 +597,8 @@ def _wrap_outputs(ctx, args, tensor_mask, output, record):
                     _state.enabled = prev
                     break
             data = o._data
-            o._requires_grad = wants = is_float_np(data.dtype) and id(o) not in non_diff
+            o._requires_grad = wants = (is_float_np(data.dtype) or data.dtype.kind == "c") \
+                and id(o) not in non_diff
             o._grad_fn = ctx if wants else None
             o._output_nr = nr
         data = o._data

@@ -88,9 +88,14 @@ class CopySlices(Node):
         if grad is None:
             return (None, None)
         d = grad._data
-        outside = get_array_module(d).ones(d.shape, d.dtype)
+        # complex: a mask per part (1 + 1j kept), as a view may hold parts (.real, .imag)
+        outside = get_array_module(d).full(d.shape, 1 + 1j if d.dtype.kind == "c" else 1,
+                                           d.dtype)
         self._view_fn(Tensor._make(outside))._data[...] = 0
-        return (grad * Tensor._make(outside), self._view_fn(grad))
+        mask = Tensor._make(outside)
+        if d.dtype.kind == "c":
+            return (grad.real * mask.real + (grad.imag * mask.imag) * 1j, self._view_fn(grad))
+        return (grad * mask, self._view_fn(grad))
 
 
 def rebase_view(view, result):

@@ -27,6 +27,7 @@ import sys
 
 from ..autograd import dispatch as _dispatch
 from .._ops.primitive import Primitive
+from .._ops import fft_ops as _fft_ops  # noqa: F401  (ember.fft is lazy: its ops get overloads)
 from .._tensor import Tensor
 
 _module = sys.modules[__name__]
@@ -187,6 +188,8 @@ _ONE = {
     "CholeskySolve": "cholesky_solve.default", "Cholesky": "linalg_cholesky.default",
     "Qr": "linalg_qr.default", "Svd": "linalg_svd.default", "Eigh": "linalg_eigh.default",
     "Pinv": "linalg_pinv.default", "Diagonal": "diagonal.default",
+    "LuFactor": "linalg_lu_factor_ex.default", "LdlFactor": "linalg_ldl_factor_ex.default",
+    "LdlSolve": "linalg_ldl_solve.default",
     "DiagEmbed": "diag_embed.default",
     # shape and views
     "View": "view.default", "Unsqueeze": "unsqueeze.default", "Squeeze": "squeeze.default",
@@ -214,6 +217,8 @@ _ONE = {
     "StandardGammaGrad": "_standard_gamma_grad.default",
     "Atan2": "atan2.default", "Hypot": "hypot.default", "LogAddExp": "logaddexp.default",
     "NanToNum": "nan_to_num.default", "Angle": "angle.default", "Conj": "conj.default",
+    "RealPart": "real.default", "ImagPart": "imag.default", "Complex": "complex.default",
+    "ViewAsReal": "view_as_real.default", "ViewAsComplex": "view_as_complex.default",
     "ConvForward": "convolution.default", "ToDtype": "_to_copy.default",
     "OnesLike": "ones_like.default", "Detach": "detach.default",
     "Im2Col": "im2col.default", "Col2Im": "col2im.default",

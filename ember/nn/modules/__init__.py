@@ -20,3 +20,4 @@ from .upsampling import *  # noqa: F401,F403  Upsample, UpsamplingNearest2d, ...
 from .instancenorm import *  # noqa: F401,F403  InstanceNorm1d/2d/3d
 from .fold import *  # noqa: F401,F403  Fold, Unfold
 from .channelshuffle import *  # noqa: F401,F403  ChannelShuffle
+from .adaptive import *  # noqa: F401,F403  AdaptiveLogSoftmaxWithLoss

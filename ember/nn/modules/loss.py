@@ -295,8 +295,27 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
                                              reduction=self.reduction)
 
 
+class CTCLoss(_Loss):
+    """Connectionist temporal classification loss (``F.ctc_loss``).
+
+    >>> import ember
+    >>> lp = ember.zeros(2, 1, 2).log_softmax(2)
+    >>> ember.nn.CTCLoss(reduction="sum")(lp, ember.tensor([[1]]), (2,), (1,))
+    tensor(0.2877)
+    """
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                          self.reduction, self.zero_infinity)
+
+
 __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss",
            "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "MarginRankingLoss", "HingeEmbeddingLoss",
            "SoftMarginLoss", "CosineEmbeddingLoss", "TripletMarginLoss",
            "TripletMarginWithDistanceLoss", "PoissonNLLLoss", "GaussianNLLLoss",
-           "MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss"]
+           "MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "CTCLoss"]

@@ -780,6 +780,26 @@ class Module:
         """
         return self.to(_dtype("float16"))
 
+    def bfloat16(self: T) -> T:
+        """``to(ember.bfloat16)``: floating parameters and buffers only.
+
+        >>> import ember
+        >>> ember.nn.Linear(2, 2).bfloat16().bias.dtype
+        ember.bfloat16
+        """
+        return self.to(_dtype("bfloat16"))
+
+    def share_memory(self: T) -> T:
+        """``share_memory_()`` on every parameter and buffer; returns self. ember's CPU
+        tensors cannot be moved into shared memory, so this raises NotImplementedError for a
+        module holding any (a module without tensors, or on CUDA, is returned as is).
+
+        >>> import ember
+        >>> ember.nn.ReLU().share_memory()
+        ReLU()
+        """
+        return self._apply(lambda t: t.share_memory_())
+
     def cpu(self: T) -> T:
         """Moves parameters, buffers and gradients to the CPU, in place; returns self.
 
