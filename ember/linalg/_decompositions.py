@@ -427,3 +427,21 @@ __all__ = ["LinAlgError", "inv", "inv_ex", "det", "slogdet", "solve", "solve_ex"
            "solve_triangular", "cholesky",
            "cholesky_ex", "qr", "svd", "svdvals", "eigh", "eigvalsh", "pinv", "matrix_rank",
            "lstsq"]
+
+
+def _check_square_system(b, A, op):
+    """PyTorch's checks, in its order, for ``op`` solving ``A X = b`` with a given square
+    ``A`` (cholesky_solve, triangular_solve): same dtype, square A, b's rows A's size, a
+    float dtype the CPU kernel has."""
+    if b.dtype is not A.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{b.dtype.scalar_name} and A of type {A.dtype.scalar_name} instead.")
+    m, n = A._data.shape[-2:]
+    if m != n:
+        raise RuntimeError(f"A must be batches of square matrices, but they are {m} by {n} "
+                           "matrices")
+    if b._data.shape[-2] != n:
+        raise RuntimeError(f"Incompatible matrix sizes for {op}: each A matrix is {n} by {n} "
+                           f"but each b matrix is {b._data.shape[-2]} by {b._data.shape[-1]}")
+    if A._data.dtype.kind != "f" or A.dtype is float16:
+        raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{A.dtype.scalar_name}'")

@@ -21,7 +21,7 @@ from .._ops import lu_ops as LO
 from .._ops.decompositions import apply_saving_outputs, check_square, solve as _solve_op
 from ..backend import get_array_module, to_host, float16, int32
 from ..backend.meta import is_meta
-from ._decompositions import _check_rhs_shape, _check_batch_broadcast
+from ._decompositions import _check_rhs_shape, _check_batch_broadcast, _check_square_system
 
 
 def _sizes(t):
@@ -381,20 +381,7 @@ def _check_triangular_solve(b, A):
         if t._data.ndim < 2:
             raise RuntimeError(f"torch.triangular_solve: Expected {what} to have at least 2 "
                                f"dimensions, but it has {t._data.ndim} dimensions instead")
-    if b.dtype is not A.dtype:
-        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
-                           f"{b.dtype.scalar_name} and A of type {A.dtype.scalar_name} instead.")
-    m, n = A._data.shape[-2:]
-    if m != n:
-        raise RuntimeError(f"A must be batches of square matrices, but they are {m} by {n} "
-                           "matrices")
-    if b._data.shape[-2] != n:
-        raise RuntimeError(f"Incompatible matrix sizes for triangular_solve: each A matrix is {n} "
-                           f"by {n} but each b matrix is {b._data.shape[-2]} by "
-                           f"{b._data.shape[-1]}")
-    if A._data.dtype.kind != "f" or A.dtype is float16:
-        raise NotImplementedError(f"\"triangular_solve_cpu\" not implemented for "
-                                  f"'{A.dtype.scalar_name}'")
+    _check_square_system(b, A, "triangular_solve")
     _check_batch_broadcast(b._data.shape[:-2], A._data.shape[:-2])
 
 

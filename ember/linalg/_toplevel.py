@@ -13,7 +13,7 @@ from .._ops.decompositions import check_float, check_matrix, check_square_float,
     apply_saving_outputs
 from ..backend import get_array_module, float16
 from . import _norms
-from ._decompositions import svdvals, pinv, _cholesky
+from ._decompositions import svdvals, pinv, _cholesky, _check_square_system
 
 
 def logdet(input: Tensor) -> Tensor:
@@ -177,21 +177,7 @@ def _check_cholesky_solve_args(b, factor):
         if t._data.ndim < 2:
             raise RuntimeError(f"{what} should have at least 2 dimensions, but has "
                                f"{t._data.ndim} dimensions instead")
-    if b.dtype is not factor.dtype:
-        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
-                           f"{b.dtype.scalar_name} and A of type {factor.dtype.scalar_name} "
-                           "instead.")
-    m, n = factor._data.shape[-2:]
-    if m != n:
-        raise RuntimeError(f"A must be batches of square matrices, but they are {m} by {n} "
-                           "matrices")
-    if b._data.shape[-2] != n:
-        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is {n} "
-                           f"by {n} but each b matrix is {b._data.shape[-2]} by "
-                           f"{b._data.shape[-1]}")
-    if factor._data.dtype.kind != "f" or factor.dtype is float16:
-        raise NotImplementedError(f'"cholesky_solve_cpu" not implemented for '
-                                  f"'{factor.dtype.scalar_name}'")
+    _check_square_system(b, factor, "cholesky_solve")
 
 
 def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor:
