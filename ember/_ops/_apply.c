@@ -309,6 +309,20 @@ static PyObject *args_tuple(PyObject *const *args, Py_ssize_t nargs) {
     return t;
 }
 
+/* The Python _connect records the node: 0 on success, -1 with an exception set. */
+static int connect_in_python(Apply *op, PyObject *ctx, PyObject *const *args,
+                             Py_ssize_t nargs, PyObject *t) {
+    PyObject *argtuple = args_tuple(args, nargs), *outs = PyTuple_Pack(1, t);
+    PyObject *r = NULL;
+    if (argtuple && outs)
+        r = PyObject_CallFunctionObjArgs(connect_py, ctx, op->op_cls, argtuple, outs, NULL);
+    Py_XDECREF(argtuple);
+    Py_XDECREF(outs);
+    if (!r) return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
 static PyObject *wrap_array(PyObject *out) {
     if (Py_TYPE(out) != (PyTypeObject *)ndarray_type) {
         /* a NumPy scalar (what a full reduction returns) straight to a 0-d array; anything
@@ -398,24 +412,20 @@ static PyObject *apply_call(PyObject *self_obj, PyObject *const *args, size_t na
             if (wanted && kind == 1) {
                 int done = connect_plain(op, ctx, args, nargs, t, dtype);
                 if (done == 0) {  /* the Python _connect takes this case */
-                    PyObject *argtuple = args_tuple(args, nargs), *outs = PyTuple_Pack(1, t);
-                    if (!argtuple || !outs) { Py_XDECREF(argtuple); Py_XDECREF(outs); Py_DECREF(dtype); goto fail; }
-                    PyObject *r = PyObject_CallFunctionObjArgs(connect_py, ctx, op->op_cls, argtuple, outs, NULL);
-                    Py_DECREF(argtuple); Py_DECREF(outs);
-                    if (!r) { Py_DECREF(dtype); goto fail; }
-                    Py_DECREF(r);
+                    if (connect_in_python(op, ctx, args, nargs, t) < 0) {
+                        Py_DECREF(dtype);
+                        goto fail;
+                    }
                 } else if (done < 0) {
                     Py_DECREF(dtype);
                     goto fail;
                 }
             } else if (wanted && kind == -2) {
                 /* complex results: the Python _connect (it refuses ops without complex_grad) */
-                PyObject *argtuple = args_tuple(args, nargs), *outs = PyTuple_Pack(1, t);
-                if (!argtuple || !outs) { Py_XDECREF(argtuple); Py_XDECREF(outs); Py_DECREF(dtype); goto fail; }
-                PyObject *r = PyObject_CallFunctionObjArgs(connect_py, ctx, op->op_cls, argtuple, outs, NULL);
-                Py_DECREF(argtuple); Py_DECREF(outs);
-                if (!r) { Py_DECREF(dtype); goto fail; }
-                Py_DECREF(r);
+                if (connect_in_python(op, ctx, args, nargs, t) < 0) {
+                    Py_DECREF(dtype);
+                    goto fail;
+                }
             }
             Py_DECREF(dtype);
         }
