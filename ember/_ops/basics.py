@@ -20,11 +20,13 @@ from ..device import check_device
 from .elementwise import _unary, Where
 from .jvp_rules import _unary_from_backward
 from .primitive import Primitive
+from .complex_ops import cj
 from .._typing import Number, Sequence
 
 _LN10 = math.log(10.0)
 
-Log10 = _unary("Log10", "log10", lambda g, x, o: g / (x * _LN10))
+Log10 = _unary("Log10", "log10", lambda g, x, o: g / cj(x * _LN10))
+Log10.complex_grad = True  # grad * conj(f'(z))
 Log10.jvp = _unary_from_backward(Log10)
 
 

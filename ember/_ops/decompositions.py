@@ -724,6 +724,7 @@ def _writable_diagonal(d, offset, dim1, dim2):
 
 
 class Diagonal(Primitive):
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     """A view of the diagonal (offset, dim1, dim2) as the last dim (the array module's
     strided diagonal, made writable so in-place ops on it reach the input)."""
     _backward_name = "DiagonalBackward0"
@@ -741,6 +742,7 @@ class Diagonal(Primitive):
 
 
 class DiagonalScatter(Primitive):
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     """Zeros of ``shape`` with ``src`` on the diagonal (offset, dim1, dim2): the adjoint
     of ``Diagonal``."""
     _backward_name = "DiagonalBackwardBackward0"
@@ -759,6 +761,7 @@ class DiagonalScatter(Primitive):
 
 
 class DiagEmbed(Primitive):
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     """Matrices (dims dim1, dim2 of the result) with the input's last dim on their
     ``offset`` diagonal."""
     _backward_name = "DiagEmbedBackward0"

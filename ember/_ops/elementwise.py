@@ -3,6 +3,7 @@
 Each op is a ``Primitive``: forward on arrays, backward on tensors (so it is
 differentiable again), side by side.
 """
+import cmath
 import math
 import numbers
 import operator
@@ -409,8 +410,7 @@ class Pow(Primitive):
                 return grad * cj(p * a ** (p - 1)), None
             return grad * p * a ** (p - 1), None
         if a._data.dtype.kind == "c" or b._data.dtype.kind == "c":
-            raise NotImplementedError("ember does not support autograd for Pow with a tensor "
-                                      "exponent on complex tensors yet")
+            return _complex_pow_grads(ctx, grad, a, b)
         ga = gb = None
         if ctx.needs_input_grad[0]:
             # taken as 0 where the exponent is 0 (PyTorch), even at a == 0
@@ -424,6 +424,28 @@ class Pow(Primitive):
             gb = grad * (ab ** b) * ab.masked_fill(safe, 1.0).log()
             gb = unbroadcast(gb.masked_fill(safe, 0.0), b._data.shape)
         return ga, gb
+
+
+def _complex_pow_grads(ctx, grad, a, b):
+    """``a ** b`` with a complex operand: ``grad * conj(b a**(b-1))`` (0 where b == 0) and
+    ``grad * conj(a**b log a)`` (0 where a == 0 and b is real and >= 0, PyTorch's choice),
+    ``a`` taken in the complex result dtype so a negative real base has its complex log."""
+    ga = gb = None
+    ac = a if a._data.dtype == grad._data.dtype else a.to(grad.dtype)
+    if ctx.needs_input_grad[0]:
+        ga = (grad * cj(b * ac ** (b - 1))).masked_fill(b == 0, 0.0)
+        ga = unbroadcast(ga, a._data.shape)
+    if ctx.needs_input_grad[1]:
+        shape = grad._data.shape
+        ab = ac if ac._data.shape == shape else ac.expand(shape)
+        b_real = b.real if b.is_complex() else b
+        real_exponent = b_real >= 0
+        if b.is_complex():
+            real_exponent = real_exponent & (b.imag == 0)
+        safe = (ab == 0) & real_exponent
+        gb = grad * cj((ab ** b) * ab.masked_fill(safe, 1.0).log())
+        gb = unbroadcast(gb.masked_fill(safe, 0.0), b._data.shape)
+    return ga, gb
 
 
 def _int_power(x, y):
@@ -443,6 +465,7 @@ def _int_power(x, y):
 
 class RPow(Primitive):
     """``scalar ** tensor``."""
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "PowBackward1"
     saves_output = True
 
@@ -461,6 +484,8 @@ class RPow(Primitive):
         out, = ctx.saved_tensors
         if ctx.base == 0:
             return grad * 0, None
+        if out._data.dtype.kind == "c":  # grad * conj(out log(base)), the complex log
+            return grad * cj(out * cmath.log(ctx.base)), None
         return grad * out * math.log(ctx.base), None
 
 
@@ -546,21 +571,24 @@ Exp = _unary("Exp", "exp", lambda g, x, o: g * cj(o), saves="output",
              array_grad=lambda g, x, o: g * (o if o.dtype.kind != "c" else o.conj()))
 Exp2 = _unary("Exp2", "exp2", lambda g, x, o: g * o * _LN2, saves="output", array_grad=True)
 Log = _unary("Log", "log", lambda g, x, o: g / cj(x), array_grad=True)
-Log2 = _unary("Log2", "log2", lambda g, x, o: g / (x * _LN2), array_grad=True)
-Log1p = _unary("Log1p", "log1p", lambda g, x, o: g / (x + 1), array_grad=True)
-Expm1 = _unary("Expm1", "expm1", lambda g, x, o: g * (o + 1), saves="output", array_grad=True)
+Log2 = _unary("Log2", "log2", lambda g, x, o: g / cj(x * _LN2), array_grad=True)
+Log1p = _unary("Log1p", "log1p", lambda g, x, o: g / cj(x + 1), array_grad=True)
+Expm1 = _unary("Expm1", "expm1", lambda g, x, o: g * cj(o + 1), saves="output",
+              array_grad=True)
 Sqrt = _unary("Sqrt", "sqrt", lambda g, x, o: g / (2 * cj(o)), saves="output",
               array_grad=True)
 Rsqrt = _unary("Rsqrt", lambda d: 1 / get_array_module(d).sqrt(d),
-               lambda g, x, o: g * -0.5 * o * o * o, saves="output")
+               lambda g, x, o: g * -0.5 * cj(o * o * o), saves="output")
 Reciprocal = _unary("Reciprocal", lambda d: 1 / d, lambda g, x, o: -g * cj(o * o),
                     saves="output", array_grad=True)
-Sin = _unary("Sin", "sin", lambda g, x, o: g * x.cos())
-Cos = _unary("Cos", "cos", lambda g, x, o: -g * x.sin())
-Tan = _unary("Tan", "tan", lambda g, x, o: g * (1 + o * o), saves="output")
+Sin = _unary("Sin", "sin", lambda g, x, o: g * cj(x.cos()))
+Cos = _unary("Cos", "cos", lambda g, x, o: -g * cj(x.sin()))
+Tan = _unary("Tan", "tan", lambda g, x, o: g * cj(1 + o * o), saves="output")
 # holomorphic (Abs: grad * sgn(x)) with conjugated derivatives: right for complex tensors
 Abs.complex_grad = Exp.complex_grad = Log.complex_grad = Sqrt.complex_grad = True
 Reciprocal.complex_grad = True
+for _op in (Log2, Log1p, Expm1, Rsqrt, Sin, Cos, Tan):
+    _op.complex_grad = True
 
 
 def _tanh_grad(g, o):
@@ -583,7 +611,7 @@ class TanhGrad(Primitive):
     @staticmethod
     def backward(ctx, gg):
         grad, out = ctx.saved_tensors
-        return gg * (1 - out * out), -2 * gg * grad * out
+        return gg * cj(1 - out * out), -2 * gg * cj(grad) * cj(out)
 
 
 class SigmoidGrad(Primitive):
@@ -598,16 +626,31 @@ class SigmoidGrad(Primitive):
     @staticmethod
     def backward(ctx, gg):
         grad, out = ctx.saved_tensors
-        return gg * out * (1 - out), gg * grad * (1 - 2 * out)
+        return gg * cj(out) * cj(1 - out), gg * cj(grad) * cj(1 - 2 * out)
 
 
-Tanh = _unary("Tanh", "tanh", lambda g, x, o: TanhGrad.apply(g, o), saves="output",
-              array_grad=lambda g, x, o: _opmath(_tanh_grad, g, o))
+def _tanh_array_grad(g, x, o):
+    if o.dtype.kind == "f" and g.dtype.kind == "f":  # the hot path: no generic checks
+        return g * (1 - o * o)
+    return _opmath(_tanh_grad, g, o if o.dtype.kind != "c" else o.conj())
+
+
+def _sigmoid_array_grad(g, x, o):
+    if o.dtype.kind == "f" and g.dtype.kind == "f":
+        return g * (o * (1 - o))
+    return _opmath(_sigmoid_grad, g, o if o.dtype.kind != "c" else o.conj())
+
+
+Tanh = _unary("Tanh", "tanh", lambda g, x, o: TanhGrad.apply(g, cj(o)), saves="output",
+              array_grad=_tanh_array_grad)
 Floor = _unary("Floor", "floor", _zero_grad, saves=None, float_only=False)
 Ceil = _unary("Ceil", "ceil", _zero_grad, saves=None, float_only=False)
 Trunc = _unary("Trunc", "trunc", _zero_grad, saves=None, float_only=False)
-Sigmoid = _unary("Sigmoid", sigmoid_array, lambda g, x, o: SigmoidGrad.apply(g, o),
-                 saves="output", array_grad=lambda g, x, o: _opmath(_sigmoid_grad, g, o))
+Sigmoid = _unary("Sigmoid", sigmoid_array, lambda g, x, o: SigmoidGrad.apply(g, cj(o)),
+                 saves="output", array_grad=_sigmoid_array_grad)
+# grad * conj(f'(z)): the grad nodes take conj(out), their own backward conjugates too
+Tanh.complex_grad = Sigmoid.complex_grad = TanhGrad.complex_grad = True
+SigmoidGrad.complex_grad = True
 Erf = _unary("Erf", erf_array, lambda g, x, o: g * (2 / math.sqrt(math.pi)) * (-(x * x)).exp())
 
 
@@ -881,6 +924,7 @@ class Where(Primitive):
 
 
 class MaskedFill(Primitive):
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "MaskedFillBackward0"
 
     @staticmethod

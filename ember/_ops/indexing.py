@@ -16,6 +16,7 @@ from ..backend.dtypes import is_float_np
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.batching import per_sample_under_vmap, index_under_vmap
 from .primitive import Primitive, unbroadcast
+from .complex_ops import cj
 from .. import return_types
 from .._typing import Number
 
@@ -414,6 +415,7 @@ def _check_gather(x, dim, index, name, src=None):
 
 
 class Gather(Primitive):
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "GatherBackward0"
 
     @staticmethod
@@ -440,6 +442,7 @@ def gather(x: Tensor, dim: int, index: Tensor, sparse_grad: bool = False) -> Ten
 
 
 class Scatter(Primitive):
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "ScatterBackward0"
 
     @staticmethod
@@ -464,6 +467,7 @@ class Scatter(Primitive):
 
 
 class ScatterAdd(Primitive):
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "ScatterAddBackward0"
 
     @staticmethod
@@ -512,6 +516,7 @@ def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 
 class IndexSelect(Primitive):
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "IndexSelectBackward0"
 
     @staticmethod
@@ -589,6 +594,7 @@ def add_rows(out, index, rows):
 
 
 class IndexAdd(Primitive):
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "IndexAddBackward0"
 
     @staticmethod
@@ -614,7 +620,7 @@ class IndexAdd(Primitive):
             index, = ctx.saved_tensors
             gs = IndexSelect.apply(grad, ctx.dim, index)
             if ctx.alpha != 1:
-                gs = gs * ctx.alpha
+                gs = gs * cj(ctx.alpha)
         return grad, None, None, gs, None
 
 

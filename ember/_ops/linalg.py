@@ -354,6 +354,7 @@ def linear(x, w, b=None):
 
 
 class Einsum(Primitive):
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "EinsumBackward0"
 
     @staticmethod
@@ -386,7 +387,7 @@ class Einsum(Primitive):
             first = [k for k, c in enumerate(s) if s.index(c) == k]  # first occurrences
             kept = "".join(s[k] for k in first if s[k] in available)
             spec = ",".join([out] + others) + "->" + kept
-            g = einsum(spec, grad, *[ops[j] for j in range(len(ops)) if j != i])
+            g = einsum(spec, grad, *[cj(ops[j]) for j in range(len(ops)) if j != i])
             shape = ops[i]._data.shape
             own = tuple(shape[s.index(c)] for c in kept)
             if g._data.shape != own:  # a size-1 dim broadcast against the other operands

@@ -6,6 +6,7 @@ from .._tensor import Tensor, _wrap_dim
 from ..backend import dtypes, get_array_module
 from .elementwise import Maximum, Minimum
 from .primitive import Primitive, unbroadcast
+from .complex_ops import cj
 from .shape import cat
 from .. import return_types
 
@@ -85,6 +86,8 @@ class Sum(Primitive):
         d = x._data
         dims = reduce_dims(dim, d.ndim)
         ctx.in_shape, ctx.dims, ctx.keepdim = d.shape, dims, keepdim
+        if dtype is not None:  # PyTorch casts first, then sums in the given dtype
+            d = d.astype(dtype.np, copy=False)
         acc = accumulator(d)
         out = d.sum(axis=_np_axis(dims, d.ndim), keepdims=keepdim, dtype=acc)
         if dtype is not None:
@@ -167,6 +170,7 @@ class MeanAll(Mean):
 
 class Prod(Primitive):
     _backward_name = "ProdBackward1"
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     saves_output = True
 
     @staticmethod
@@ -195,14 +199,17 @@ class Prod(Primitive):
         shape = x._data.shape
         g = expand_back(grad, shape, ctx.dims, ctx.keepdim)
         if not (x == 0).any():
+            if x._data.dtype.kind == "c":  # grad * conj(d out / d x)
+                return g * cj(expand_back(out, shape, ctx.dims, ctx.keepdim) / x), \
+                    None, None, None
             return g * expand_back(out, shape, ctx.dims, ctx.keepdim) / x, None, None, None
         # With zeros, divide-by-x fails: take the product of all *other* elements
         # along the reduced dim from exclusive cumulative products both ways.
         if ctx.dim_given:
             dim = ctx.dims[0]
-            return g * _prod_of_others(x, dim), None, None, None
+            return g * cj(_prod_of_others(x, dim)), None, None, None
         flat = x.reshape(-1)
-        return g * _prod_of_others(flat, 0).reshape(shape), None, None, None
+        return g * cj(_prod_of_others(flat, 0)).reshape(shape), None, None, None
 
 
 def _prod_of_others(x, dim):
@@ -346,7 +353,10 @@ def _narrow(out, low):
 
 
 class Var(Primitive):
+    """Variance or std; of a complex tensor the mean of ``|x - mean|**2`` (real), whose
+    gradient ``2 (x - mean) / (n - correction)`` has the real formula's form."""
     _backward_name = "VarBackward0"
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
 
     @staticmethod
     def forward(ctx, x, dim, correction, keepdim, take_sqrt):
@@ -416,11 +426,12 @@ class Norm(Primitive):
     """Vector p-norm over dims: p = 2 (default), 1, inf, -inf, 0, or any float."""
     _backward_name = "LinalgVectorNormBackward0"
     saves_output = True
+    complex_grad = True  # real result; norm_grad uses sgn for complex tensors
 
     @staticmethod
     def forward(ctx, x, p, dim, keepdim):
         d = x._data
-        if d.dtype.kind not in "fV":  # complex inputs are not handled yet
+        if d.dtype.kind not in "fcV":
             raise RuntimeError("linalg.vector_norm: Expected a floating point or complex "
                                f"tensor as input. Got {x.dtype.scalar_name}")
         dims = reduce_dims(dim, d.ndim)
@@ -443,10 +454,13 @@ def _vector_norm(xp, d, p, axis, keepdim):
     if p == float("-inf"):
         return a.min(axis=axis, keepdims=keepdim)
     if p == 0:
-        return (a != 0).sum(axis=axis, keepdims=keepdim).astype(d.dtype)
+        return (a != 0).sum(axis=axis, keepdims=keepdim).astype(a.dtype)
     if p == 1:
         return a.sum(axis=axis, keepdims=keepdim)
     if p == 2:
+        if d.dtype.kind == "c":  # |z|^2 from the parts: real, no complex square
+            return xp.sqrt((d.real * d.real + d.imag * d.imag).sum(axis=axis,
+                                                                     keepdims=keepdim))
         return xp.sqrt((d * d).sum(axis=axis, keepdims=keepdim))
     with xp.errstate(divide="ignore"):  # p < 0 at a zero: |0|^p = inf, the norm 0
         return (a ** p).sum(axis=axis, keepdims=keepdim) ** (1.0 / p)
@@ -465,22 +479,23 @@ def norm_grad(x, out, grad, p, dims, keepdim):
         return None
     g = expand_back(grad, shape, dims, keepdim)
     n = expand_back(out, shape, dims, keepdim)
+    sign = x.sgn() if x._data.dtype.kind == "c" else x.sign()  # d|x|/dx, conjugated
     if p == 1:
-        return g * x.sign()
+        return g * sign
     if p in (float("inf"), float("-inf")):
         hit = (x.abs() == n).to(g.dtype)
         count = hit.sum(dims, keepdim=True) if shape else hit
-        return g * x.sign() * hit / count
+        return g * sign * hit / count
     # PyTorch's values, and its subgradient 0 where the norm (or, p < 1, an entry) is 0;
     # the divisions see 1 there so that no step divides by zero
     norm_zero = n == 0
     if p < 1:
         x_zero = x == 0
-        scaled = x.sign() * x.abs().masked_fill(x_zero, 1.0) ** (p - 1)
+        scaled = sign * x.abs().masked_fill(x_zero, 1.0) ** (p - 1)
         return scaled.masked_fill(x_zero, 0.0) * g * n ** (1 - p)
     if p == 2:
         return x * (g / n.masked_fill(norm_zero, 1.0)).masked_fill(norm_zero, 0.0)
-    scaled = x.sign() * x.abs() ** (p - 1) if p < 2 else x * x.abs() ** (p - 2)
+    scaled = sign * x.abs() ** (p - 1) if p < 2 else x * x.abs() ** (p - 2)
     scale = (g / n.masked_fill(norm_zero, 1.0) ** (p - 1)).masked_fill(norm_zero, 0.0)
     return scaled * scale
 
@@ -525,6 +540,7 @@ class AllAny(Primitive):
 
 class Cumsum(Primitive):
     _backward_name = "CumsumBackward0"
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
 
     @staticmethod
     def forward(ctx, x, dim, dtype=None):
@@ -547,6 +563,7 @@ class Cumsum(Primitive):
 
 class Cumprod(Primitive):
     _backward_name = "CumprodBackward0"
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     saves_output = True
 
     @staticmethod
@@ -569,7 +586,7 @@ class Cumprod(Primitive):
             return grad, None, None
         dim = ctx.dim
         if not (x == 0).any():
-            return (grad * out).flip(dim).cumsum(dim).flip(dim) / x, None, None
+            return (grad * cj(out)).flip(dim).cumsum(dim).flip(dim) / cj(x), None, None
         # d out_j / d x_i = prod_{k<=j, k!=i} x_k: build it per i (only when zeros occur)
         n = x.shape[dim]
         shape = [1] * x.dim()
@@ -582,7 +599,7 @@ class Cumprod(Primitive):
             keep = Tensor._make(keep)
             with_one = x * keep + (1 - keep)  # x with element i replaced by 1
             partial = with_one.cumprod(dim).narrow(dim, i, n - i)
-            cols.append((grad.narrow(dim, i, n - i) * partial).sum(dim, keepdim=True))
+            cols.append((grad.narrow(dim, i, n - i) * cj(partial)).sum(dim, keepdim=True))
         return cat(cols, dim), None, None
 
 

@@ -517,6 +517,7 @@ def tile(x: Tensor, *reps: int | Sequence[int]) -> Tensor:
 
 
 class Tri(Primitive):
+    complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "TrilBackward0"
 
     @staticmethod

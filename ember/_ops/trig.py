@@ -48,12 +48,13 @@ def _unary_op(name, compute, gradient, saves="input"):
 Asin = _unary_op("Asin", lambda xp, d: xp.arcsin(d), lambda g, x, o: g * (1 - x * x).rsqrt())
 Acos = _unary_op("Acos", lambda xp, d: xp.arccos(d), lambda g, x, o: -g * (1 - x * x).rsqrt())
 Atan = _unary_op("Atan", lambda xp, d: xp.arctan(d), lambda g, x, o: g / (1 + x * x))
-Sinh = _unary_op("Sinh", lambda xp, d: xp.sinh(d), lambda g, x, o: g * x.cosh())
-Cosh = _unary_op("Cosh", lambda xp, d: xp.cosh(d), lambda g, x, o: g * x.sinh())
+Sinh = _unary_op("Sinh", lambda xp, d: xp.sinh(d), lambda g, x, o: g * complex_ops.cj(x.cosh()))
+Cosh = _unary_op("Cosh", lambda xp, d: xp.cosh(d), lambda g, x, o: g * complex_ops.cj(x.sinh()))
 Asinh = _unary_op("Asinh", lambda xp, d: xp.arcsinh(d), lambda g, x, o: g * (x * x + 1).rsqrt())
 Acosh = _unary_op("Acosh", lambda xp, d: xp.arccosh(d),
                   lambda g, x, o: g * ((x - 1).rsqrt() * (x + 1).rsqrt()))
 Atanh = _unary_op("Atanh", lambda xp, d: xp.arctanh(d), lambda g, x, o: g / (1 - x * x))
+Sinh.complex_grad = Cosh.complex_grad = True  # grad * conj(f'(z)): right for complex
 _DEG = math.pi / 180.0
 Deg2Rad = _unary_op("Deg2Rad", lambda xp, d: d * d.dtype.type(_DEG), lambda g, x, o: g * _DEG,
                     saves=None)
