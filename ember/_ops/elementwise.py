@@ -785,6 +785,16 @@ def _lerp_dtype_error(start, end, weight):
                        f"{other.dtype.cpp_name}")
 
 
+def _lerp_arrays(s, e, w):
+    """PyTorch's lerp: from ``s`` where ``|w| < 0.5``, from ``e`` elsewhere (each side keeps
+    its end exact), ``1 - w`` in the computing dtype. PyTorch fuses each multiply-add; NumPy
+    rounds the product first, so a result can differ from PyTorch's in the last bit."""
+    diff = e - s
+    if isinstance(w, (int, float, complex)):  # a scalar weight: one formula for all
+        return s + w * diff if abs(w) < 0.5 else e - diff * (1 - w)
+    return get_array_module(s).where(abs(w) < 0.5, s + w * diff, e - diff * (1 - w))
+
+
 class Lerp(Primitive):
     _backward_name = "LerpBackward0"
 
@@ -796,8 +806,11 @@ class Lerp(Primitive):
         ctx.save_for_backward(start, end, weight if isinstance(weight, Tensor) else None)
         ctx.weight = weight
         if isinstance(weight, Tensor):
-            return _opmath(lambda s, e, w: s + w * (e - s), start._data, end._data, weight._data)
-        return _opmath(lambda s, e: s + weight * (e - s), start._data, end._data)
+            return _opmath(_lerp_arrays, start._data, end._data, weight._data)
+        # the weight rounded to the computing dtype first, as PyTorch converts it (then a
+        # Python number again, weakly typed for the arrays' module)
+        return _opmath(lambda s, e: _lerp_arrays(s, e, s.dtype.type(weight).item()),
+                       start._data, end._data)
 
     @staticmethod
     def backward(ctx, grad):

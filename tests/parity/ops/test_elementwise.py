@@ -747,3 +747,19 @@ def test_edge_conventions(name, fn, arrays):
 
 def test_invert_float_error_matches_torch():
     same_error(lambda lib, a: ~a, np.ones(2, np.float32))
+
+
+# ---- lerp rounds as PyTorch: from start below |w| 0.5, from end above -------------------
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("weight", [0.25, 0.5, 0.75, 1.0])
+def test_lerp_bitwise_for_exact_products(weight, dtype):
+    # weights whose products round the same with and without PyTorch's fused multiply-add
+    rng = np.random.default_rng(3)
+    s, e = (rng.standard_normal(4096).astype(dtype) for _ in range(2))
+    got = ember.lerp(ember.tensor(s), ember.tensor(e), weight).numpy()
+    want = torch.lerp(torch.tensor(s), torch.tensor(e), weight).numpy()
+    assert np.array_equal(got, want)
+    w = np.full(4096, weight, dtype)
+    got = ember.lerp(ember.tensor(s), ember.tensor(e), ember.tensor(w)).numpy()
+    want = torch.lerp(torch.tensor(s), torch.tensor(e), torch.tensor(w)).numpy()
+    assert np.array_equal(got, want)
