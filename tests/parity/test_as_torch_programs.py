@@ -20,7 +20,7 @@ def _run(*args):
     return done.stdout
 
 
-@pytest.mark.parametrize("program", ["dcgan.py", "idioms.py"])
+@pytest.mark.parametrize("program", ["dcgan.py", "idioms.py", "resnet_seq2seq.py"])
 def test_program_prints_torchs_numbers(program):
     path = str(PROGRAMS / program)
     on_torch = _run(path)
