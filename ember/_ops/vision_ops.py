@@ -62,6 +62,39 @@ def cubic_matrix(like, in_size, out_size, scale_factor, align_corners):
     return Tensor._make(m)
 
 
+def antialias_matrix(like, in_size, out_size, scale_factor, align_corners, cubic):
+    """(out, in) matrix of ``interpolate(..., antialias=True)`` along one dim, in ``like``'s
+    dtype and module: PyTorch's separable anti-aliasing filter (as PIL's resampling).
+
+    Output i reads the inputs within ``support`` of its centre ``scale * (i + 0.5)``; the
+    filter (triangle, or cubic convolution with A = -0.5) is stretched by the scale when
+    downsampling, so every input pixel contributes, and each row's weights are normalised
+    to sum to 1 (no clamped border taps)."""
+    dtype = like._data.dtype
+    xp = get_array_module(like._data)
+    ft = xp.float32 if dtype == xp.float32 else xp.float64
+    scale = _source_scale(in_size, out_size, scale_factor, align_corners)
+    half_width = 2.0 if cubic else 1.0
+    support = half_width * scale if scale >= 1.0 else half_width
+    stretch = 1.0 / scale if scale >= 1.0 else 1.0
+    centre = scale * (xp.arange(out_size, dtype=xp.float64) + 0.5)
+    first = xp.maximum(xp.trunc(centre - support + 0.5), 0).astype(xp.int64)
+    last = xp.minimum(xp.trunc(centre + support + 0.5).astype(xp.int64), in_size)
+    taps = xp.arange(in_size, dtype=xp.int64)[None, :]
+    inside = (taps >= first[:, None]) & (taps < last[:, None])
+    x = xp.abs((taps - centre[:, None] + 0.5) * stretch)
+    if cubic:
+        a = -0.5
+        w = xp.where(x < 1.0, ((a + 2) * x - (a + 3)) * x * x + 1,
+                     xp.where(x < 2.0, ((a * x - 5 * a) * x + 8 * a) * x - 4 * a, 0.0))
+    else:
+        w = xp.maximum(1.0 - x, 0.0)
+    w = xp.where(inside, w, 0.0).astype(ft)
+    total = w.sum(axis=1, keepdims=True)
+    w = w / xp.where(total == 0, 1, total)
+    return Tensor._make(w.astype(dtype))
+
+
 def nearest_exact_index(like, in_size, out_size, scale_factor):
     """int64 source index of each output position for mode='nearest-exact'
     (floor((dst + 0.5) * scale), clamped), in ``like``'s module."""

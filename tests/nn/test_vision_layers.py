@@ -229,8 +229,29 @@ def test_upsample_modules():
     assert repr(nn.UpsamplingBilinear2d(size=3)) == "UpsamplingBilinear2d(size=3, mode='bilinear')"
     raises(NotImplementedError, "Got 4D input, but trilinear mode needs 5D input",
            lambda: F.interpolate(x, size=3, mode="trilinear"))
-    with pytest.raises(NotImplementedError):
-        F.interpolate(x, size=3, mode="bilinear", antialias=True)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_antialias_keeps_constants_and_is_differentiable(mode):
+    """The filter's weights are normalised: a constant image stays constant whatever the
+    scale; gradients check against finite differences in float64."""
+    flat = ember.full((1, 2, 9, 7), 3.0, dtype=ember.float64)
+    for size in ((4, 3), (2, 11), (9, 7)):
+        out = F.interpolate(flat, size=size, mode=mode, antialias=True)
+        np.testing.assert_allclose(out.numpy(), 3.0, rtol=1e-12)
+    x = ember.randn(1, 2, 6, 5, dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(
+        lambda t: F.interpolate(t, size=(3, 4), mode=mode, antialias=True), (x,))
+
+
+def test_antialias_downsampling_averages_a_whole_block():
+    """Bilinear anti-aliasing at an integer factor 2 is a triangle over 4 inputs per output,
+    weights (1, 3, 3, 1) / 8 away from the borders."""
+    x = ember.arange(16.0, dtype=ember.float64).reshape(1, 1, 1, 16)
+    out = F.interpolate(x, size=(1, 8), mode="bilinear", antialias=True).flatten()
+    expected = [(x[0, 0, 0, 2 * i - 1] + 3 * x[0, 0, 0, 2 * i] + 3 * x[0, 0, 0, 2 * i + 1]
+                 + x[0, 0, 0, 2 * i + 2]).item() / 8 for i in range(1, 7)]
+    np.testing.assert_allclose(out[1:7].numpy(), expected, rtol=1e-12)
 
 
 # ---- instance norm ---------------------------------------------------------------------------

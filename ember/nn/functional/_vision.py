@@ -6,7 +6,7 @@ import warnings
 from ... import _creation
 from ...backend.dtypes import bfloat16 as _bfloat16
 from ..._ops.interpolate import nearest_index, linear_matrix
-from ..._ops.vision_ops import cubic_matrix, nearest_exact_index
+from ..._ops.vision_ops import antialias_matrix, cubic_matrix, nearest_exact_index
 from ._pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
@@ -23,7 +23,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 
     Modes: 'nearest', 'nearest-exact' and 'area' (3-D, 4-D or 5-D input), 'linear' (3-D),
     'bilinear' and 'bicubic' (4-D), 'trilinear' (5-D); ``align_corners`` (False or True)
-    only with the last four.
+    only with the last four. ``antialias=True`` (bilinear, bicubic) filters as PyTorch
+    does when downsampling: every input pixel contributes, weighted by the stretched filter.
 
     >>> import ember
     >>> x = ember.arange(4.).reshape(1, 1, 2, 2)
@@ -35,8 +36,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and dim == 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
                          "modes and requires a 4-D tensor as input")
-    if antialias:
-        raise NotImplementedError("interpolate(antialias=True) is not implemented in ember")
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating "
@@ -103,7 +102,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         out = _output_size(input, out, scales, f"upsample_{mode}{nd}d")
         cubic = mode == "bicubic"
         return _allocating(input, out, lambda: _separable(input, out, scales, align_corners,
-                                                           cubic))
+                                                           cubic, antialias))
     if dim not in (3, 4, 5) or mode != "lanczos":
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
                                   f"(got {dim}D) for the modes: nearest | linear | bilinear | "
@@ -159,11 +158,16 @@ def _nearest(input, out, scales, exact=False):
     return x if x is not input else input.clone()
 
 
-def _separable(input, out, scales, align_corners, cubic):
-    """Interpolation by one (out, in) matrix per spatial dim: linear or bicubic weights."""
+def _separable(input, out, scales, align_corners, cubic, antialias=False):
+    """Interpolation by one (out, in) matrix per spatial dim: linear or bicubic weights, or
+    the anti-aliasing filter's."""
     if input.dtype is _bfloat16:  # in float32, rounded once (as PyTorch's kernels compute it)
-        return _separable(input.float(), out, scales, align_corners, cubic).to(_bfloat16)
-    if cubic:
+        return _separable(input.float(), out, scales, align_corners, cubic,
+                          antialias).to(_bfloat16)
+    if antialias:
+        mats = [antialias_matrix(input, n, o, s, align_corners, cubic)
+                for n, o, s in zip(input.shape[2:], out, scales)]
+    elif cubic:
         mats = [cubic_matrix(input, n, o, s, align_corners)
                 for n, o, s in zip(input.shape[2:], out, scales)]
     else:

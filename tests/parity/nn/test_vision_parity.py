@@ -73,6 +73,16 @@ CASES = {
     "nearest3d": (lambda L, x: F(L).interpolate(x, scale_factor=1.6), [(1, 2, 4, 3, 5)]),
     "nearest_exact": (lambda L, x: F(L).interpolate(x, size=(3, 7, 9), mode="nearest-exact"),
                       [(1, 2, 4, 5, 7)]),
+    "antialias_bilinear": (lambda L, x: F(L).interpolate(x, size=(3, 5), mode="bilinear",
+                                                         antialias=True), [(2, 3, 8, 9)]),
+    "antialias_bicubic": (lambda L, x: F(L).interpolate(x, scale_factor=(0.3, 0.7),
+                                                        mode="bicubic", antialias=True),
+                          [(2, 3, 10, 7)]),
+    "antialias_aligned": (lambda L, x: F(L).interpolate(x, size=(4, 3), mode="bicubic",
+                                                        align_corners=True, antialias=True),
+                          [(1, 2, 9, 7)]),
+    "antialias_mixed": (lambda L, x: F(L).interpolate(x, size=(2, 11), mode="bilinear",
+                                                      antialias=True), [(2, 1, 7, 5)]),
     "instance_norm": (lambda L, x, w, b: F(L).instance_norm(x, weight=w, bias=b),
                       [(2, 3, 5, 4), (3,), (3,)]),
     "instance_norm3d": (lambda L, x: F(L).instance_norm(x, eps=1e-3), [(2, 3, 2, 3, 4)]),
@@ -95,7 +105,7 @@ def test_functional_parity(name, dtype):
 
 @pytest.mark.parametrize("name", ["conv3d", "max_pool3d", "avg_pool3d", "bicubic", "trilinear",
                                   "pixel_shuffle", "unfold", "fold", "pad_reflect3d",
-                                  "instance_norm"])
+                                  "instance_norm", "antialias_bicubic"])
 def test_functional_parity_noncontiguous(name):
     fn, shapes = CASES[name]
     arrays = [rand(*s, dtype=np.float64, seed=i) for i, s in enumerate(shapes)]
