@@ -397,6 +397,23 @@ def test_grid_sample_gradients(mode, padding_mode, align_corners):
     check_grad(fn, rand(1, 2, 3, 4), grid)
 
 
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+def test_grid_sample_bicubic(padding_mode):
+    """At pixel centres bicubic reads the pixel itself (the cubic weights are 0, 1, 0, 0);
+    gradients w.r.t. input and grid check against finite differences."""
+    x = ember.randn(1, 2, 4, 5, dtype=ember.float64)
+    ys, xs = ember.meshgrid(ember.linspace(-1, 1, 4, dtype=ember.float64),
+                            ember.linspace(-1, 1, 5, dtype=ember.float64), indexing="ij")
+    grid = ember.stack([xs, ys], -1).unsqueeze(0)
+    out = F.grid_sample(x, grid, mode="bicubic", padding_mode=padding_mode, align_corners=True)
+    np.testing.assert_allclose(out.numpy(), x.numpy(), rtol=1e-12, atol=1e-12)
+    x.requires_grad_()
+    g = (ember.rand(1, 3, 2, 2, dtype=ember.float64) * 2.4 - 1.2).requires_grad_()
+    assert ember.autograd.gradcheck(
+        lambda a, b: F.grid_sample(a, b, mode="bicubic", padding_mode=padding_mode,
+                                   align_corners=False), (x, g))
+
+
 def test_grid_sample_errors_and_warning():
     x, g = ember.randn(2, 3, 5, 6), ember.rand(2, 4, 7, 2)
     raises(ValueError, "nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' "
@@ -406,8 +423,9 @@ def test_grid_sample_errors_and_warning():
     raises(ValueError, "Expected a batch of 2D affine matrices of shape Nx2x3 for size "
            "(2, 3, 5, 6). Got ember.Size([2, 3, 4]).",
            lambda: F.affine_grid(ember.randn(2, 3, 4), (2, 3, 5, 6), align_corners=False))
-    with pytest.raises(NotImplementedError):
-        F.grid_sample(x, g, mode="bicubic", align_corners=False)
+    raises(RuntimeError, "grid_sampler(): bicubic interpolation only supports 4D input",
+           lambda: F.grid_sample(ember.randn(1, 1, 2, 2, 2), ember.rand(1, 1, 1, 1, 3),
+                                 mode="bicubic", align_corners=False))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         F.grid_sample(x, g)

@@ -3,7 +3,7 @@
 grid_sample is written with differentiable ember ops: the grid is mapped to pixel
 coordinates (with the padding mode's clamping or reflection), each of the 2^d corners of the
 sampling cell is gathered from the flattened input, and the corners are weighted (bilinear)
-or the nearest one is taken. Gradients w.r.t. input (through gather) and grid (through the
+or the nearest one is taken; bicubic reads the 4x4 taps around the source position. Gradients w.r.t. input (through gather) and grid (through the
 weights and the coordinate maps) come from autograd, so they are twice differentiable.
 """
 import warnings
@@ -97,16 +97,59 @@ def _check_grid_sample(input, grid, mode, padding_mode):
             raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial "
                                f"dimensions, but input has sizes {_sizes(input.shape)} with "
                                f"dimension {i} being empty")
-    if mode == "bicubic":
-        if nd != 2:
-            raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
-        raise NotImplementedError("grid_sample(mode='bicubic') is not implemented in ember")
+    if mode == "bicubic" and nd != 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+
+
+_CUBIC_A = -0.75  # PyTorch's cubic convolution coefficient (as in interpolate's bicubic)
+
+
+def _cubic_weights(t):
+    """The four cubic-convolution weights of the taps at floor - 1 .. floor + 2, for the
+    fractional position ``t`` (differentiable in t)."""
+    a = _CUBIC_A
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
+
+
+def _bicubic(flat, coords, sizes, padding_mode, align_corners):
+    """4x4 taps around each (unpadded) source position; each tap's own coordinate goes
+    through the padding mode (out-of-range taps read 0 with 'zeros'), as PyTorch's kernel."""
+    lows = [coord.detach().floor() for coord in coords]
+    weights = [_cubic_weights(coord - low) for coord, low in zip(coords, lows)]
+    taps = []  # per dim: four (index, inside) pairs
+    for low, size in zip(lows, sizes):
+        per_dim = []
+        for k in range(4):
+            tap = low + (k - 1)
+            if padding_mode == "border":
+                tap = tap.clamp(0, size - 1)
+            elif padding_mode == "reflection":
+                twice = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
+                tap = _reflect(tap, *twice).clamp(0, size - 1)
+            idx = tap.long()
+            per_dim.append((idx.clamp(0, size - 1), _inside(idx, size)))
+        taps.append(per_dim)
+    out = None
+    for i in range(4):
+        (yi, y_ok), wy = taps[0][i], weights[0][i]
+        for j in range(4):
+            (xj, x_ok), wx = taps[1][j], weights[1][j]
+            weight = wy * wx * (y_ok & x_ok).to(wy.dtype)
+            term = _gather(flat, [yi, xj], sizes) * weight.unsqueeze(1)
+            out = term if out is None else out + term
+    return out
 
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Sample (N, C, H, W) input at the (N, Ho, Wo, 2) grid of normalized (x, y) positions in
-    [-1, 1] (or (N, C, D, H, W) at (N, Do, Ho, Wo, 3) (x, y, z)); ``mode`` 'bilinear' or
-    'nearest', ``padding_mode`` 'zeros', 'border' or 'reflection'.
+    [-1, 1] (or (N, C, D, H, W) at (N, Do, Ho, Wo, 3) (x, y, z)); ``mode`` 'bilinear',
+    'nearest' or 'bicubic' (4-D only), ``padding_mode`` 'zeros', 'border' or 'reflection'.
 
     >>> import ember
     >>> x = ember.arange(4.).reshape(1, 1, 2, 2)
@@ -122,6 +165,9 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     sizes = tuple(input.shape[2:])
     n, c = input.shape[:2]
     flat = input.reshape(n, c, -1)
+    if mode == "bicubic":  # the taps are padded, not the source position
+        coords = [_pixel(grid[..., 1 - i], sizes[i], align_corners) for i in range(2)]
+        return _bicubic(flat, coords, sizes, padding_mode, align_corners)
     # grid[..., 0] is x (the last dim), grid[..., 1] y, grid[..., 2] z
     coords = [_source(grid[..., nd - 1 - i], sizes[i], padding_mode, align_corners)
               for i in range(nd)]

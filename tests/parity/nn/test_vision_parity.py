@@ -112,7 +112,7 @@ def test_functional_parity_noncontiguous(name):
     compare(fn, *arrays, noncontiguous=True)
 
 
-GRID_MODES = [(m, p, a) for m in ("bilinear", "nearest")
+GRID_MODES = [(m, p, a) for m in ("bilinear", "nearest", "bicubic")
               for p in ("zeros", "border", "reflection") for a in (False, True)]
 
 
