@@ -62,19 +62,20 @@ def cubic_matrix(like, in_size, out_size, scale_factor, align_corners):
     return Tensor._make(m)
 
 
-def antialias_matrix(like, in_size, out_size, scale_factor, align_corners, cubic):
+def antialias_matrix(like, in_size, out_size, scale_factor, align_corners, kind):
     """(out, in) matrix of ``interpolate(..., antialias=True)`` along one dim, in ``like``'s
     dtype and module: PyTorch's separable anti-aliasing filter (as PIL's resampling).
 
     Output i reads the inputs within ``support`` of its centre ``scale * (i + 0.5)``; the
-    filter (triangle, or cubic convolution with A = -0.5) is stretched by the scale when
+    filter (``kind``: 'bilinear' a triangle, 'bicubic' cubic convolution with A = -0.5,
+    'lanczos' the 3-lobe Lanczos window) is stretched by the scale when
     downsampling, so every input pixel contributes, and each row's weights are normalised
     to sum to 1 (no clamped border taps)."""
     dtype = like._data.dtype
     xp = get_array_module(like._data)
     ft = xp.float32 if dtype == xp.float32 else xp.float64
     scale = _source_scale(in_size, out_size, scale_factor, align_corners)
-    half_width = 2.0 if cubic else 1.0
+    half_width = {"bilinear": 1.0, "bicubic": 2.0, "lanczos": 3.0}[kind]
     support = half_width * scale if scale >= 1.0 else half_width
     stretch = 1.0 / scale if scale >= 1.0 else 1.0
     centre = scale * (xp.arange(out_size, dtype=xp.float64) + 0.5)
@@ -83,10 +84,12 @@ def antialias_matrix(like, in_size, out_size, scale_factor, align_corners, cubic
     taps = xp.arange(in_size, dtype=xp.int64)[None, :]
     inside = (taps >= first[:, None]) & (taps < last[:, None])
     x = xp.abs((taps - centre[:, None] + 0.5) * stretch)
-    if cubic:
+    if kind == "bicubic":
         a = -0.5
         w = xp.where(x < 1.0, ((a + 2) * x - (a + 3)) * x * x + 1,
                      xp.where(x < 2.0, ((a * x - 5 * a) * x + 8 * a) * x - 4 * a, 0.0))
+    elif kind == "lanczos":
+        w = xp.where(x < 3.0, xp.sinc(x) * xp.sinc(x / 3.0), 0.0)
     else:
         w = xp.maximum(1.0 - x, 0.0)
     w = xp.where(inside, w, 0.0).astype(ft)

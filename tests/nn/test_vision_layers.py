@@ -231,7 +231,7 @@ def test_upsample_modules():
            lambda: F.interpolate(x, size=3, mode="trilinear"))
 
 
-@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic", "lanczos"])
 def test_antialias_keeps_constants_and_is_differentiable(mode):
     """The filter's weights are normalised: a constant image stays constant whatever the
     scale; gradients check against finite differences in float64."""

@@ -24,7 +24,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     Modes: 'nearest', 'nearest-exact' and 'area' (3-D, 4-D or 5-D input), 'linear' (3-D),
     'bilinear' and 'bicubic' (4-D), 'trilinear' (5-D); ``align_corners`` (False or True)
     only with the last four. ``antialias=True`` (bilinear, bicubic) filters as PyTorch
-    does when downsampling: every input pixel contributes, weighted by the stretched filter.
+    does when downsampling: every input pixel contributes, weighted by the stretched filter;
+    'lanczos' (4-D, antialias=True only) uses the 3-lobe Lanczos window.
 
     >>> import ember
     >>> x = ember.arange(4.).reshape(1, 1, 2, 2)
@@ -103,12 +104,18 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         cubic = mode == "bicubic"
         return _allocating(input, out, lambda: _separable(input, out, scales, align_corners,
                                                            cubic, antialias))
-    if dim not in (3, 4, 5) or mode != "lanczos":
-        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
-                                  f"(got {dim}D) for the modes: nearest | linear | bilinear | "
-                                  f"bicubic | trilinear | lanczos | area | nearest-exact "
-                                  f"(got {mode})")
-    raise NotImplementedError("interpolate(mode='lanczos') is not implemented in ember")
+    if dim == 4 and mode == "lanczos":
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
+        out = _output_size(input, out, scales, "_upsample_lanczos2d_aa")
+        return _allocating(input, out, lambda: _separable(input, out, scales, False, False,
+                                                           "lanczos"))
+    raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
+                              f"(got {dim}D) for the modes: nearest | linear | bilinear | "
+                              f"bicubic | trilinear | lanczos | area | nearest-exact "
+                              f"(got {mode})")
 
 
 def _output_size(input, out, scales, op_name):
@@ -165,7 +172,8 @@ def _separable(input, out, scales, align_corners, cubic, antialias=False):
         return _separable(input.float(), out, scales, align_corners, cubic,
                           antialias).to(_bfloat16)
     if antialias:
-        mats = [antialias_matrix(input, n, o, s, align_corners, cubic)
+        kind = antialias if isinstance(antialias, str) else ("bicubic" if cubic else "bilinear")
+        mats = [antialias_matrix(input, n, o, s, align_corners, kind)
                 for n, o, s in zip(input.shape[2:], out, scales)]
     elif cubic:
         mats = [cubic_matrix(input, n, o, s, align_corners)
