@@ -168,6 +168,7 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
 class IndexPutAccumulate(Primitive):
     """A copy of ``x`` with ``values`` added at the advanced index (repeats accumulate)."""
     _backward_name = "IndexPutBackward0"
+    complex_grad = True  # linear: the gradient is indexed
 
     @staticmethod
     def forward(ctx, x, values, index):
@@ -438,6 +439,17 @@ _UFUNCS = {"sum": "add", "mean": "add", "prod": "multiply", "amax": "maximum",
            "amin": "minimum"}
 
 
+def _reduce_at(ufunc_name, out, grid, values):
+    """``ufunc.at(out, grid, values)`` on the flattened (contiguous) ``out``: NumPy's
+    unbuffered ufuncs have fast paths for one flat integer index, not for index tuples
+    (maximum.at ~5x faster on a (20000, 64) scatter)."""
+    xp = get_array_module(out)
+    grid = xp.broadcast_arrays(*grid)
+    flat = xp.ravel_multi_index(tuple(grid), out.shape).reshape(-1)
+    values = xp.broadcast_to(values, grid[0].shape).reshape(-1)
+    getattr(xp, ufunc_name).at(out.reshape(-1), flat, values)
+
+
 class ScatterReduce(Primitive):
     """A copy of ``x`` with ``src`` reduced into the positions ``index`` names along ``dim``
     (``scatter_reduce``); ``include_self=False`` leaves the old values at those positions
@@ -459,11 +471,11 @@ class ScatterReduce(Primitive):
         touched = None
         if not include_self or reduce == "mean":
             counts = xp.zeros(_nonempty(d).shape, xp.int64)
-            xp.add.at(counts, grid, 1)
+            _reduce_at("add", counts, grid, xp.ones((), xp.int64))
             touched = counts > 0
         if not include_self:
             _nonempty(out)[grid] = _identity(reduce, d.dtype)
-        getattr(xp, _UFUNCS[reduce]).at(_nonempty(out), grid, block)
+        _reduce_at(_UFUNCS[reduce], _nonempty(out), grid, block)
         if reduce == "mean":
             counts = counts + 1 if include_self else xp.maximum(counts, 1)
             o = _nonempty(out)

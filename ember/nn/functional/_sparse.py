@@ -69,26 +69,34 @@ def _bag_checks(input, weight, offsets, mode, per_sample_weights, scale_grad_by_
             "GitHub.")
 
 
-def _bag_bounds(input, offsets, include_last_offset):
-    """(start, end) of each bag in the flattened input."""
+def _bag_of_each_entry(input, offsets, include_last_offset):
+    """(number of bags, the bag of each entry of the flattened input (int64 tensor), whether
+    each entry lies inside a bag), with PyTorch's checks of the offsets."""
     total = input.numel()
+    positions = _creation.beside(_creation.arange(total), input)
     if input.dim() == 2:
-        width = input.size(1)
-        return [(start, start + width) for start in range(0, total, width)] if width else \
-            [(0, 0)] * input.size(0)
-    starts = [int(v) for v in offsets.tolist()]
-    if starts and starts[0] != 0:
-        raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the "
-                           "mini-batch has to start from position 0. However, got "
-                           f"{starts[0]}")
-    if starts and starts[-1] > total:
-        raise RuntimeError(f"offsets[-1] can not be greater than input's length {total} but "
-                           f"got offsets[-1] of {starts[-1]}")
-    if any(a > b for a, b in zip(starts, starts[1:])):
-        raise RuntimeError("offsets has to be a non-decreasing sequence")
-    if include_last_offset:
-        return list(zip(starts[:-1], starts[1:]))
-    return list(zip(starts, starts[1:] + [total]))
+        rows, width = input.shape
+        if not width:
+            return rows, positions, positions >= 0
+        return rows, positions // width, positions >= 0
+    starts = offsets.long()
+    if starts.numel():
+        first, last = int(starts[0]), int(starts[-1])
+        if first != 0:
+            raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the "
+                               "mini-batch has to start from position 0. However, got "
+                               f"{first}")
+        if last > total:
+            raise RuntimeError(f"offsets[-1] can not be greater than input's length {total} "
+                               f"but got offsets[-1] of {last}")
+        if bool((starts[1:] < starts[:-1]).any()):
+            raise RuntimeError("offsets has to be a non-decreasing sequence")
+    bags = starts.numel() - 1 if include_last_offset else starts.numel()
+    bag_of = _fn.searchsorted(starts, positions, right=True) - 1
+    inside = (bag_of >= 0) & (bag_of < bags)
+    if include_last_offset and starts.numel():
+        inside = inside & (positions < int(starts[-1]))
+    return max(bags, 0), bag_of, inside
 
 
 def _bag_padding_idx(padding_idx, num):
@@ -122,52 +130,51 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
                            f"following scalar types: Long, Int; but got {input.type()} "
                            "instead (while checking arguments for embedding_bag)")
-    values = [int(v) for v in flat.tolist()]
-    for position, value in enumerate(values):
-        if not 0 <= value < num:
-            raise RuntimeError(f"Index {position} of input takes value {value} which is not in "
-                               f"the valid range [0, {num})")
-    bounds = _bag_bounds(input, offsets, include_last_offset)
+    bad = (flat < 0) | (flat >= num)
+    if bool(bad.any()):
+        position = int(bad.nonzero()[0, 0])
+        raise RuntimeError(f"Index {position} of input takes value {int(flat[position])} which "
+                           f"is not in the valid range [0, {num})")
+    num_bags, bag_of, kept = _bag_of_each_entry(input, offsets, include_last_offset)
     if max_norm is not None:
         with no_grad():
             _emb.embedding_renorm_(weight, flat.contiguous(), max_norm, norm_type)
-    # the entries that count: inside a bag and not padding
-    kept, bag_of = [], []
-    for bag, (start, end) in enumerate(bounds):
-        for position in range(start, end):
-            if values[position] != padding_idx:
-                kept.append(position)
-                bag_of.append(bag)
-    kept_index = _creation.beside(_creation.tensor(kept, dtype=flat.dtype), flat)
+    if padding_idx is not None:  # the entries that count: inside a bag and not padding
+        kept = kept & (flat != padding_idx)
+    kept_index = kept.nonzero().reshape(-1).to(flat.dtype)
+    bag_of = bag_of.index_select(0, kept_index.long())
     rows = _emb.Embedding.apply(weight, flat.index_select(0, kept_index),
                                 -1 if padding_idx is None else padding_idx, scale_grad_by_freq)
     if mode == "max":
-        return _bag_max(rows, bag_of, len(bounds), weight)
+        return _bag_max(rows, bag_of, num_bags, weight)
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.reshape(-1).index_select(0, kept_index).unsqueeze(1)
-    bag_index = _creation.beside(_creation.tensor(bag_of, dtype=flat.dtype), flat)
-    out = weight.new_zeros(len(bounds), dim).index_add(0, bag_index, rows)
+    out = weight.new_zeros(num_bags, dim).index_add(0, bag_of, rows)
     if mode == "mean":
-        counts = [0] * len(bounds)
-        for bag in bag_of:
-            counts[bag] += 1
-        out = out / weight.new_tensor([max(c, 1) for c in counts]).unsqueeze(1)
+        counts = _fn.bincount(bag_of, minlength=num_bags).clamp(min=1)
+        out = out / counts.to(out.dtype).unsqueeze(1)
     return out
 
 
 def _bag_max(rows, bag_of, num_bags, weight):
-    """Per bag, the element-wise max of its rows (the gradient goes to the row holding it)."""
-    empty = weight.new_zeros(weight.size(1))
-    result, start = [], 0
-    for bag in range(num_bags):
-        end = start
-        while end < len(bag_of) and bag_of[end] == bag:
-            end += 1
-        result.append(rows[start:end].max(0)[0] if end > start else empty)
-        start = end
-    if not result:
-        return weight.new_zeros(0, weight.size(1))
-    return _fn.stack(result, 0)
+    """Per bag, the element-wise max of its rows; the gradient goes to the first row holding
+    it (as PyTorch's kernel, which keeps the first of equal values); empty bags give 0."""
+    dim = weight.size(1)
+    if rows.size(0) == 0:
+        return weight.new_zeros(num_bags, dim)
+    with no_grad():
+        plain = rows.detach()
+        spread = bag_of.unsqueeze(1).expand(-1, dim)
+        best = plain.new_zeros(num_bags, dim).scatter_reduce(0, spread, plain, "amax",
+                                                               include_self=False)
+        positions = _creation.beside(_creation.arange(rows.size(0)), bag_of)
+        positions = positions.unsqueeze(1).expand(-1, dim)
+        candidate = _fn.where(plain == best.index_select(0, bag_of), positions, rows.size(0))
+        first = candidate.new_full((num_bags, dim), rows.size(0)).scatter_reduce(
+            0, spread, candidate, "amin")
+        filled = first < rows.size(0)
+    picked = rows.gather(0, first.clamp(max=rows.size(0) - 1))
+    return picked * filled.to(picked.dtype)
 
 
 __all__ = ["embedding", "embedding_bag"]

@@ -55,6 +55,17 @@ def test_embedding_bag_2d(mode, dtype):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
+def test_embedding_bag_max_ties_go_to_the_first_row(dtype):
+    """Equal rows (here: rows of equal values) give the max's gradient to the first."""
+    w = np.repeat(randn((1, 3), dtype, seed=5), 10, axis=0)
+
+    def fn(lib, w):
+        return _lib_f(lib).embedding_bag(lib.tensor(INDICES_1D), w, lib.tensor(OFFSETS),
+                                         mode="max")
+    compare(fn, w)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
 def test_embedding_bag_per_sample_weights(dtype):
     w = randn((10, 3), dtype, seed=3)
     psw = randn((10,), dtype, seed=4)
