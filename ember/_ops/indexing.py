@@ -7,6 +7,8 @@ accumulate (``x[[0, 0]].sum()`` gives 2 at index 0).
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
@@ -229,6 +231,7 @@ def getitem(x, index):
 class IndexPut(Primitive):
     """Out-of-place ``x[index] = value`` (``__setitem__`` runs it in place)."""
     _backward_name = "IndexPutBackward0"
+    complex_grad = True  # linear: the gradient is masked and indexed
 
     @staticmethod
     def forward(ctx, x, value, index):
@@ -502,12 +505,22 @@ def scatter(x: Tensor, dim: int, index: Tensor, src: Tensor | Number | None = No
     if reduce is not None:
         if reduce not in ("add", "multiply"):
             raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
+        if isinstance(src, Tensor) and not _SCATTER_REDUCE_WARNED:  # once, as PyTorch
+            _SCATTER_REDUCE_WARNED.append(True)
+            warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated "
+                          "and will be removed in a future PyTorch release. Use "
+                          "torch.scatter_reduce instead for more reduction options.",
+                          UserWarning, stacklevel=3)
+        if not isinstance(src, Tensor):
+            src = x.new_full(index.shape, src)
         if reduce == "add":
-            if not isinstance(src, Tensor):
-                src = x.new_full(index.shape, src)
             return ScatterAdd.apply(x, dim, index, src)
-        raise NotImplementedError("scatter(reduce='multiply') is not supported yet")
+        from .scatter_family import ScatterReduce  # (it builds on this module)
+        return ScatterReduce.apply(x, dim, index, src, "prod", True)
     return Scatter.apply(x, dim, index, src)
+
+
+_SCATTER_REDUCE_WARNED = []
 
 
 def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
@@ -704,6 +717,9 @@ class Nonzero(Primitive):
     @staticmethod
     def forward(ctx, x):
         d = x._data
+        if d.dtype.kind == "u" and d.dtype.itemsize > 1:  # PyTorch's limited unsigned types
+            raise NotImplementedError(f"\"nonzero_count_cpu\" not implemented for "
+                                      f"'{x.dtype.scalar_name}'")
         xp = get_array_module(d)
         return xp.argwhere(d).astype(xp.int64)
 

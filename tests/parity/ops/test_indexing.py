@@ -262,6 +262,27 @@ def test_scatter_add(dt, nc):
     compare(lambda lib, x, src: (x * 1).scatter_add_(0, lib.tensor(idx), src), a, s)
     compare(lambda lib, x, src: x.scatter(0, lib.tensor(idx), src, reduce="add"), a, s,
             grad=False)  # torch has no derivative for scatter(reduce=)
+    compare(lambda lib, x, src: x.scatter(0, lib.tensor(idx), src, reduce="multiply"), a, s,
+            grad=False)
+    compare(lambda lib, x: (x * 1).scatter_(1, lib.tensor([[0, 0], [3, 1], [2, 2]]), 1.5,
+                                            reduce="multiply"), a, grad=False)
+
+
+def test_scatter_reduce_argument_warns_once_for_tensor_src():
+    """The deprecation warning of scatter(reduce=) with a Tensor src comes once per process
+    (fresh processes: the warning state is process-wide in both libraries)."""
+    import subprocess
+    import sys
+    code = ("import warnings, {lib} as t\nwarnings.simplefilter('always')\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    t.zeros(3).scatter(0, t.tensor([0]), 2.0, reduce='add')\n"
+            "    t.zeros(3).scatter(0, t.tensor([0]), t.ones(1), reduce='multiply')\n"
+            "    t.zeros(3).scatter_(0, t.tensor([0]), t.ones(1), reduce='add')\n"
+            "print(len(w), str(w[0].message).split(' (Triggered')[0])")
+    outputs = [subprocess.run([sys.executable, "-c", code.format(lib=lib)], capture_output=True,
+                              text=True, timeout=120).stdout for lib in ("torch", "ember")]
+    assert outputs[0] == outputs[1] and outputs[0].startswith("1 The reduce argument")
 
 
 def test_scatter_int():
