@@ -3,8 +3,9 @@
 grid_sample is written with differentiable ember ops: the grid is mapped to pixel
 coordinates (with the padding mode's clamping or reflection), each of the 2^d corners of the
 sampling cell is gathered from the flattened input, and the corners are weighted (bilinear)
-or the nearest one is taken; bicubic reads the 4x4 taps around the source position. Gradients w.r.t. input (through gather) and grid (through the
-weights and the coordinate maps) come from autograd, so they are twice differentiable.
+or the nearest one is taken; bicubic weighs the 4x4 taps around the source position.
+Gradients w.r.t. input (through gather) and grid (through the weights and the coordinate
+maps) come from autograd, so they are twice differentiable.
 """
 import warnings
 
