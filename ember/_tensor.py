@@ -38,6 +38,28 @@ class Size(tuple):
             n *= s
         return n
 
+    # slices, concatenations and repeats of a Size are Sizes, as PyTorch's
+    def __getitem__(self, index):
+        item = tuple.__getitem__(self, index)
+        return Size(item) if isinstance(index, slice) else item
+
+    def __add__(self, other):
+        if not isinstance(other, tuple):
+            raise TypeError(f"can only concatenate tuple (not {type(other).__name__}) to "
+                            f"ember.Size")
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(other, self))
+
+    def __mul__(self, count):
+        result = tuple.__mul__(self, count)
+        return result if result is NotImplemented else Size(result)
+
+    __rmul__ = __mul__
+
 
 class Tensor:
     """A multi-dimensional array that can record the ops applied to it.
