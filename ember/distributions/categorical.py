@@ -88,6 +88,10 @@ class Categorical(Distribution):
         return beside(full(self._extended_shape(), math.nan, dtype=self.probs.dtype), self.probs)
 
     def sample(self, sample_shape=Size()):
+        if not isinstance(sample_shape, Size):
+            sample_shape = Size(sample_shape)
+        if sample_shape.numel() == 0:  # PyTorch draws sample_shape.numel() with multinomial
+            raise RuntimeError("cannot sample n_sample <= 0 samples")
         shape = self._extended_shape(sample_shape)
         with no_grad():
             cdf = self.probs.cumsum(-1)

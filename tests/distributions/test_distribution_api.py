@@ -192,3 +192,13 @@ def test_register_kl_dispatch_and_errors():
         kl_divergence(Normal(0.0, 1.0), Categorical(logits=ember.zeros(2)))
     with pytest.raises(NotImplementedError, match="different exponential families"):
         kl_divergence(Normal(0.0, 1.0), Bernoulli(0.5))
+
+
+def test_categorical_refuses_an_empty_sample_shape():
+    """PyTorch draws ``sample_shape.numel()`` categories with multinomial, which refuses 0."""
+    import pytest
+    import ember
+    dist = ember.distributions.Categorical(ember.ones(2, 3))
+    with pytest.raises(RuntimeError, match="cannot sample n_sample <= 0 samples"):
+        dist.sample((0,))
+    assert dist.sample((4,)).shape == (4, 2)
