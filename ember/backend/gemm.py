@@ -73,8 +73,12 @@ def matmul(a, b):
         return out.astype(a.dtype) if out.dtype != a.dtype and a.dtype == b.dtype else out
     if xp is not _numpy:  # device arrays: one library call (the pool splits host work)
         if a.ndim > 2 and b.ndim >= 2 and _one_matrix(b) and a.dtype == b.dtype:
-            return _folded(a, b)  # one large product beats a stack of small ones there too
-        return xp.matmul(a, b)
+            out = _folded(a, b)  # one large product beats a stack of small ones there too
+        else:
+            out = xp.matmul(a, b)
+        if out.dtype != a.dtype and a.dtype == b.dtype:  # bfloat16 products come back
+            out = out.astype(a.dtype)                    # float32: PyTorch rounds them
+        return out
     if a.itemsize == 2 and widened_on_host(a, b):
         # one float32 product (BLAS, threaded), rounded once to the operands' dtype (the
         # casts compiled: kernels.cast, NumPy's bits)

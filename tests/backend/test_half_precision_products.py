@@ -205,3 +205,15 @@ def test_half_products_on_device_arrays_stay_in_half(fake_cuda, monkeypatch):
     out = a @ b
     assert out.dtype is ember.float16 and out.device.type == "cuda"
     assert seen == [(np.dtype(np.float16), np.dtype(np.float16))]
+
+
+def test_bfloat16_products_on_device_arrays_stay_in_bfloat16(fake_cuda):
+    """A module whose bfloat16 products come back float32 (ml_dtypes' NumPy loops, behind
+    the stand-in here) gets them rounded to bfloat16, as PyTorch returns them."""
+    a = ember.randn(4, 3, dtype=ember.float64).to(ember.bfloat16).to("cuda")
+    b = ember.randn(3, 2, dtype=ember.float64).to(ember.bfloat16).to("cuda")
+    for out in (a @ b, ember.addmm(b[:1].expand(4, 2), a, b),
+                a.unsqueeze(0).expand(2, 4, 3) @ b):
+        assert out.dtype is ember.bfloat16 and out.device.type == "cuda"
+    expected = (a.cpu().float() @ b.cpu().float()).to(ember.bfloat16)
+    assert ember.equal((a @ b).cpu(), expected)
