@@ -96,6 +96,19 @@ def _combine(input, prod, beta, alpha):
     return prod + (input if beta == 1 else input * beta)
 
 
+def _rounded_once(product, input, a, b, beta, alpha):
+    """``beta * input + alpha * product(a, b)`` in float32 for half-precision host tensors,
+    rounded once to their dtype (PyTorch's CPU addmm/baddbmm accumulate and combine in
+    float32); other dtypes and device tensors combine directly."""
+    dt = a.dtype
+    if dt not in (dtypes.float16, dtypes.bfloat16) or type(a._data) is not np.ndarray:
+        return _combine(input, product(a, b), _scalar(beta, dt), _scalar(alpha, dt))
+    f32 = dtypes.float32
+    combined = _combine(input.to(f32), product(a.to(f32), b.to(f32)), _scalar(beta, f32),
+                        _scalar(alpha, f32))
+    return combined.to(dt)
+
+
 def _inplace(self, meta, fn, args, names, beta, alpha):
     """``self.<fn>_(*args)``: the op's own checks (``meta``, which returns the result's
     shape), PyTorch's error when the result would not have self's shape, then the op
@@ -145,8 +158,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Number = 1,
     shape = _addmm_meta(input, mat1, mat2)
     input = _expand(input, shape)
     _no_bool(mat1, "addmm_impl_cpu_")
-    dt = mat1.dtype
-    return _combine(input, Mm.apply(mat1, mat2), _scalar(beta, dt), _scalar(alpha, dt))
+    return _rounded_once(Mm.apply, input, mat1, mat2, beta, alpha)
 
 
 def addmm_(self: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Number = 1,
@@ -185,8 +197,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Number = 1,
     if batch2.dtype is not batch1.dtype:
         raise RuntimeError(f"expected scalar type {batch1.dtype.scalar_name} but found "
                            f"{batch2.dtype.scalar_name}")
-    dt = batch1.dtype
-    return _combine(input, Bmm.apply(batch1, batch2), _scalar(beta, dt), _scalar(alpha, dt))
+    return _rounded_once(Bmm.apply, input, batch1, batch2, beta, alpha)
 
 
 def baddbmm_(self: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Number = 1,

@@ -217,3 +217,15 @@ def test_bfloat16_products_on_device_arrays_stay_in_bfloat16(fake_cuda):
         assert out.dtype is ember.bfloat16 and out.device.type == "cuda"
     expected = (a.cpu().float() @ b.cpu().float()).to(ember.bfloat16)
     assert ember.equal((a @ b).cpu(), expected)
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16"])
+def test_addmm_and_baddbmm_combine_in_float32_and_round_once(name):
+    """PyTorch's CPU addmm/baddbmm accumulate and combine beta * input + alpha * product
+    in float32; rounding the product, the scaling and the sum separately differs."""
+    dt = getattr(ember, name)
+    i, a, b = (ember.randn(16, 16, dtype=ember.float64).to(dt) for _ in range(3))
+    expected = (0.7 * i.double() + 1.3 * (a.double() @ b.double())).float().to(dt)
+    assert ember.equal(ember.addmm(i, a, b, beta=0.7, alpha=1.3), expected)
+    got = ember.baddbmm(i[None], a[None], b[None], beta=0.7, alpha=1.3)[0]
+    assert ember.equal(got, expected)
