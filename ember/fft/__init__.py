@@ -238,6 +238,72 @@ def irfft2(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (
     return irfftn(input, s, dim, norm, out=out)
 
 
+def hfftn(input: Tensor, s: Sequence[int] | None = None, dim: int | Sequence[int] | None = None,
+          norm: str | None = None, *, out: Tensor | None = None) -> Tensor:
+    """The n-dimensional transform of a Hermitian-symmetric signal given by its half along
+    the last of ``dim``: a real result whose last length defaults to ``2 * (m - 1)``.
+
+    >>> import ember
+    >>> ember.fft.hfftn(ember.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    tensor([[10., -2.],
+            [-4.,  0.]])
+    """
+    norm = _O.check_norm(norm)
+    dims, sizes = _O.c2r_sizes(input, s, dim)
+    # the transform of a Hermitian signal is the inverse real transform of its conjugate,
+    # with the scale moved to the other direction
+    x = _O.promote(input, "hfftn", complex_only=True).conj()
+    return _finish(_O.c2r(x, dims, sizes, _O._DUAL[norm], "hfftn"), out, "hfftn")
+
+
+def ihfftn(input: Tensor, s: Sequence[int] | None = None, dim: int | Sequence[int] | None = None,
+           norm: str | None = None, *, out: Tensor | None = None) -> Tensor:
+    """The inverse of ``hfftn``: the half (``n // 2 + 1`` points along the last of ``dim``)
+    of the Hermitian signal whose n-dimensional transform is the real ``input``.
+
+    >>> import ember
+    >>> ember.fft.ihfftn(ember.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    tensor([[ 2.5000-0.j, -0.5000-0.j],
+            [-1.0000+0.j,  0.0000+0.j]])
+    """
+    norm = _O.check_norm(norm)
+    if input.dtype.is_complex:
+        raise RuntimeError(f"Only supports floating-point dtypes, but found: "
+                           f"{input.dtype.scalar_name}")
+    dims, sizes = _O.plan_dims(input, s, dim)
+    # the one-sided transform along the last dim, then the inverse over the others on its
+    # conjugate (PyTorch's order: the same signs of zero)
+    half = _O.r2c(input, dims[-1:], sizes[-1:], _O._DUAL[norm], "ihfftn").conj()
+    if len(dims) == 1:
+        return _finish(half, out, "ihfftn")
+    result = _O.c2c(half, dims[:-1], sizes[:-1], norm, False, "ihfftn")
+    return _finish(result, out, "ihfftn")
+
+
+def hfft2(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1),
+          norm: str | None = None, *, out: Tensor | None = None) -> Tensor:
+    """``hfftn`` over two dims (the last two by default).
+
+    >>> import ember
+    >>> ember.fft.hfft2(ember.ones(2, 2))
+    tensor([[4., 0.],
+            [0., 0.]])
+    """
+    return hfftn(input, s, dim, norm, out=out)
+
+
+def ihfft2(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1),
+           norm: str | None = None, *, out: Tensor | None = None) -> Tensor:
+    """``ihfftn`` over two dims (the last two by default).
+
+    >>> import ember
+    >>> ember.fft.ihfft2(ember.ones(2, 2))
+    tensor([[1.-0.j, 0.-0.j],
+            [0.+0.j, 0.+0.j]])
+    """
+    return ihfftn(input, s, dim, norm, out=out)
+
+
 # ---- helpers ---------------------------------------------------------------------------------
 def _frequencies(n, d, half, dtype, layout, device, requires_grad, out, name):
     if layout is not None and str(layout) not in ("torch.strided", "ember.strided", "strided"):
@@ -303,7 +369,8 @@ def ifftshift(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
 
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2",
-           "irfft2", "fftn", "ifftn", "rfftn", "irfftn", "fftfreq", "rfftfreq", "fftshift",
+           "irfft2", "fftn", "ifftn", "rfftn", "irfftn", "hfft2", "ihfft2", "hfftn", "ihfftn",
+           "fftfreq", "rfftfreq", "fftshift",
            "ifftshift"]
 
 _wrap_namespace(globals(), __all__, "ember.fft")
