@@ -6,7 +6,7 @@ from ..backend import get_array_module
 from ..backend.dtypes import is_float_np
 from . import dispatch as _dispatch
 from .engine import run_backward
-from .graph import gradient_edge, run_post_accumulate_hooks
+from .graph import gradient_edge, run_post_accumulate_hooks, GradientEdge
 from .batching import hooks as _batching, get_vmap as _get_vmap
 
 
@@ -126,18 +126,19 @@ def plain_grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_gra
     """``grad`` without vmap's interception (vmap runs it with batched grad_outputs)."""
     outputs = _as_tuple(outputs)
     single = isinstance(inputs, Tensor)
-    inputs = _as_tuple(inputs)
+    inputs = (inputs,) if isinstance(inputs, GradientEdge) else _as_tuple(inputs)
     if allow_unused is None:
         allow_unused = materialize_grads
     for t in inputs:
-        if not t._requires_grad:
+        if not isinstance(t, GradientEdge) and not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     grads = _make_grads(outputs, grad_outputs)
     if retain_graph is None:
         retain_graph = create_graph
     edges = _root_edges(outputs)
     result = run_backward(edges, grads, retain_graph, create_graph,
-                          inputs=[gradient_edge(t) for t in inputs])
+                          inputs=[(t.node, t.output_nr) if isinstance(t, GradientEdge)
+                                  else gradient_edge(t) for t in inputs])
     out = []
     for t, g in zip(inputs, result):
         if g is None:
@@ -145,6 +146,9 @@ def plain_grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_gra
                 raise RuntimeError("One of the differentiated Tensors appears to not have been "
                                    "used in the graph. Set allow_unused=True if this is the "
                                    "desired behavior.")
+            if materialize_grads and isinstance(t, GradientEdge):
+                raise RuntimeError("materialize_grads cannot be used when the given input is "
+                                   "a GradientEdge")
             if materialize_grads:
                 g = zeros_like(t)
         out.append(g)

@@ -107,3 +107,49 @@ class inference_mode(_DecoratorContextManager):
 
     def clone(self):
         return inference_mode(self.mode)
+
+
+class _ThreadingState:
+    enabled = True
+
+
+_threading = _ThreadingState()
+
+
+def is_multithreading_enabled():
+    """Whether backward may run on per-device worker threads (the default, True).
+
+    >>> import ember
+    >>> ember.autograd.is_multithreading_enabled()
+    True
+    """
+    return _threading.enabled
+
+
+class set_multithreading_enabled(_DecoratorContextManager):
+    """Allow or forbid per-device backward threads; takes effect at once, restored on exit.
+    ember runs backward on the calling thread (its one device is the CPU), so the switch
+    changes nothing but what ``is_multithreading_enabled`` reports.
+
+    >>> import ember
+    >>> with ember.autograd.set_multithreading_enabled(False):
+    ...     ember.autograd.is_multithreading_enabled()
+    False
+    """
+
+    def __init__(self, mode):
+        if not isinstance(mode, bool):
+            raise TypeError("set_multithreading_enabled(): argument 'enabled' (position 1) "
+                            f"must be bool, not {type(mode).__name__}")
+        self.prev = _threading.enabled
+        self.mode = mode
+        _threading.enabled = mode
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _threading.enabled = self.prev
+
+    def clone(self):
+        return set_multithreading_enabled(self.mode)

@@ -19,6 +19,7 @@ Nothing here knows about any specific op.
 import itertools
 import re
 import threading
+import typing
 import weakref
 
 from .._tensor import Tensor
@@ -34,12 +35,26 @@ _sequence = itertools.count()
 
 
 class RemovableHandle:
-    """Returned by ``register_hook``; ``remove()`` takes the hook out again."""
-    __slots__ = ("_container", "_key")
+    """Returned by ``register_hook``; ``remove()`` takes the hook out again.
 
-    def __init__(self, container, key):
+    ``RemovableHandle(hooks_dict, *, extra_dict=None)`` (PyTorch's form, no key) draws a
+    fresh ``id`` for the caller to store its hook under; ``extra_dict`` (a dict or a list
+    of dicts) holds entries under the same id that ``remove()`` deletes too."""
+    __slots__ = ("_container", "_key", "_extra")
+    next_id = 0  # the id the next keyless handle gets
+
+    def __init__(self, container, key=None, *, extra_dict=None):
         self._container = container
+        if key is None:
+            key = RemovableHandle.next_id
+            RemovableHandle.next_id += 1
         self._key = key
+        extra = [] if extra_dict is None else extra_dict
+        self._extra = extra if isinstance(extra, list) else [extra]
+
+    @property
+    def id(self):
+        return self._key
 
     def remove(self):
         c = self._container
@@ -50,6 +65,8 @@ class RemovableHandle:
                 c.remove(self._key)
             except ValueError:
                 pass
+        for d in self._extra:
+            d.pop(self._key, None)
 
     def __enter__(self):
         return self
@@ -555,3 +572,49 @@ FREED_MESSAGE = (
     "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
     "backward through the graph a second time or if you need to access saved tensors after "
     "calling backward.")
+
+
+class GradientEdge(typing.NamedTuple):
+    """Where a tensor's gradient enters the graph, as ``get_gradient_edge`` returns it;
+    ``autograd.grad`` takes one as an input (the gradient flowing into that edge)."""
+    node: Node
+    output_nr: int
+    ownership_token: object = None  # PyTorch's keeps C++ graphs alive; Python's refcounts do
+
+
+def get_gradient_edge(tensor):
+    """The GradientEdge of ``tensor``: its grad_fn (a leaf: its AccumulateGrad node) and
+    output number.
+
+    >>> import ember
+    >>> x = ember.ones(2, requires_grad=True)
+    >>> edge = ember.autograd.graph.get_gradient_edge(x * 2)
+    >>> edge.node.name(), edge.output_nr
+    ('MulBackward0', 0)
+    """
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does "
+                           "not require gradients")
+    node, output_nr = gradient_edge(tensor)
+    return GradientEdge(node, output_nr)
+
+
+def increment_version(tensor):
+    """Bump the version counter of ``tensor`` (or of each tensor of an iterable), as an
+    in-place change autograd did not see would: saved copies of it then fail to unpack.
+
+    >>> import ember
+    >>> x = ember.ones(2)
+    >>> ember.autograd.graph.increment_version(x); x._version
+    1
+    """
+    if isinstance(tensor, Tensor):
+        tensor = (tensor,)
+    try:
+        tensors = list(tensor)
+    except TypeError:
+        raise RuntimeError("increment_version expect a Iterable[Tensor] as input") from None
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            raise RuntimeError("increment_version expect a Iterable[Tensor] as input")
+        t._vc[0] += 1

@@ -18,6 +18,7 @@ import warnings
 from ... import _functions as _F
 from ..._creation import zeros_like
 from ..._ops.nn_ops import softmax
+from ..attention import _check_backend as _check_sdpa_backend
 from ._linear import linear as _linear
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
@@ -68,6 +69,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError(
             "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
             f"attn_mask.dtype: {attn_mask.dtype} and  query.dtype: {query.dtype} instead.")
+    _check_sdpa_backend(query, key, value, dropout_p, enable_gqa)  # sdpa_kernel's choice
     L, S = query.size(-2), key.size(-2)
     scale_factor = 1.0 / math.sqrt(query.size(-1)) if scale is None else scale
     if enable_gqa and query.dim() >= 3 and key.size(-3) != query.size(-3):

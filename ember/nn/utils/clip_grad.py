@@ -78,4 +78,20 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
                 p.grad.clamp_(min=-clip_value, max=clip_value)
 
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]
+def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """Deprecated spelling of :func:`clip_grad_norm_` (warns with a FutureWarning).
+
+    >>> import ember, warnings
+    >>> p = ember.nn.Parameter(ember.ones(2)); p.grad = ember.ones(2)
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     ember.nn.utils.clip_grad_norm([p], 1.0)
+    tensor(1.4142)
+    """
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
+
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_",
+           "clip_grad_norm"]
