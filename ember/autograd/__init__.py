@@ -13,6 +13,8 @@ import warnings
 
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: F401
                         is_grad_enabled, is_inference_mode_enabled)
+from .grad_mode import set_multithreading_enabled, is_multithreading_enabled  # noqa: F401
+from . import anomaly_mode  # noqa: F401  (PyTorch's module name for detect_anomaly & co.)
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .anomaly import (detect_anomaly, set_detect_anomaly, is_anomaly_enabled,  # noqa: F401
                       is_anomaly_check_nan_enabled)
@@ -25,9 +27,9 @@ from . import tensor_members  # noqa: F401  (attaches Tensor's autograd members)
 
 
 def __getattr__(name):
-    if name == "functional":  # autograd.functional builds on ember.func: imported on use
+    if name in ("functional", "profiler"):  # they build on later layers: imported on use
         import importlib  # (not "from . import": that asks this __getattr__ again)
-        return importlib.import_module(__name__ + ".functional")
+        return importlib.import_module(__name__ + "." + name)
     raise AttributeError(f"module 'ember.autograd' has no attribute '{name}'")
 
 
