@@ -18,10 +18,10 @@ from ..autograd.grad_mode import no_grad
 from ..backend import dtypes
 from . import constraints
 from .distribution import Distribution
-from .utils import finfo, lazy_property, logits_to_probs, probs_to_logits
+from .utils import (finfo, expand_probs_or_logits, CategoricalProbsLogits)
 
 
-class Categorical(Distribution):
+class Categorical(CategoricalProbsLogits, Distribution):
     """Given by exactly one of ``probs`` (non-negative, normalized here) or ``logits``
     (unnormalized log-probabilities), each of shape ``batch_shape + (K,)``."""
     arg_constraints = {"probs": constraints.simplex,
@@ -48,12 +48,7 @@ class Categorical(Distribution):
         new = self._get_checked_instance(Categorical, _instance)
         batch_shape = Size(batch_shape)
         param_shape = tuple(batch_shape) + (self._num_events,)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(param_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(param_shape)
-            new._param = new.logits
+        expand_probs_or_logits(self, new, param_shape)
         new._num_events = self._num_events
         super(Categorical, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
@@ -62,18 +57,6 @@ class Categorical(Distribution):
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self._num_events - 1)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits)
-
-    @property
-    def param_shape(self):
-        return self._param.shape
 
     @property
     def mean(self):

@@ -14,6 +14,7 @@ Interval(lower_bound=0, upper_bound=1)
 from __future__ import annotations
 
 from ..backend import get_array_module
+from .._functions import cat as cat_tensors, stack as stack_tensors
 from .._tensor import Tensor
 
 
@@ -112,11 +113,48 @@ class _IndependentConstraint(Constraint):
                 f"{self.reinterpreted_batch_ndims})")
 
 
+class MixtureSameFamilyConstraint(Constraint):
+    """The support of a mixture: ``base_constraint`` checked on the value broadcast against
+    the components (a component dimension added back before the event)."""
+
+    def __init__(self, base_constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise AssertionError(f"base_constraint must be a Constraint, got "
+                                 f"{type(base_constraint).__name__}")
+        self.base_constraint = base_constraint
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        kept = value.dim() - self.event_dim
+        return result.reshape(tuple(result.shape[:kept]) + (-1,)).all(-1)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.base_constraint!r})"
+
+
 class _Boolean(Constraint):
     is_discrete = True
 
     def check(self, value):
         return (value == 0) | (value == 1)
+
+
+class _OneHot(Constraint):
+    is_discrete = True
+    event_dim = 1
+
+    def check(self, value):
+        return ((value == 0) | (value == 1)).all(-1) & (value.sum(-1) == 1)
 
 
 def _is_integer(value):
@@ -135,6 +173,19 @@ class _IntegerInterval(Constraint):
     def __repr__(self):
         return (f"{type(self).__name__[1:]}(lower_bound={self.lower_bound}, "
                 f"upper_bound={self.upper_bound})")
+
+
+class _IntegerLessThan(Constraint):
+    is_discrete = True
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, value):
+        return _is_integer(value) & (value <= self.upper_bound)
+
+    def __repr__(self):
+        return f"{type(self).__name__[1:]}(upper_bound={self.upper_bound})"
 
 
 class _IntegerGreaterThan(Constraint):
@@ -206,6 +257,18 @@ class _Simplex(Constraint):
         return (value >= 0).all(-1) & ((value.sum(-1) - 1).abs() < 1e-6)
 
 
+class _Multinomial(Constraint):
+    """Counts: nonnegative, summing to at most ``upper_bound``."""
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, x):
+        return (x >= 0).all(-1) & (x.sum(-1) <= self.upper_bound)
+
+
 class _LowerTriangular(Constraint):
     event_dim = 2
 
@@ -230,13 +293,32 @@ class _LowerCholesky(Constraint):
         return lower & (_diagonal(value) > 0).all(-1)
 
 
-class _Symmetric(Constraint):
+class _CorrCholesky(Constraint):
+    """Cholesky factors of correlation matrices: lower Cholesky with rows of unit norm."""
+    event_dim = 2
+
+    def check(self, value):
+        tol = float(get_array_module(value._data).finfo(value.dtype.np).eps) \
+            * value.shape[-1] * 10
+        row_norm = value.detach().pow(2).sum(-1).sqrt()
+        unit_row_norm = ((row_norm - 1.0).abs() <= tol).all(-1)
+        return _LowerCholesky().check(value) & unit_row_norm
+
+
+class _Square(Constraint):
     event_dim = 2
 
     def check(self, value):
         square = value.dim() >= 2 and value.shape[-1] == value.shape[-2]
-        if not square:
-            return Tensor._make(get_array_module(value._data).zeros(value.shape[:-2], bool))
+        xp = get_array_module(value._data)
+        return Tensor._make(xp.full(tuple(value.shape[:-2]), square, dtype=bool))
+
+
+class _Symmetric(_Square):
+    def check(self, value):
+        square = super().check(value)
+        if not bool(square.all()):
+            return square
         close = value.isclose(value.mT, atol=1e-6)
         return close.all(-2).all(-1)
 
@@ -260,12 +342,73 @@ class _PositiveSemidefinite(_Symmetric):
         return symmetric & Tensor._make(xp.linalg.eigvalsh(value._data).min(-1) >= 0)
 
 
+class _Cat(Constraint):
+    """Constraints ``cseq`` applied to consecutive slices (of ``lengths``) along ``dim``."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq "
+                                 f"({len(self.cseq)})")
+        self.dim = dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value):
+        if not -value.dim() <= self.dim < value.dim():
+            raise AssertionError(f"dim {self.dim} out of range for value with "
+                                 f"{value.dim()} dimensions")
+        checks, start = [], 0
+        for constraint, length in zip(self.cseq, self.lengths):
+            checks.append(constraint.check(value.narrow(self.dim, start, length)))
+            start += length
+        return cat_tensors(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """Constraints ``cseq`` applied to the slices of ``dim``, one each."""
+
+    def __init__(self, cseq, dim=0):
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.dim = dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        dim = max(c.event_dim for c in self.cseq)
+        return dim + 1 if self.dim + dim < 0 else dim
+
+    def check(self, value):
+        if not -value.dim() <= self.dim < value.dim():
+            raise AssertionError(f"dim {self.dim} out of range for value with "
+                                 f"{value.dim()} dimensions")
+        slices = [value.select(self.dim, i) for i in range(value.shape[self.dim])]
+        checks = [c.check(v) for v, c in zip(slices, self.cseq)]
+        return stack_tensors(checks, self.dim)
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
 boolean = _Boolean()
+one_hot = _OneHot()
 nonnegative_integer = _IntegerGreaterThan(0)
 positive_integer = _IntegerGreaterThan(1)
+integer_less_than = _IntegerLessThan
 integer_interval = _IntegerInterval
 real = _Real()
 real_vector = independent(real, 1)
@@ -274,19 +417,25 @@ nonnegative = _GreaterThanEq(0.0)
 greater_than = _GreaterThan
 greater_than_eq = _GreaterThanEq
 less_than = _LessThan
+multinomial = _Multinomial
 unit_interval = _Interval(0.0, 1.0)
 interval = _Interval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
 lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
+corr_cholesky = _CorrCholesky()
+square = _Square()
 symmetric = _Symmetric()
 positive_semidefinite = _PositiveSemidefinite()
 positive_definite = _PositiveDefinite()
+cat = _Cat
+stack = _Stack
 
-__all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than",
+__all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky",
+           "dependent", "dependent_property", "greater_than",
            "greater_than_eq", "half_open_interval", "independent", "integer_interval",
            "interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
-           "nonnegative", "nonnegative_integer", "positive", "positive_definite",
-           "positive_integer", "positive_semidefinite", "real", "real_vector", "simplex",
-           "symmetric", "unit_interval"]
+           "multinomial", "nonnegative", "nonnegative_integer", "one_hot", "positive",
+           "positive_definite", "positive_integer", "positive_semidefinite", "real",
+           "real_vector", "simplex", "square", "stack", "symmetric", "unit_interval"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 from numbers import Number
 
 from .._creation import beside, tensor
+from ..nn.functional import pad
 from .._tensor import Tensor
 from .._functions import broadcast_shapes, log, log1p, sigmoid, softmax
 from ..autograd.grad_mode import enable_grad
@@ -68,6 +69,57 @@ def xlogy(x, y):
     return (x * log(y.masked_fill(zero, 1.0))).masked_fill(zero, 0.0)
 
 
+euler_constant = 0.57721566490153286060  # Euler-Mascheroni constant
+
+
+def _tril_positions(n, diag):
+    """Row-major flat positions (in an n x n matrix) of the entries on or below ``diag``."""
+    return [i * n + j for i in range(n) for j in range(n) if j <= i + diag]
+
+
+def tril_matrix_to_vec(mat, diag=0):
+    """The entries of ``mat`` on or below diagonal ``diag``, row by row, as a vector.
+
+    >>> import ember
+    >>> tril_matrix_to_vec(ember.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    tensor([1., 3., 4.])
+    """
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    index = beside(tensor(_tril_positions(n, diag), dtype=dtypes.int64), mat)
+    return mat.reshape(tuple(mat.shape[:-2]) + (n * n,))[..., index]
+
+
+def vec_to_tril_matrix(vec, diag=0):
+    """The lower-triangular (below diagonal ``diag``) matrix whose entries, row by row, are
+    ``vec``; zeros elsewhere.
+
+    >>> import ember
+    >>> vec_to_tril_matrix(ember.tensor([1.0, 3.0, 4.0]))
+    tensor([[1., 0.],
+            [3., 4.]])
+    """
+    m = vec.shape[-1]
+    n = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * m + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if round(n) - n > float(finfo(vec.dtype).eps):
+        raise ValueError(f"The size of last dimension is {m} which cannot be expressed as "
+                         f"the lower triangular part of a square D x D matrix.")
+    n = round(n)
+    positions = _tril_positions(n, diag)
+    if len(positions) != m:
+        batch = list(vec.shape[:-1])
+        raise RuntimeError(f"shape mismatch: value tensor of shape {batch + [m]} cannot be "
+                           f"broadcast to indexing result of shape {batch + [len(positions)]}")
+    # every position reads from vec, the ones above the diagonal from an appended zero
+    table = [m] * (n * n)
+    for k, position in enumerate(positions):
+        table[position] = k
+    padded = pad(vec, [0, 1], value=0.0)
+    index = beside(tensor(table, dtype=dtypes.int64), vec)
+    return padded[..., index].reshape(tuple(vec.shape[:-1]) + (n, n))
+
+
 class lazy_property:
     """A property computed on first access (with gradients recorded) and then stored on the
     instance, so a distribution made from ``probs`` computes its ``logits`` only if used."""
@@ -95,4 +147,50 @@ class _LazyPropertyAndProperty(lazy_property, property):
 
 
 __all__ = ["broadcast_all", "clamp_probs", "probs_to_logits", "logits_to_probs", "lazy_property",
-           "finfo", "xlogy"]
+           "finfo", "xlogy", "euler_constant", "tril_matrix_to_vec", "vec_to_tril_matrix"]
+
+
+def expand_probs_or_logits(source, new, shape):
+    """Sets on ``new`` (an instance being expanded) whichever of ``probs``/``logits``
+    ``source`` holds -- given, or computed since -- expanded to ``shape``; ``_param`` names
+    the last one set, as the distributions parametrised either way read it."""
+    if "probs" in source.__dict__:
+        new.probs = source.probs.expand(shape)
+        new._param = new.probs
+    if "logits" in source.__dict__:
+        new.logits = source.logits.expand(shape)
+        new._param = new.logits
+
+
+class BinaryProbsLogits:
+    """Mixin of the distributions given ``probs`` or ``logits`` of one event (Bernoulli,
+    Binomial, Geometric, ...): the other is derived on first use (log-odds / sigmoid)."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.shape
+
+
+class CategoricalProbsLogits:
+    """Mixin of the distributions given ``probs`` or ``logits`` over categories (the last
+    dim): the other is derived on first use (log-probabilities / softmax)."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits)
+
+    @property
+    def param_shape(self):
+        return self._param.shape
