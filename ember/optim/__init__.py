@@ -21,14 +21,18 @@ from .radam import RAdam
 from .asgd import ASGD
 from .rprop import Rprop
 from .lbfgs import LBFGS
+from .adafactor import Adafactor
+from .muon import Muon
+from .sparse_adam import SparseAdam
 
 
 def __getattr__(name):
-    if name == "lr_scheduler":  # imported on first use (import time)
+    if name in ("lr_scheduler", "swa_utils"):  # imported on first use (import time)
         import importlib  # (not "from . import": that asks this __getattr__ again)
-        return importlib.import_module(__name__ + ".lr_scheduler")
+        return importlib.import_module(__name__ + "." + name)
     raise AttributeError(f"module 'ember.optim' has no attribute '{name}'")
 
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
-           "NAdam", "RAdam", "ASGD", "Rprop", "LBFGS", "lr_scheduler"]
+           "NAdam", "RAdam", "ASGD", "Rprop", "LBFGS", "Adafactor", "Muon", "SparseAdam",
+           "lr_scheduler", "swa_utils"]
