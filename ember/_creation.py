@@ -193,7 +193,8 @@ def to_array(data, dtype=None):
     if isinstance(data, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{_type_name(data)}'")
     leaf_types = _leaf_types(data, set()) if isinstance(data, (list, tuple)) else None
-    arr = _numpy_reading(data, leaf_types)
+    # ints past int64 read by NumPy become floats: uint64 is read number by number
+    arr = None if dtype is dtypes.uint64 else _numpy_reading(data, leaf_types)
     if arr is None:
         return _read_like_torch(data, dtype)
     if dtype is not None:
@@ -285,7 +286,7 @@ def _read_like_torch(data, dtype):
     else:
         def store(obj):
             return _as_integer(obj, dt.np)
-        holder = np.int64
+        holder = np.uint64 if dt.np == np.uint64 else np.int64
     if 0 in shape:  # PyTorch stores (and so checks) no element of an empty tensor
         return np.empty(shape, dt.np)
     flat = []
@@ -383,6 +384,12 @@ def _as_integer(obj, target):
                                f"overflow")
         return int(obj)
     value = operator.index(obj)
+    if target == np.uint64:  # read as an unsigned 64-bit number, not through int64
+        if value < 0:
+            raise OverflowError("can't convert negative int to unsigned")
+        if value > info.max:
+            raise OverflowError("int too big to convert")
+        return value
     if not _INT64_MIN <= value <= _INT64_MAX:
         raise ValueError("Overflow when unpacking long long")
     low = -int(info.max) if target.kind == "u" else int(info.min)
@@ -637,7 +644,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         start, end = 0, start
     vals = [(v.item() if v.numel() == 1 else float(v)) if isinstance(v, Tensor) else v
             for v in (start, end, step)]
-    if dtype is not None and (dtype is dtypes.bool_ or dtype.is_complex) and \
+    if dtype is not None and (dtype is dtypes.bool_ or dtype.is_complex
+                              or dtype in dtypes.LIMITED_UNSIGNED) and \
             _module(None, device) is not meta_module:  # no kernel for them (on the CPU)
         raise NotImplementedError(f"\"arange_cpu\" not implemented for '{dtype.scalar_name}'")
     if step == 0:
@@ -695,8 +703,10 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     np_dtype = _np_dtype(dtype)
-    if np_dtype.kind == "b" and steps > 1:  # (one step: the start, no kernel)
-        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+    if (np_dtype.kind == "b" and steps > 1  # (one step: the start, no kernel)
+            or np_dtype.kind == "u" and np_dtype.itemsize > 1):
+        raise NotImplementedError(f"\"linspace_cpu\" not implemented for "
+                                  f"'{dtypes.from_numpy_dtype(np_dtype).scalar_name}'")
     xp = default_array_module()
     arr = allocate(lambda: xp.linspace(start, end, steps).astype(np_dtype), (steps,), np_dtype)
     return _finish(arr, requires_grad, device)
@@ -704,6 +714,9 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     np_dtype = _np_dtype(dtype)
+    if np_dtype.kind == "u" and np_dtype.itemsize > 1:  # PyTorch's limited unsigned types
+        raise NotImplementedError(f"\"eye\" not implemented for "
+                                  f"'{dtypes.from_numpy_dtype(np_dtype).scalar_name}'")
     xp = default_array_module()
     arr = allocate(lambda: xp.eye(n, m, dtype=np_dtype), (n, n if m is None else m), np_dtype)
     return _finish(arr, requires_grad, device)
@@ -715,7 +728,7 @@ def _random_float(draw, size, dtype, generator, requires_grad, device, name, lik
     dt = _np_dtype(dtype)
     size = _sizes(size, name)
     xp = _module(like, device)
-    floating = dtypes.is_float_np(dt)
+    floating = dtypes.is_float_np(dt) or dt.kind == "c"
     if xp is meta_module and (floating or name == "rand"):
         # nothing to draw (PyTorch's generator does not advance either); no kernel runs
         # there to refuse an integer dtype, which its meta randn refuses itself
@@ -724,6 +737,9 @@ def _random_float(draw, size, dtype, generator, requires_grad, device, name, lik
         _refuse_random(name, dt, xp is meta_module)
     gen = _random.rng(generator)
     drawn = dt if dt in (np.float32, np.float64) else np.float32
+    if dt.kind == "c":
+        draw = _complex_draw(draw, name == "randn")
+        drawn = dt
     policy = _random.vmap_randomness
     batch = None if policy is None else policy.batch_size()
     if batch is not None:  # vmap(randomness="different"): one draw per sample
@@ -739,14 +755,25 @@ _RANDOM_KERNELS = {"rand": "check_uniform_bounds", "randn": "normal_kernel_cpu"}
 
 def _refuse_random(name, np_dtype, meta=False):
     """PyTorch's error for ``rand``/``randn`` (or ``uniform_``/``normal_``) of a dtype that
-    is not floating; ember draws no complex numbers yet (PyTorch does)."""
+    is neither floating nor complex."""
     dt = dtypes.from_numpy_dtype(np_dtype)
-    if dt.is_complex:
-        raise NotImplementedError(f"ember's {name} draws no complex numbers yet")
     if meta:  # PyTorch's meta randn
         raise RuntimeError(f"expected a floating-point or complex dtype, but got dtype={dt}")
     raise NotImplementedError(f"\"{_RANDOM_KERNELS[name]}\" not implemented for "
                               f"'{dt.scalar_name}'")
+
+
+def _complex_draw(draw, halve_variance):
+    """``draw`` of complex numbers: real and imaginary parts drawn as one real array of twice
+    the size (parts side by side, as a view_as_real); a standard normal's parts have
+    variance 1/2 each, as PyTorch's (the complex variance is then 1)."""
+    def complex_draw(gen, shape, dtype):
+        part = np.float32 if dtype == np.complex64 else np.float64
+        reals = draw(gen, tuple(shape) + (2,), part)
+        if halve_variance:
+            reals *= part(math.sqrt(0.5))
+        return reals.view(dtype).reshape(shape)
+    return complex_draw
 
 
 def _uniform(gen, shape, dtype):
@@ -817,7 +844,8 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     np_dtype, gen = _np_dtype(dtype, dtypes.int64), _random.rng(generator)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
-    if np_dtype.kind in "bc" and _module(None, device) is not meta_module:
+    if (np_dtype.kind in "bc" or np_dtype.kind == "u" and np_dtype.itemsize > 1) and \
+            _module(None, device) is not meta_module:
         # PyTorch's CPU kernel has none of them (empty or not)
         raise NotImplementedError(f"\"randperm\" not implemented for "
                                   f"'{dtypes.from_numpy_dtype(np_dtype).scalar_name}'")

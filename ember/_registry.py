@@ -68,7 +68,7 @@ _method_names = set()  # every Tensor attribute the declarations bind, in-place 
 
 # Functions PyTorch lists in get_ignored_functions: these take no part in dispatch (Python
 # helpers there), or only modes see them (its C++ functions).
-_NOT_OVERRIDABLE = {"is_tensor", "broadcast_shapes"}
+_NOT_OVERRIDABLE = {"is_tensor", "broadcast_shapes", "is_storage"}
 _SEEN_BY_MODES_ONLY = {"can_cast", "promote_types", "result_type"}
 
 
@@ -375,6 +375,9 @@ _OUT_DTYPE_RULES = {
     **{name: _same_dtype("Expected the dtype for input and out to match, but got {result} for "
                          "input's dtype and {out} for out's dtype.") for name in ("amax", "amin")},
     "argmax": _index_dtype, "argmin": _index_dtype, "nonzero": _nonzero_dtype,
+    "nonzero_static": lambda result, out: out is not result and (  # sic: no space, as nonzero
+        f"nonzero_static: Expected out tensor to have scalar type Long but got scalar type"
+        f"{out.scalar_name}"),
     "all": _truth_dtype("all"), "any": _truth_dtype("any"),
     "isposinf": _bool_dtype("isposinf"), "isneginf": _bool_dtype("isneginf"),
     "searchsorted": _searchsorted_dtype,

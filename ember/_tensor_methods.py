@@ -5,6 +5,7 @@ in-place fills. Imported once by ``ember/__init__.py``.
 """
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -27,6 +28,7 @@ from .device import check_device, device as _device_cls, device, cpu as cpu_devi
 from .backend.meta import meta_module, NO_DATA
 from .random import rng, check_inplace_draw
 from ._ops.sets import check_probability
+from ._ops import storage as _storage_ops
 from .autograd.batching import INPLACE_BERNOULLI
 from .autograd import grad_mode
 
@@ -118,7 +120,8 @@ def type_(self, dtype: dtype | str | None = None, non_blocking: bool = False,
           **kwargs: Any) -> Tensor | str:
     """No argument: the legacy type name ('torch.FloatTensor'); else convert."""
     if dtype is None:
-        return ("torch.cuda." if self.is_cuda else "torch.") + _LEGACY_NAME[self.dtype.name]
+        return ("torch.cuda." if self.is_cuda else "torch.") + \
+            _LEGACY_NAME.get(self.dtype.name, self.dtype.scalar_name + "Tensor")
     return to(self, _parse_dtype(dtype))
 
 
@@ -290,34 +293,45 @@ def _random_fill(self, draw, kind):
     """Fill self with ``draw(shape)``; ``kind``: "rand" (uniform_) or "randn" (normal_), whose
     PyTorch kernels refuse other than floating dtypes (normal_'s only with elements to draw;
     on meta neither runs)."""
-    if not dtypes.is_float_np(self._data.dtype) and not self.is_meta:
+    dt = self._data.dtype
+    if not dtypes.is_float_np(dt) and dt.kind != "c" and not self.is_meta:
         if kind == "rand" or self._data.size:
-            _refuse_random(kind, self._data.dtype)
+            _refuse_random(kind, dt)
         return self
     check_inplace_draw(self)
     if self.is_meta:  # no data to fill: nothing is drawn (nor by PyTorch's generator)
         return self
-    values = draw(self._data.shape).astype(self._data.dtype)  # drawn on the host
+    if dt.kind == "c":  # both parts drawn alike (normal_: std / sqrt(2) each, as PyTorch)
+        reals = draw(self._data.shape + (2,), kind == "randn")
+        values = reals.astype(np.float32 if dt == np.complex64 else np.float64).view(dt)
+        values = values.reshape(self._data.shape)
+    else:
+        values = draw(self._data.shape, False).astype(dt)  # drawn on the host
     return self._inplace(Overwrite.apply, get_array_module(self._data).asarray(values))
 
 
 @method
 def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
-    return _random_fill(self, lambda s: rng(generator).uniform(a, b, s), "rand")
+    dt = self._data.dtype
+    if a > b and (dtypes.is_float_np(dt) or dt.kind == "c"):  # (others: refused by kernel)
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
+                           f"from={a:g} > to={b:g}")
+    return _random_fill(self, lambda s, _: rng(generator).uniform(a, b, s), "rand")
 
 
 @method
 def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
-    return _random_fill(self, lambda s: rng(generator).normal(mean, std, s), "randn")
+    return _random_fill(self, lambda s, halve: rng(generator).normal(
+        mean, std * math.sqrt(0.5) if halve else std, s), "randn")
 
 
 @method
 def random_(self, from_: int = 0, to: int | None = None, *, generator: Any = None) -> Tensor:
     dt = self.dtype
     bounded = to is not None or bool(from_)  # random_(from, to) or random_(to)
-    if dt.is_complex and not bounded:
+    if (dt.is_complex or dt in dtypes.LIMITED_UNSIGNED) and not bounded:
         raise NotImplementedError(f"\"random_kernel_cpu\" not implemented for "
                                   f"'{dt.scalar_name}'")
     if to is None:  # floats: PyTorch's [0, 2 ** digits] (every integer there is exact)
@@ -363,18 +377,13 @@ def bernoulli_(self, p: float | Tensor = 0.5, *, generator: Any = None) -> Tenso
 
 @method
 def resize_(self, *sizes: int | Sequence[int], memory_format: Any = None) -> Tensor:
-    """Change the shape in place, keeping the leading elements (no autograd)."""
+    """Change the shape in place to a contiguous layout at the same storage offset: the
+    storage's elements kept in storage order, its memory reused while large enough (new
+    memory past it, zeros where PyTorch leaves them uninitialized); no autograd."""
     dtypes.check_memory_format(memory_format, "resize_")
     if self._requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
-    sizes = S.parse_sizes(sizes)
-    new = get_array_module(self._data).zeros(sizes, self._data.dtype)
-    flat_old, flat_new = self._data.reshape(-1), new.reshape(-1)
-    n = min(flat_old.size, flat_new.size)
-    flat_new[:n] = flat_old[:n]
-    self._data = new
-    self._vc[0] += 1
-    return self
+    return _storage_ops.resize_(self, _storage_ops.resize_sizes(sizes))
 
 
 @method

@@ -44,6 +44,8 @@ IMPORTS = {
     "device": ("ember.device", "device"), "np": ("numpy", None),
     "Node": ("ember.autograd.graph", "Node"),
     "RemovableHandle": ("ember.autograd.graph", "RemovableHandle"),
+    "UntypedStorage": ("ember._ops.storage", "UntypedStorage"),
+    "TypedStorage": ("ember._ops.storage", "TypedStorage"),
 }
 BUILTINS = {"int", "float", "bool", "complex", "str", "tuple", "list", "dict", "type", "object",
             "None"}

@@ -40,7 +40,11 @@ class _NormalDraw(Primitive):
         dt = (mean if isinstance(mean, Tensor) else std)._data.dtype  # mean's, as PyTorch
         if any(isinstance(t, Tensor) and is_meta(t._data) for t in (mean, std)):
             return xp.empty(shape, dt)
-        z = xp.asarray(rng(generator).standard_normal(shape)).astype(dt, copy=False)
+        if dt.kind == "c":  # parts of variance 1/2 each, as PyTorch's complex normal
+            z = rng(generator).standard_normal(tuple(shape) + (2,)) * math.sqrt(0.5)
+            z = xp.asarray(z.view(np.complex128).reshape(shape)).astype(dt, copy=False)
+        else:
+            z = xp.asarray(rng(generator).standard_normal(shape)).astype(dt, copy=False)
         m, s = (t._data if isinstance(t, Tensor) else t for t in (mean, std))
         return (m + s * z).astype(dt, copy=False)
 
@@ -62,7 +66,11 @@ class NormalTensorTensor(_NormalDraw):
     _backward_name = "NormalBackward3"
 
 
-def _check_float(t):
+def _check_float(t, complex_allowed=False):
+    if complex_allowed and t.dtype.is_complex:
+        return
+    if t.dtype.is_complex:  # (a complex mean is drawn around; a std must be real)
+        raise RuntimeError("normal expects standard deviation to be non-complex")
     if not t.dtype.is_floating_point:
         raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for "
                                   f"'{t.dtype.scalar_name}'")
@@ -103,19 +111,20 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, layout=None,
         _check_std_number(std)
         t = _creation.randn(*_sizes(size, (mean, std, size)), generator=generator, dtype=dtype,
                             device=device)
-        if not is_meta(t._data):
-            t._data = (t._data * std + mean).astype(t._data.dtype, copy=False)
+        if not is_meta(t._data):  # complex: the mean added to both parts, as PyTorch
+            shift = mean * (1 + 1j) if t.dtype.is_complex else mean
+            t._data = (t._data * std + shift).astype(t._data.dtype, copy=False)
         return t.requires_grad_(requires_grad) if requires_grad else t
     if dtype is not None or device is not None or requires_grad:
         raise _bad_normal((mean, std))
     if mean_t and std_t:
-        _check_float(mean)
+        _check_float(mean, complex_allowed=True)
         _check_float(std)
         E._check_broadcast(mean, std)
         _check_std_tensor(std)
         return NormalTensorTensor.apply(mean, std, generator)
     if mean_t:
-        _check_float(mean)
+        _check_float(mean, complex_allowed=True)
         _check_std_number(std)
         return NormalTensorFloat.apply(mean, std, generator)
     _check_float(std)
@@ -146,7 +155,8 @@ class Poisson(Primitive):
         host = to_host(d).astype(np.float64)
         if not bool((host >= 0).all()):  # NaN fails too
             raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-        return xp.asarray(rng(generator).poisson(host).astype(d.dtype))
+        # np.asarray: NumPy's generator returns a Python scalar for a 0-d rate
+        return xp.asarray(np.asarray(rng(generator).poisson(host)).astype(d.dtype))
 
     @staticmethod
     def backward(ctx, grad):
@@ -178,7 +188,8 @@ class Binomial(Primitive):
         n = np.broadcast_to(to_host(c).astype(np.float64), shape)
         q = np.clip(np.broadcast_to(to_host(p).astype(np.float64), shape), 0.0, 1.0)
         n = np.maximum(np.nan_to_num(n), 0).astype(np.int64)  # PyTorch: no trials, no success
-        return xp.asarray(rng(generator).binomial(n, np.nan_to_num(q)).astype(c.dtype))
+        draws = np.asarray(rng(generator).binomial(n, np.nan_to_num(q)))  # 0-d: a scalar
+        return xp.asarray(draws.astype(c.dtype))
 
     @staticmethod
     def backward(ctx, grad):
@@ -239,6 +250,9 @@ def geometric_(self: Tensor, p: float, *, generator: Any = None) -> Tensor:
     """Fill with the number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    if self.dtype.is_complex:
+        raise NotImplementedError(f"\"geometric_cpu\" not implemented for "
+                                  f"'{self.dtype.scalar_name}'")
     return _fill(self, GeometricFill,
                  lambda shape: rng(generator).geometric(p, shape).astype(np.float64))
 

@@ -82,6 +82,11 @@ int16 = dtype("int16", np.int16, _INT, "Short", "short int", "short")
 int32 = dtype("int32", np.int32, _INT, "Int", "int", "int")
 int64 = dtype("int64", np.int64, _INT, "Long", "long int", "long")
 uint8 = dtype("uint8", np.uint8, _INT, "Byte", "unsigned char", None)
+# PyTorch's "limited support" unsigned types: creation, casts, equality, bitwise ops and a few
+# reductions; they promote with nothing but floats and themselves (promote_types)
+uint16 = dtype("uint16", np.uint16, _INT, "UInt16", "short unsigned int", None)
+uint32 = dtype("uint32", np.uint32, _INT, "UInt32", "unsigned int", None)
+uint64 = dtype("uint64", np.uint64, _INT, "UInt64", "long unsigned int", None)
 bool_ = dtype("bool", np.bool_, _BOOL, "Bool", "bool", None)
 complex64 = dtype("complex64", np.complex64, _COMPLEX, "ComplexFloat", "c10::complex<float>",
                   "cfloat")
@@ -115,7 +120,24 @@ else:  # pragma: no cover
 
 ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_, complex64,
        complex128) + \
-    ((bfloat16,) if _ml_dtypes is not None else ())
+    ((bfloat16,) if _ml_dtypes is not None else ()) + (uint16, uint32, uint64)
+#: the unsigned types wider than a byte (PyTorch has no legacy tensor types of them)
+LIMITED_UNSIGNED = (uint16, uint32, uint64)
+
+
+def refuse_limited_unsigned(np_dtype, kernel):
+    """PyTorch's NotImplementedError for one of its kernels that has no uint16/32/64 form,
+    where ``np_dtype`` (a NumPy dtype) is one of them.
+
+    >>> import numpy as np
+    >>> refuse_limited_unsigned(np.dtype("uint32"), "max_all")
+    Traceback (most recent call last):
+        ...
+    NotImplementedError: "max_all" not implemented for 'UInt32'
+    """
+    if np_dtype.kind == "u" and np_dtype.itemsize > 1:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                  f"'{_BY_NUMPY[np_dtype].scalar_name}'")
 _BY_NUMPY = {d.np: d for d in ALL}
 _BFLOAT16_NP = bfloat16.np if _ml_dtypes is not None else None
 
@@ -139,7 +161,8 @@ def legacy_type_name(d):
     return d.scalar_name + "Tensor"
 
 
-LEGACY_TENSOR_TYPES = {legacy_type_name(d): d for d in ALL}  # {"FloatTensor": float32, ...}
+#: {"FloatTensor": float32, ...}
+LEGACY_TENSOR_TYPES = {legacy_type_name(d): d for d in ALL if d not in LIMITED_UNSIGNED}
 
 
 def from_name(name):
@@ -152,9 +175,10 @@ def from_numpy_dtype(np_dtype):
         return _BY_NUMPY[np.dtype(np_dtype)]
     except (KeyError, TypeError):
         raise TypeError(
-            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).name}. The only supported "
+            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).type.__name__}. The only "
+            "supported "
             "types are: float64, float32, float16, complex64, complex128, int64, int32, int16, "
-            "int8, uint8, and bool."
+            "int8, uint64, uint32, uint16, uint8, and bool."
         ) from None
 
 
@@ -218,6 +242,10 @@ def promote_types(a, b):
     """Promote two dtypes the way PyTorch does (higher category wins outright)."""
     if a is b:
         return a
+    if (a in LIMITED_UNSIGNED or b in LIMITED_UNSIGNED) and a.category <= _INT \
+            and b.category <= _INT:
+        raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, "
+                           f"attempted to promote {a.scalar_name} and {b.scalar_name}")
     if a.category != b.category:
         high, low = (a, b) if a.category > b.category else (b, a)
         if high.category == _COMPLEX and low.category == _FLOAT and low.itemsize > 4:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from . import functional as F
 from .._tensor import Tensor
 from .._typing import Any, Number, Sequence
+from ._embedding_bag import embedding_bag  # noqa: F401  (ATen's form, with its four results)
 
 __all__ = [
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
@@ -25,7 +26,7 @@ __all__ = [
     "rrelu_", "threshold", "threshold_", "hardshrink", "bilinear", "cosine_similarity",
     "pairwise_distance", "pdist", "kl_div", "binary_cross_entropy_with_logits",
     "cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss",
-    "poisson_nll_loss", "triplet_margin_loss", "constant_pad_nd",
+    "poisson_nll_loss", "triplet_margin_loss", "constant_pad_nd", "embedding_bag",
 ]
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}

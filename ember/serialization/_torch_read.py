@@ -81,11 +81,14 @@ class _TorchUnpickler(pickle._Unpickler):
             fn = {"_rebuild_tensor_v2": self.rebuild_tensor,
                   "_rebuild_tensor": self.rebuild_tensor,
                   "_rebuild_parameter": self.rebuild_parameter,
-                  "_rebuild_parameter_with_state": self.rebuild_parameter}.get(qualname)
+                  "_rebuild_parameter_with_state": self.rebuild_parameter,
+                  "_rebuild_tensor_v3": self.rebuild_tensor_v3}.get(qualname)
             if fn is not None:
                 return fn
         if module == "torch" and qualname in _TORCH_STORAGES:
             return _StorageType(_TORCH_STORAGES[qualname])
+        if path == "torch.storage.UntypedStorage":  # bytes (what _rebuild_tensor_v3 reads)
+            return _StorageType(np.uint8)
         if module == "torch" and qualname in _TORCH_DTYPES:
             return _TORCH_DTYPES[qualname]
         found = _DEFAULT_GLOBALS.get(path)
@@ -188,6 +191,25 @@ class _TorchUnpickler(pickle._Unpickler):
             t.requires_grad_(True)
         return t
 
+    def rebuild_tensor_v3(self, storage, storage_offset, size, stride, requires_grad,
+                          backward_hooks, dtype, metadata=None):
+        """PyTorch's record of a tensor over an UntypedStorage (bytes) with its dtype apart:
+        how it saves the dtypes with no typed storage of their own (uint16/32/64)."""
+        if not isinstance(dtype, dtypes.dtype):
+            self.archive.corrupt("_rebuild_tensor_v3 needs a dtype")
+        if isinstance(storage, _Storage) and storage.array.dtype != dtype.np:
+            if storage.array.dtype != np.uint8 or storage.numel % dtype.itemsize:
+                self.archive.corrupt(f"storage {storage.key} holds no whole {dtype} elements")
+            typed = self.storages.get((storage.key, dtype.name))
+            if typed is None:
+                array = storage.array.view(dtype.np.newbyteorder(
+                    ">" if self.big_endian else "<"))
+                typed = self.storages[(storage.key, dtype.name)] = _Storage(
+                    storage.key, array, storage.numel // dtype.itemsize, storage.location)
+            storage = typed
+        return self.rebuild_tensor(storage, storage_offset, size, stride, requires_grad,
+                                   backward_hooks, metadata)
+
     def apply_metadata(self, data, metadata):
         """Honours the one metadata flag a real tensor can carry: a negative view's 'neg' bit
         (ember has no such bit, so the values are negated in a copy)."""
@@ -225,7 +247,7 @@ def _python3_name(module, qualname):
 
 
 _REBUILD_FUNCTIONS = ("_rebuild_tensor_v2", "_rebuild_tensor", "_rebuild_parameter",
-                      "_rebuild_parameter_with_state")
+                      "_rebuild_parameter_with_state", "_rebuild_tensor_v3")
 
 
 def _is_allowed(module, qualname, user_globals):
@@ -234,6 +256,7 @@ def _is_allowed(module, qualname, user_globals):
         return False
     return (module == "torch._utils" and qualname in _REBUILD_FUNCTIONS
             or module == "torch" and (qualname in _TORCH_STORAGES or qualname in _TORCH_DTYPES)
+            or path == "torch.storage.UntypedStorage"
             or path in _DEFAULT_GLOBALS or path in user_globals)
 
 

@@ -174,7 +174,7 @@ def _bag_max(rows, bag_of, num_bags, weight):
             0, spread, candidate, "amin")
         filled = first < rows.size(0)
     picked = rows.gather(0, first.clamp(max=rows.size(0) - 1))
-    return picked * filled.to(picked.dtype)
+    return picked.masked_fill(~filled, 0.0)  # not a product: -0.0 would show
 
 
 __all__ = ["embedding", "embedding_bag"]
