@@ -19,7 +19,7 @@ from .._ops import (activation_ops as A, conv as C, decompositions as D, element
                     matrix_exp as ME,
                     loss_ops as LO, nn_ops as NN, pooling as P, reduction as R, shape as S,
                     special as SP, trig as TR, vision_ops as V)
-from .._ops import elementwise_extra as EX, special_functions as SPF
+from .._ops import elementwise_extra as EX, special_functions as SPF, diagonals as DG
 from .._ops import basics as BA
 from .._ops.primitive import Primitive
 from .._tensor import Tensor as _Tensor
@@ -726,10 +726,10 @@ def _solve(cls, args, level, size):
                              _padded(second, level, size, rank), *args[2:]), level)
 
 
-@rule(D.Diagonal, D.DiagEmbed)
+@rule(DG.Diagonal, DG.DiagEmbed)
 def _diagonal(cls, args, level, size):
     x, offset, dim1, dim2 = args
-    n = x.dim() + (1 if cls is D.DiagEmbed else 0)
+    n = x.dim() + (1 if cls is DG.DiagEmbed else 0)
     return wrap(cls.apply(x._value, offset, dim1 % n + 1, dim2 % n + 1), level)
 
 

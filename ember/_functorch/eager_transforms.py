@@ -261,13 +261,24 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         nums = _check_argnums(argnums, len(args))
         diff_args = _selected(args, nums)
         _check_tensor_leaves(diff_args)
+        _require_real(tree_flatten(diff_args)[0], "inputs", "jacrev")
         graph, in_spec, output, aux = _record(lambda *a: func(*a, **kwargs), args, diff_args,
                                               nums, "vjp(f, *primals)", has_aux)
+        _require_real(graph.outputs, "outputs", "jacrev")
         per_input = _stacked_vjps(graph, chunk_size, _preallocate_and_copy)
         jac = _split_by_output(per_input, graph, in_spec)
         return (jac, aux) if has_aux else jac
 
     return wrapper
+
+
+def _require_real(tensors, what, name):
+    """PyTorch's refusal of complex inputs and outputs in jacrev/jacfwd (the Jacobian of a
+    complex function is not the matrix these transforms build)."""
+    for i, t in enumerate(tensors):
+        if t.is_complex():
+            raise RuntimeError(f"{name}: Expected all {what} to be real but received complex "
+                               f"tensor at flattened input idx: {i}")
 
 
 def _basis_chunk(outputs, numels, lo, n):
@@ -483,6 +494,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         diff_args = _selected(args, nums)
         _check_tensor_leaves(diff_args)
         flat_in, in_spec = tree_flatten(diff_args)
+        _require_real(flat_in, "inputs", "jacfwd")
         call = lambda *a: func(*a, **kwargs)  # noqa: E731
         if _forward_level_unusable():
             tangent_sets = _basis_tangents(flat_in)
@@ -490,6 +502,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                                                       tangent_sets, False, has_aux)
             columns = [tree_flatten(c)[0] for c in columns]
             flat_out, out_spec = tree_flatten(output)
+            _require_real(flat_out, "outputs", "jacfwd")
             jac = _assemble_columns(columns, flat_out, flat_in, out_spec, in_spec)
         else:
             jac, aux = _vmapped_jvps(call, args, diff_args, nums, flat_in, in_spec, has_aux,
@@ -508,6 +521,7 @@ def _vmapped_jvps(call, args, diff_args, argnums, flat_in, in_spec, has_aux, ran
         output, _, aux = _jvp_forward(call, args, diff_args, argnums,
                                       [zeros_like(t) for t in flat_in], False, has_aux)
         flat_out, out_spec = tree_flatten(output)
+        _require_real(flat_out, "outputs", "jacfwd")
         return _assemble_columns([], flat_out, flat_in, out_spec, in_spec), aux
     blocks = [eye(total, dtype=t.dtype)[:, start:start + n].reshape((total,) + tuple(t.shape))
               for t, n, start in zip(flat_in, sizes, _starts(sizes))]
@@ -521,6 +535,7 @@ def _vmapped_jvps(call, args, diff_args, argnums, flat_in, in_spec, has_aux, ran
         return tuple(tree_flatten(products)[0])
 
     columns = vmap(one_column, randomness=randomness)(*blocks)
+    _require_real(kept["outputs"], "outputs", "jacfwd")
     jac = []
     for out, full in zip(kept["outputs"], columns):  # (total, *out.shape): columns last
         full = full.movedim(0, -1)

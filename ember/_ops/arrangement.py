@@ -26,7 +26,7 @@ from .._typing import Any, Sequence, dtype
 from ..backend import dtypes, to_host
 from . import shape as S
 from .indexing import index_select, nonzero
-from .decompositions import DiagEmbed
+from .diagonals import DiagEmbed
 from .reduction import Cumprod
 
 

@@ -265,6 +265,7 @@ class AsStrided(Primitive):
     elements back from it (shared evenly where the input's own elements overlap)."""
     _backward_name = "AsStridedBackward0"
     is_view = True
+    complex_grad = True  # linear: the gradient only moves and adds
 
     @staticmethod
     def forward(ctx, x, size, stride, offset):
@@ -316,6 +317,7 @@ class Unfold(Primitive):
     view). Backward adds each window's gradient back into the positions it covers."""
     _backward_name = "UnfoldBackward0"
     is_view = True
+    complex_grad = True  # linear: the gradient only moves and adds
 
     @staticmethod
     def forward(ctx, x, dim, size, step):

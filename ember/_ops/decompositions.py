@@ -1,4 +1,4 @@
-"""Matrix functions and decompositions (``ember.linalg``'s kernels) and the diagonal ops.
+"""Matrix functions and decompositions (``ember.linalg``'s kernels).
 
 Forward runs the array module's LAPACK routines (``xp.linalg``), batched over leading
 dims; backward is the usual matrix-calculus formula written with ember ops, so every
@@ -16,14 +16,17 @@ import math
 
 import numpy as np
 
-from .._tensor import Tensor, _wrap_dim
+from .._tensor import Tensor
 from ..autograd import forward_ad
 from ..autograd.graph import saved_tensor, FREED_MESSAGE
 from ..backend import get_array_module, to_host
 from ..backend.dtypes import float16
 from .primitive import Primitive, PrimitiveNode
+from .complex_ops import cj
+from . import complex_linalg as CL
 from .linalg import matmul
 from .shape import cat
+from .diagonals import DiagEmbed
 
 
 class _LinAlgError(RuntimeError):
@@ -41,7 +44,7 @@ _LinAlgError.__module__ = "ember.linalg"
 
 # ---- argument checks (PyTorch's wording) --------------------------------------------------
 def check_float(x, name):
-    if x._data.dtype.kind != "f":
+    if x._data.dtype.kind not in "fc":
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
                            f"Got {x.dtype.scalar_name}")
     if x.dtype is float16:
@@ -136,7 +139,7 @@ def _diag_embed(v):
 def zero_pivot(matrix):
     """LAPACK getrf's info for one matrix (host array): the 1-based index of the first
     exactly-zero pivot of LU with partial pivoting, 0 when there is none."""
-    a = np.array(matrix, dtype=np.float64 if matrix.dtype == np.float64 else np.float32)
+    a = np.array(matrix, dtype=np.result_type(matrix.dtype, np.float32))
     n = a.shape[0]
     for k in range(n):
         p = k + int(np.argmax(np.abs(a[k:, k])))
@@ -180,9 +183,10 @@ def inverse_array(d, name="linalg.inv"):
 
 
 class Inv(_SavesOutputs):
-    """``A^-1``; backward ``-A^-T g A^-T``. ``check=False`` (``inv_ex``): a singular matrix
+    """``A^-1``; backward ``-A^-H g A^-H``. ``check=False`` (``inv_ex``): a singular matrix
     gives NaN instead of an error (its ``info`` says so)."""
     _backward_name = "LinalgInvExBackward0"
+    complex_grad = True  # conjugate transposes: right for complex matrices
 
     @staticmethod
     def forward(ctx, a, check=True, name="linalg.inv"):
@@ -198,8 +202,8 @@ class Inv(_SavesOutputs):
     @staticmethod
     def backward(ctx, grad):
         inv, = ctx.outputs()
-        inv_t = inv.mT
-        return -matmul(inv_t, matmul(grad, inv_t)), None, None
+        inv_h = inv.mH
+        return -matmul(inv_h, matmul(grad, inv_h)), None, None
 
 
 def _per_matrix_or_nan(fn, d):
@@ -216,9 +220,10 @@ def _per_matrix_or_nan(fn, d):
 
 
 class Det(_SavesOutputs):
-    """``det(A)``; backward ``g det(A) A^-T`` (by a solve), or through the SVD where a
+    """``det(A)``; backward ``g conj(det A) A^-H`` (by a solve), or through the SVD where a
     matrix of the batch is singular."""
     _backward_name = "LinalgDetBackward0"
+    complex_grad = True  # grad * conj(det A^-T): right for complex matrices
 
     @staticmethod
     def forward(ctx, a):
@@ -232,13 +237,16 @@ class Det(_SavesOutputs):
         n = a._data.shape[-1]
         if n == 0:
             return None
-        scaled = (grad * det).unsqueeze(-1).unsqueeze(-2)
+        scaled = (cj(grad) * det).unsqueeze(-1).unsqueeze(-2)
         if bool((det._data != 0).all()):
-            return solve(a.mT, scaled * _eye_like(a, n))
+            # (det A^-1)^H: A's own LU, as det's, so their errors cancel when A is nearly
+            # singular (A^H's would not)
+            return solve(a, scaled * _eye_like(a, n)).mH
         # singular: the adjugate through the SVD, d det / d s_i = prod of the others
         u, s, vh = svd(a, False)
         sign = apply_saving_outputs(Det, u) * apply_saving_outputs(Det, vh)
-        return matmul(u * (_prod_others(s) * (grad * sign).unsqueeze(-1)).unsqueeze(-2), vh)
+        return matmul(u * (_prod_others(s) * (grad * cj(sign)).unsqueeze(-1)).unsqueeze(-2),
+                      vh)
 
 
 def _prod_others(s):
@@ -254,8 +262,10 @@ def _cat(tensors):
 
 
 class Slogdet(_SavesOutputs):
-    """``(sign, log|det A|)``; the sign has a zero gradient, ``log|det|`` gives ``g A^-T``."""
+    """``(sign, log|det A|)``; ``log|det|`` gives ``g A^-H``, a real sign a zero gradient
+    (a complex one's phase: complex_linalg.slogdet_coefficient)."""
     _backward_name = "LinalgSlogdetBackward0"
+    complex_grad = True  # complex: the sign's phase has a gradient too (complex_linalg)
 
     @staticmethod
     def forward(ctx, a):
@@ -267,17 +277,20 @@ class Slogdet(_SavesOutputs):
     def backward(ctx, g_sign, g_logabs):
         a, = ctx.saved_tensors
         n = a._data.shape[-1]
+        if a._data.dtype.kind == "c" and g_sign is not None:  # the sign again, differentiably
+            g_logabs = CL.slogdet_coefficient(Slogdet.apply(a)[0], g_sign, g_logabs)
         if n == 0 or g_logabs is None:
             return None
-        return solve(a.mT, g_logabs.unsqueeze(-1).unsqueeze(-2) * _eye_like(a, n))
+        return solve(a.mH, g_logabs.unsqueeze(-1).unsqueeze(-2) * _eye_like(a, n))
 
 
 class Solve(_SavesOutputs):
     """``X = A^-1 B`` for matrices ``B`` (batch dims broadcast); backward
-    ``gB = A^-T g``, ``gA = -gB X^T``, each summed back to its input's shape.
+    ``gB = A^-H g``, ``gA = -gB X^H``, each summed back to its input's shape.
     ``check=False`` (``solve_ex``, triangular solves): a singular system gives NaN
     instead of an error."""
     _backward_name = "LinalgSolveExBackward0"
+    complex_grad = True  # conjugate transposes: right for complex matrices
 
     @staticmethod
     def forward(ctx, a, b, check=True, name="torch.linalg.solve"):
@@ -301,8 +314,8 @@ class Solve(_SavesOutputs):
     def backward(ctx, grad):
         a, = ctx.saved_tensors
         x, = ctx.outputs()
-        gb = solve(a.mT, grad, ctx.check)
-        ga = -matmul(gb, x.mT) if ctx.needs_input_grad[0] else None
+        gb = solve(a.mH, grad, ctx.check)
+        ga = -matmul(gb, x.mH) if ctx.needs_input_grad[0] else None
         if ga is not None:
             ga = ga.sum_to_size(a._data.shape)
         if ctx.needs_input_grad[1]:
@@ -353,6 +366,7 @@ class CholeskySolve(_SavesOutputs):
     its triangle; batch dims broadcast. Backward (PyTorch's, for a full factor):
     ``gB = (L L^T)^-1 g``, ``gL = -(gB X^T + X gB^T) L`` (``-U (...)`` for upper)."""
     _backward_name = "CholeskySolveBackward0"
+    complex_grad = True  # conjugate transposes: right for complex factors
 
     @staticmethod
     def forward(ctx, b, factor, upper):
@@ -361,7 +375,8 @@ class CholeskySolve(_SavesOutputs):
         f = factor._data
         xp = get_array_module(f)
         tri = xp.triu(f) if upper else xp.tril(f)
-        first, second = (tri.swapaxes(-1, -2), tri) if upper else (tri, tri.swapaxes(-1, -2))
+        tri_h = tri.swapaxes(-1, -2).conj()
+        first, second = (tri_h, tri) if upper else (tri, tri_h)
         shape = np.broadcast_shapes(f.shape[:-2], b._data.shape[:-2])
         first = xp.broadcast_to(first, shape + f.shape[-2:])
         second = xp.broadcast_to(second, shape + f.shape[-2:])
@@ -379,8 +394,8 @@ class CholeskySolve(_SavesOutputs):
         gb = cholesky_solve(grad, factor, ctx.upper)
         gl = None
         if ctx.needs_input_grad[1]:
-            common = matmul(gb, x.mT)
-            common = common + common.mT
+            common = matmul(gb, x.mH)
+            common = common + common.mH
             gl = -matmul(factor, common) if ctx.upper else -matmul(common, factor)
             gl = gl.sum_to_size(factor._data.shape)
         gb = gb.sum_to_size(ctx.b_shape) if ctx.needs_input_grad[0] else None
@@ -436,6 +451,7 @@ class Cholesky(_SavesOutputs):
     Backward: ``phi = L^T gL`` with its strict upper part dropped and its diagonal
     halved, ``gA = L^-T phi L^-1``, made symmetric."""
     _backward_name = "LinalgCholeskyExBackward0"
+    complex_grad = True  # conjugate transposes: right for Hermitian matrices
 
     @staticmethod
     def forward(ctx, a, upper, name, check):
@@ -448,20 +464,22 @@ class Cholesky(_SavesOutputs):
             if check:
                 not_positive_definite(d, name)
             low = _per_matrix_or_nan(xp.linalg.cholesky, d)
-        return low.swapaxes(-1, -2).copy() if upper else low
+        if upper:  # U = L^H
+            return (low.conj() if low.dtype.kind == "c" else low).swapaxes(-1, -2).copy()
+        return low
 
     @staticmethod
     def backward(ctx, grad):
         factor, = ctx.outputs()
-        low, g = (factor.mT, grad.mT) if ctx.upper else (factor, grad)
+        low, g = (factor.mH, grad.mH) if ctx.upper else (factor, grad)
         n = low._data.shape[-1]
         xp = get_array_module(low._data)
         dt = low._data.dtype
         mask = xp.tril(xp.ones((n, n), dtype=dt)) - 0.5 * xp.eye(n, dtype=dt)
-        phi = matmul(low.mT, g) * Tensor._make(mask)
+        phi = matmul(low.mH, g) * Tensor._make(mask)
         low_inv = apply_saving_outputs(Inv, low)
-        ga = matmul(low_inv.mT, matmul(phi, low_inv))
-        return 0.5 * (ga + ga.mT), None, None, None
+        ga = matmul(low_inv.mH, matmul(phi, low_inv))
+        return 0.5 * (ga + ga.mH), None, None, None
 
 
 # ---- qr ------------------------------------------------------------------------------------
@@ -471,6 +489,7 @@ class Qr(_SavesOutputs):
     matrix of M's lower triangle; for m < n, ``A = Q [X | Y]`` reduces it to the square
     case plus ``gY = Q gR_Y``."""
     _backward_name = "LinalgQrBackward0"
+    complex_grad = True  # conjugate transposes: right for complex matrices
 
     @staticmethod
     def forward(ctx, a, mode):
@@ -503,16 +522,18 @@ class Qr(_SavesOutputs):
             return _qr_backward_tall(q, r, gq, gr), None
         y = a[..., m:]
         gr_y = gr[..., m:]
-        gx = _qr_backward_tall(q, r[..., :m], gq + matmul(y, gr_y.mT), gr[..., :m])
+        gx = _qr_backward_tall(q, r[..., :m], gq + matmul(y, gr_y.mH), gr[..., :m])
         return _cat([gx, matmul(q, gr_y)]), None
 
 
 def _qr_backward_tall(q, r, gq, gr):
-    m_ = matmul(r, gr.mT) - matmul(gq.mT, q)
+    m_ = matmul(r, gr.mH) - matmul(gq.mH, q)
     low = m_.tril()
-    sym = low + low.tril(-1).mT
+    sym = low + low.tril(-1).mH
+    if m_._data.dtype.kind == "c":  # the diagonal's real part only: (M + M^H) / 2 there
+        sym = sym - 1j * CL.imag_diagonal(m_)
     rhs = gq + matmul(q, sym)
-    return solve(r, rhs.mT).mT  # rhs R^-T
+    return solve(r, rhs.mH).mH  # rhs R^-H
 
 
 # ---- svd, eigh -----------------------------------------------------------------------------
@@ -522,6 +543,7 @@ class Svd(_SavesOutputs):
     ``E_ij = s_j^2 - s_i^2``, plus the parts of gU (m > n) or gVh (m < n) outside
     the span of U or V."""
     _backward_name = "LinalgSvdBackward0"
+    complex_grad = True  # conjugate transposes and the phase term (complex_linalg)
 
     @staticmethod
     def forward(ctx, a, full_matrices):
@@ -551,21 +573,24 @@ def svd_backward(u, s, vh, gu, gs, gvh, m, n):
     eye = _eye_like(s, k)
     e = s2.unsqueeze(-2) - s2.unsqueeze(-1) + eye  # 1 on the diagonal (skew parts are 0)
     core = None
+    uhgu = vhgv = None
     if gu is not None:
-        uhgu = matmul(u.mT, gu)
-        core = (uhgu - uhgu.mT) * s.unsqueeze(-2)
+        uhgu = matmul(u.mH, gu)
+        core = (uhgu - uhgu.mH) * s.unsqueeze(-2)
     if gvh is not None:
-        vhgv = matmul(vh, gvh.mT)
-        term = s.unsqueeze(-1) * (vhgv - vhgv.mT)
+        vhgv = matmul(vh, gvh.mH)
+        term = s.unsqueeze(-1) * (vhgv - vhgv.mH)
         core = term if core is None else core + term
     core = core / e + _diag_embed(gs)
+    if u._data.dtype.kind == "c":
+        core = CL.svd_phase(core, uhgu, vhgv, s)
     if m > n and gu is not None:
         gu_sinv = gu / s.unsqueeze(-2)
-        left = matmul(u, core) + gu_sinv - matmul(u, matmul(u.mT, gu_sinv))
+        left = matmul(u, core) + gu_sinv - matmul(u, matmul(u.mH, gu_sinv))
         return matmul(left, vh)
     if m < n and gvh is not None:
         sinv_gvh = gvh / s.unsqueeze(-1)
-        right = matmul(core, vh) + sinv_gvh - matmul(matmul(sinv_gvh, vh.mT), vh)
+        right = matmul(core, vh) + sinv_gvh - matmul(matmul(sinv_gvh, vh.mH), vh)
         return matmul(u, right)
     return matmul(u, matmul(core, vh))
 
@@ -579,6 +604,7 @@ class Eigh(_SavesOutputs):
     Backward: ``gA = Q [skew-part(Q^T gQ) / E, with diag(gL) on the diagonal] Q^T``,
     ``E_ij = L_j - L_i``."""
     _backward_name = "LinalgEighBackward0"
+    complex_grad = True  # conjugate transposes and the phase check (complex_linalg)
 
     @staticmethod
     def forward(ctx, a, uplo):
@@ -589,15 +615,17 @@ class Eigh(_SavesOutputs):
     def backward(ctx, gl, gv):
         w, v = ctx.outputs()
         if gv is None:  # eigenvalues only: no division by gaps
-            return (None if gl is None else matmul(v * gl.unsqueeze(-2), v.mT)), None
+            return (None if gl is None else matmul(v * gl.unsqueeze(-2), v.mH)), None
         gl = _zeros_like(w) if gl is None else gl
         n = w._data.shape[-1]
         eye = _eye_like(w, n)
         e = w.unsqueeze(-2) - w.unsqueeze(-1) + eye
-        vhgv = matmul(v.mT, gv)
-        inner = 0.5 * (vhgv - vhgv.mT) / e
+        vhgv = matmul(v.mH, gv)
+        if v._data.dtype.kind == "c":
+            CL.check_eigh_phase(vhgv)
+        inner = 0.5 * (vhgv - vhgv.mH) / e
         inner = inner * (1 - eye) + _diag_embed(gl)
-        return matmul(v, matmul(inner, v.mT)), None
+        return matmul(v, matmul(inner, v.mH)), None
 
 
 # ---- pseudo-inverse ------------------------------------------------------------------------
@@ -615,9 +643,9 @@ def pinv_array(d, atol, rtol, hermitian):
     with np.errstate(divide="ignore", invalid="ignore"):
         if hermitian:
             inv_s = xp.where(keep, 1 / xp.where(keep, w, 1), 0).astype(d.dtype)
-            return (v * inv_s[..., None, :]) @ v.swapaxes(-1, -2)
+            return (v * inv_s[..., None, :]) @ v.swapaxes(-1, -2).conj()
         inv_s = xp.where(keep, 1 / xp.where(keep, s, 1), 0).astype(d.dtype)
-    return vh.swapaxes(-1, -2) @ (inv_s[..., :, None] * u.swapaxes(-1, -2))
+    return vh.swapaxes(-1, -2).conj() @ (inv_s[..., :, None] * u.swapaxes(-1, -2).conj())
 
 
 def tolerance_array(d, s, atol, rtol):
@@ -638,6 +666,7 @@ class Pinv(_SavesOutputs):
     """Moore-Penrose pseudo-inverse; backward is the closed form of its differential
     (exact where the rank does not change)."""
     _backward_name = "LinalgPinvBackward0"
+    complex_grad = True  # conjugate transposes: right for complex matrices
 
     @staticmethod
     def forward(ctx, a, atol, rtol, hermitian):
@@ -654,15 +683,15 @@ class Pinv(_SavesOutputs):
 def pinv_backward(g, p, a):
     """d <g, pinv(A)> / dA, for ``p = pinv(A)``."""
     m, n = a._data.shape[-2:]
-    ph, gh = p.mT, g.mT
+    ph, gh = p.mH, g.mH
     if m <= n:
         k = matmul(gh, p)
         kph = matmul(k, ph)
-        return (-matmul(p, k).mT + kph - matmul(matmul(a, p), kph)
+        return (-matmul(p, k).mH + kph - matmul(matmul(a, p), kph)
                 + matmul(matmul(ph, p), gh - matmul(k, a)))
     k = matmul(p, gh)
     phk = matmul(ph, k)
-    return (-matmul(k, p).mT + matmul(matmul(gh - matmul(a, k), p), ph) + phk
+    return (-matmul(k, p).mH + matmul(matmul(gh - matmul(a, k), p), ph) + phk
             - matmul(matmul(phk, p), a))
 
 
@@ -676,6 +705,7 @@ class LstsqSolution(_SavesOutputs):
     residuals ``|A X - B|^2`` (per column) are stationary in X, so theirs is
     ``2 (A X - B) gR X^T`` for A and ``-2 (A X - B) gR`` for B."""
     _backward_name = "LinalgLstsqBackward0"
+    complex_grad = True  # conjugate transposes: right for complex matrices
 
     @staticmethod
     def forward(ctx, a, b, solution, residuals):
@@ -689,14 +719,14 @@ class LstsqSolution(_SavesOutputs):
         if grad is not None:
             p = pinv(a)
             if ctx.needs_input_grad[0]:
-                ga = pinv_backward(matmul(grad, b.mT), p, a)
+                ga = pinv_backward(matmul(grad, b.mH), p, a)
             if ctx.needs_input_grad[1]:
-                gb = matmul(p.mT, grad)
+                gb = matmul(p.mH, grad)
         if grad_residuals is not None and grad_residuals._data.size:
             x, _ = ctx.outputs()
             weighted = (matmul(a, x) - b) * grad_residuals.unsqueeze(-2) * 2
             if ctx.needs_input_grad[0]:
-                ga = matmul(weighted, x.mT) if ga is None else ga + matmul(weighted, x.mT)
+                ga = matmul(weighted, x.mH) if ga is None else ga + matmul(weighted, x.mH)
             if ctx.needs_input_grad[1]:
                 gb = -weighted if gb is None else gb - weighted
         if ga is not None:
@@ -706,86 +736,5 @@ class LstsqSolution(_SavesOutputs):
         return ga, gb, None, None
 
 
-# ---- diagonals -----------------------------------------------------------------------------
-def diagonal_dims(ndim, offset, dim1, dim2):
-    d1, d2 = _wrap_dim(dim1, ndim), _wrap_dim(dim2, ndim)
-    if d1 == d2:
-        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return d1, d2
-
-
-def _writable_diagonal(d, offset, dim1, dim2):
-    view = d.diagonal(offset, dim1, dim2)
-    try:
-        view.flags.writeable = d.flags.writeable  # NumPy hands out read-only diagonals
-    except (AttributeError, ValueError):
-        pass
-    return view
-
-
-class Diagonal(Primitive):
-    complex_grad = True  # backward right for complex tensors (complex_ops.py)
-    """A view of the diagonal (offset, dim1, dim2) as the last dim (the array module's
-    strided diagonal, made writable so in-place ops on it reach the input)."""
-    _backward_name = "DiagonalBackward0"
-    is_view = True
-
-    @staticmethod
-    def forward(ctx, x, offset, dim1, dim2):
-        ctx.in_shape = x._data.shape
-        ctx.args = (offset, dim1, dim2)
-        return _writable_diagonal(x._data, offset, dim1, dim2)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return DiagonalScatter.apply(grad, ctx.in_shape, *ctx.args), None, None, None
-
-
-class DiagonalScatter(Primitive):
-    complex_grad = True  # backward right for complex tensors (complex_ops.py)
-    """Zeros of ``shape`` with ``src`` on the diagonal (offset, dim1, dim2): the adjoint
-    of ``Diagonal``."""
-    _backward_name = "DiagonalBackwardBackward0"
-
-    @staticmethod
-    def forward(ctx, src, shape, offset, dim1, dim2):
-        ctx.args = (offset, dim1, dim2)
-        d = src._data
-        out = get_array_module(d).zeros(shape, dtype=d.dtype)
-        _writable_diagonal(out, offset, dim1, dim2)[...] = d
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        return Diagonal.apply(grad, *ctx.args), None, None, None, None
-
-
-class DiagEmbed(Primitive):
-    complex_grad = True  # backward right for complex tensors (complex_ops.py)
-    """Matrices (dims dim1, dim2 of the result) with the input's last dim on their
-    ``offset`` diagonal."""
-    _backward_name = "DiagEmbedBackward0"
-
-    @staticmethod
-    def forward(ctx, x, offset, dim1, dim2):
-        d = x._data
-        ndim = d.ndim + 1
-        d1, d2 = _wrap_dim(dim1, ndim), _wrap_dim(dim2, ndim)
-        ctx.args = (offset, d1, d2)
-        size = d.shape[-1] + abs(offset) if d.ndim else 1 + abs(offset)
-        rest = list(d.shape[:-1])
-        shape = []
-        for i in range(ndim):
-            shape.append(size if i in (d1, d2) else rest.pop(0))
-        out = get_array_module(d).zeros(tuple(shape), dtype=d.dtype)
-        _writable_diagonal(out, offset, d1, d2)[...] = d
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        return Diagonal.apply(grad, *ctx.args), None, None, None
-
-
 __all__ = ["Inv", "Det", "Slogdet", "Solve", "CholeskySolve", "Cholesky", "Qr", "Svd",
-           "Eigh", "Pinv", "LstsqSolution", "Diagonal", "DiagonalScatter", "DiagEmbed",
-           "_LinAlgError"]
+           "Eigh", "Pinv", "LstsqSolution", "_LinAlgError"]

@@ -569,7 +569,8 @@ Abs = _unary("Abs", "abs", lambda g, x, o: g * (x.sgn() if x.is_complex() else x
 Sign = _unary("Sign", "sign", _zero_grad, saves=None, float_only=False)
 Exp = _unary("Exp", "exp", lambda g, x, o: g * cj(o), saves="output",
              array_grad=lambda g, x, o: g * (o if o.dtype.kind != "c" else o.conj()))
-Exp2 = _unary("Exp2", "exp2", lambda g, x, o: g * o * _LN2, saves="output", array_grad=True)
+Exp2 = _unary("Exp2", "exp2", lambda g, x, o: g * cj(o) * _LN2, saves="output",
+              array_grad=True)
 Log = _unary("Log", "log", lambda g, x, o: g / cj(x), array_grad=True)
 Log2 = _unary("Log2", "log2", lambda g, x, o: g / cj(x * _LN2), array_grad=True)
 Log1p = _unary("Log1p", "log1p", lambda g, x, o: g / cj(x + 1), array_grad=True)
@@ -587,7 +588,7 @@ Tan = _unary("Tan", "tan", lambda g, x, o: g * cj(1 + o * o), saves="output")
 # holomorphic (Abs: grad * sgn(x)) with conjugated derivatives: right for complex tensors
 Abs.complex_grad = Exp.complex_grad = Log.complex_grad = Sqrt.complex_grad = True
 Reciprocal.complex_grad = True
-for _op in (Log2, Log1p, Expm1, Rsqrt, Sin, Cos, Tan):
+for _op in (Log2, Log1p, Expm1, Rsqrt, Sin, Cos, Tan, Exp2):
     _op.complex_grad = True
 
 
@@ -677,6 +678,9 @@ class Clamp(Primitive):
         ctx.save_for_backward(x)
         ctx.min, ctx.max = min, max
         d = x._data
+        dtypes.refuse_limited_unsigned(d.dtype, "clamp_scalar_cpu" if min is not None and
+                                       max is not None else "clamp_min_scalar_cpu"
+                                       if max is None else "clamp_max_scalar_cpu")
         floating = dtypes.is_float_np(d.dtype)
         if not floating and (isinstance(min, float) or isinstance(max, float)):
             d = d.astype(dtypes.result_type(x, min, max).np)  # int tensor, float bound
@@ -700,7 +704,8 @@ class Clamp(Primitive):
         if ctx.max is not None:
             below = x <= ctx.max
             keep = below if keep is None else keep & below
-        return grad * keep, None, None
+        # masked, not multiplied: an inf or NaN gradient at a clamped element gives 0
+        return grad.masked_fill(~keep, 0.0), None, None
 
 
 class ClampTensor(Primitive):
@@ -712,6 +717,8 @@ class ClampTensor(Primitive):
     def forward(ctx, x, lo, hi):
         ctx.save_for_backward(x, lo, hi)
         dt = dtypes.result_type(x, lo, hi).np
+        dtypes.refuse_limited_unsigned(dt, "clamp_cpu" if lo is not None and hi is not None
+                                       else "maximum_cpu" if hi is None else "minimum_cpu")
         d = x._data.astype(dt, copy=False)
         xp = get_array_module(d)
         if lo is not None:
@@ -797,6 +804,7 @@ def _lerp_arrays(s, e, w):
 
 class Lerp(Primitive):
     _backward_name = "LerpBackward0"
+    complex_grad = True  # conjugated slopes: right for complex tensors
 
     @staticmethod
     def forward(ctx, start, end, weight):
@@ -816,23 +824,26 @@ class Lerp(Primitive):
     def backward(ctx, grad):
         start, end, w_t = ctx.saved_tensors
         w = w_t if w_t is not None else ctx.weight
-        g_start = unbroadcast(grad * (1 - w), start._data.shape) if ctx.needs_input_grad[0] \
-            else None
-        g_end = unbroadcast(grad * w, end._data.shape) if ctx.needs_input_grad[1] else None
+        g_start = unbroadcast(grad * cj(1 - w), start._data.shape) \
+            if ctx.needs_input_grad[0] else None
+        g_end = unbroadcast(grad * cj(w), end._data.shape) if ctx.needs_input_grad[1] else None
         g_w = None
         if w_t is not None and ctx.needs_input_grad[2]:
-            g_w = unbroadcast(grad * (end - start), w_t._data.shape)
+            g_w = unbroadcast(grad * cj(end - start), w_t._data.shape)
         return g_start, g_end, g_w
 
 
 # ---- comparisons and logic (no gradient) -------------------------------------------------
-def _compare(name, fn):
-    """A comparison or logic op: ``fn`` names the array module's function."""
+def _compare(name, fn, kernel=None):
+    """A comparison or logic op: ``fn`` names the array module's function; ``kernel``, for
+    the orderings, PyTorch's kernel, which has no uint16/32/64 form."""
     numpy_fn = numpy_function(fn)
 
     def forward(ctx, a, b):
         _check_broadcast(a, b)
         x, y = _arrays(a, b)
+        if kernel is not None and x.dtype.kind == "u":
+            dtypes.refuse_limited_unsigned(x.dtype, kernel)
         if type(x) is numpy_ndarray:  # the fast path (see _unary)
             return numpy_fn(x, y)
         return getattr(get_array_module(x, y), fn)(x, y)
@@ -842,10 +853,10 @@ def _compare(name, fn):
 
 Eq = _compare("Eq", "equal")
 Ne = _compare("Ne", "not_equal")
-Lt = _compare("Lt", "less")
-Le = _compare("Le", "less_equal")
-Gt = _compare("Gt", "greater")
-Ge = _compare("Ge", "greater_equal")
+Lt = _compare("Lt", "less", "lt_cpu")
+Le = _compare("Le", "less_equal", "le_cpu")
+Gt = _compare("Gt", "greater", "gt_cpu")
+Ge = _compare("Ge", "greater_equal", "ge_cpu")
 LogicalAnd = _compare("LogicalAnd", "logical_and")
 LogicalOr = _compare("LogicalOr", "logical_or")
 LogicalXor = _compare("LogicalXor", "logical_xor")
@@ -875,6 +886,9 @@ class LogicalNot(Primitive):
     @staticmethod
     def forward(ctx, x):
         d = x._data
+        if d.dtype.kind == "u" and d.dtype.itemsize > 1:  # PyTorch's limited unsigned types
+            raise NotImplementedError(f"\"logical_not_cpu\" not implemented for "
+                                      f"'{x.dtype.scalar_name}'")
         return get_array_module(d).logical_not(d)
 
 
@@ -883,7 +897,8 @@ class BitwiseNot(Primitive):
 
     @staticmethod
     def forward(ctx, x):
-        if dtypes.is_float_np(x._data.dtype):
+        dt = x._data.dtype
+        if dtypes.is_float_np(dt) or dt.kind == "u" and dt.itemsize > 1:
             raise NotImplementedError("\"bitwise_not_cpu\" not implemented for "
                                       f"'{x.dtype.scalar_name}'")
         d = x._data
@@ -969,6 +984,7 @@ class MaskedFill(Primitive):
 
 class Addcmul(Primitive):
     _backward_name = "AddcmulBackward0"
+    complex_grad = True  # conjugated slopes: right for complex tensors
     saved_needed_for = ((2,), (1,))
 
     @staticmethod
@@ -983,13 +999,16 @@ class Addcmul(Primitive):
         t1, t2 = ctx.saved_tensors
         v = ctx.value
         return (unbroadcast(grad, ctx.x_shape),
-                unbroadcast(grad * t2 * v, t1._data.shape) if ctx.needs_input_grad[1] else None,
-                unbroadcast(grad * t1 * v, t2._data.shape) if ctx.needs_input_grad[2] else None,
+                unbroadcast(grad * cj(t2 * v), t1._data.shape)
+                if ctx.needs_input_grad[1] else None,
+                unbroadcast(grad * cj(t1 * v), t2._data.shape)
+                if ctx.needs_input_grad[2] else None,
                 None)
 
 
 class Addcdiv(Primitive):
     _backward_name = "AddcdivBackward0"
+    complex_grad = True  # conjugated slopes: right for complex tensors
     saved_needed_for = ((2,), (1, 2))
 
     @staticmethod
@@ -1004,7 +1023,8 @@ class Addcdiv(Primitive):
         t1, t2 = ctx.saved_tensors
         v = ctx.value
         return (unbroadcast(grad, ctx.x_shape),
-                unbroadcast(grad * v / t2, t1._data.shape) if ctx.needs_input_grad[1] else None,
-                unbroadcast(-grad * v * t1 / (t2 * t2), t2._data.shape)
+                unbroadcast(grad * cj(v / t2), t1._data.shape)
+                if ctx.needs_input_grad[1] else None,
+                unbroadcast(-grad * cj(v * t1 / (t2 * t2)), t2._data.shape)
                 if ctx.needs_input_grad[2] else None,
                 None)

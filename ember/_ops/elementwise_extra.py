@@ -82,7 +82,12 @@ def _not_implemented(kernel, dt):
 
 def _unary_jvp(grad_formula):
     def jvp(ctx, args, tangents, out):  # elementwise: the backward formula on the tangent
-        return grad_formula(tangents[0], args[0], out)
+        t = tangents[0]
+        if t._data.dtype.kind == "c" or args[0]._data.dtype.kind == "c":
+            # backward is grad * conj(f'(z)) (complex_grad ops): conjugated, f'(z) t
+            return E.cj(grad_formula(E.cj(t), args[0], out))
+        return grad_formula(t, args[0], out)
+    jvp.complex_ok = True  # only ops with complex_grad get complex tangents
     return staticmethod(jvp)
 
 
@@ -112,12 +117,13 @@ class Frac(Primitive):
 def _sinc_grad(g, x, out):
     px = x * math.pi
     slope = (px.cos() * px - px.sin()) / (px * x)
-    return g * slope.masked_fill(x == 0, 0)
+    return g * E.cj(slope.masked_fill(x == 0, 0))
 
 
 class Sinc(Primitive):
     """``sin(pi x) / (pi x)``, 1 at 0; integer and bool inputs give the default float dtype."""
     _backward_name = "SincBackward0"
+    complex_grad = True  # grad * conj(sinc'(z)): right for complex tensors
     _grad_formula = staticmethod(_sinc_grad)
     jvp = _unary_jvp(_sinc_grad)
 

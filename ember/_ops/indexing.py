@@ -14,7 +14,7 @@ import numpy as np
 from .._tensor import Tensor, _wrap_dim
 from ..backend import get_array_module, broadcast_shapes, device_type_of, move_array
 from ..backend.meta import is_meta
-from ..backend.dtypes import is_float_np
+from ..backend.dtypes import is_float_np, refuse_limited_unsigned
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.batching import per_sample_under_vmap, index_under_vmap
 from .primitive import Primitive, unbroadcast
@@ -790,6 +790,7 @@ def argsort(x: Tensor, dim: int = -1, descending: bool = False,
 def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True,
          sorted: bool = True) -> tuple[Tensor, Tensor]:
     d = x._data
+    refuse_limited_unsigned(d.dtype, "topk_cpu")
     dim = _wrap_dim(dim, d.ndim) if d.ndim else 0
     size = d.shape[dim] if d.ndim else 1
     if not 0 <= k <= size:

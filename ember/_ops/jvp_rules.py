@@ -8,11 +8,14 @@ argument has no tangent), ``ctx`` is what forward filled in, and the rule return
 output's tangent (broadcast to the output's shape by the caller), or NotImplemented to
 leave a case to the rule derived from backward. Rules run with
 tangent propagation suspended, on ordinary ember ops, so forward-over-reverse works.
+A rule also right for complex tangents (holomorphic or linear ops) is marked
+``complex_ok``; forward_ad refuses complex tangents through the others.
 """
 from . import (elementwise as E, activation_ops as A, linalg as L, conv as C, reduction as R,
                shape as S, indexing as I, nn_ops as N, decompositions as D, special as SP,
                loss_ops as LO, loss_nodes as LN, trig as TR)
 from .._tensor import Tensor
+from .complex_ops import cj
 
 
 def _plus(a, b):
@@ -27,6 +30,7 @@ def _linear_in_first(cls):
         if any(t is not None for t in tangents[1:]):
             return NotImplemented
         return cls.apply(tangents[0], *args[1:])
+    jvp.complex_ok = True
     return staticmethod(jvp)
 
 
@@ -66,6 +70,7 @@ def _bilinear(cls):
         ta, tb = tangents
         return _plus(None if ta is None else cls.apply(ta, b),
                      None if tb is None else cls.apply(a, tb))
+    jvp.complex_ok = True
     return staticmethod(jvp)
 
 
@@ -222,11 +227,21 @@ def _unary_from_backward(cls):
     grad_fn = cls._grad_formula
 
     def jvp(ctx, args, tangents, out):
-        return grad_fn(tangents[0], args[0], out)
+        t = tangents[0]
+        if t._data.dtype.kind != "c" and args[0]._data.dtype.kind != "c":
+            return grad_fn(t, args[0], out)
+        # complex: backward is grad * conj(f'(z)), so conj(backward(conj(t))) is f'(z) t
+        # (abs, whose result is real: the real part of it)
+        result = cj(grad_fn(cj(t), args[0], out))
+        return result if out._data.dtype.kind == "c" else result.real
+    jvp.complex_ok = True
     return staticmethod(jvp)
 
 
 def _install():
+    for rule in (_add, _mul, _div, _neg, _linear, _cat, _where, _pow, _tanh_grad,
+                 _sigmoid_grad):
+        rule.complex_ok = True  # holomorphic or linear: the same formula for complex
     for cls in (E.Add, E.Sub):
         cls.jvp = staticmethod(_add)
     E.Mul.jvp = staticmethod(_mul)

@@ -288,6 +288,7 @@ class Linear(Primitive):
     ``dx = g @ w``, ``dw = g.T @ x`` (already in ``w``'s layout) and ``db = g.sum(0)``."""
     _backward_name = "AddmmBackward0"
     saved_needed_for = ((1,), (0,))
+    complex_grad = True  # _linear_grads conjugates x and w
 
     @staticmethod
     def forward(ctx, x, w, b):
@@ -303,6 +304,7 @@ class LinearNoBias(Primitive):
     """``x @ w.T`` for a 2-D ``x`` (``Linear`` without the bias)."""
     _backward_name = "MmBackward0"
     saved_needed_for = ((1,), (0,))
+    complex_grad = True  # _linear_grads conjugates x and w
 
     @staticmethod
     def forward(ctx, x, w):
@@ -317,6 +319,8 @@ class LinearNoBias(Primitive):
 def _linear_grads(ctx, grad, bias):
     x, w = ctx.saved_tensors
     needs = ctx.needs_input_grad
+    if x._data.dtype.kind == "c" or w._data.dtype.kind == "c":
+        x, w = cj(x), cj(w)  # conjugate slopes (complex_grad)
     # no graph to record: plain NumPy, no wrappers; under dispatch its ops must be seen
     if not _grad_state.enabled and not _dispatch_active[0]:
         g = grad._data

@@ -6,7 +6,7 @@ NumPy has no LU or LDL routine, so the factorizations run LAPACK's ``getrf`` / `
 import) matrix by matrix on a host copy, and the results go back to the data's array
 module, as ``special_functions.host_special`` does. Pivots are LAPACK's: 1-based int32 row
 interchanges, as PyTorch returns them. The general eigen-decomposition also runs on the
-host (CuPy has no ``eig``).
+host (CuPy has no ``eig``); ``Eig`` is its differentiable form.
 
 ``LuFactor`` is differentiable (backward below, written with ember ops, so twice);
 ``lu``, ``lu_solve``, ``lu_unpack`` are composed from it in ``ember/linalg/_lu.py``.
@@ -122,6 +122,7 @@ class LuFactor(_SavesOutputs):
     matrix-calculus formula for partial-pivoting LU, wide and tall matrices included)
     maps the gradient of the packed factors to ``A``."""
     _backward_name = "LinalgLuFactorExBackward0"
+    complex_grad = True  # lu_backward's conjugate transposes: right for complex matrices
 
     @staticmethod
     def forward(ctx, a):
@@ -141,24 +142,25 @@ class LuFactor(_SavesOutputs):
 
 def lu_backward(low, up, g_l, g_u):
     """``P^T gA`` for ``A = P L U`` given the gradients of L (strictly lower) and U
-    (upper). Square: ``L^-T (tril_-1(L^T gL) + triu(gU U^T)) U^-T``; a wide matrix's
-    extra columns of U and a tall one's extra rows of L enter through their own terms."""
+    (upper). Square: ``L^-H (tril_-1(L^H gL) + triu(gU U^H)) U^-H``; a wide matrix's
+    extra columns of U and a tall one's extra rows of L enter through their own terms
+    (conjugate transposes: right for complex matrices too)."""
     m, k = low._data.shape[-2:]
     n = up._data.shape[-1]
     if m == n:
-        inner = matmul(low.mT, g_l).tril(-1) + matmul(g_u, up.mT).triu()
-        return _tri_solve(low.mT, _tri_solve(up.mT, inner, left=False))
+        inner = matmul(low.mH, g_l).tril(-1) + matmul(g_u, up.mH).triu()
+        return _tri_solve(low.mH, _tri_solve(up.mH, inner, left=False))
     if m < n:
         u1, u2 = up[..., :m], up[..., m:]
         gu1, gu2 = g_u[..., :m], g_u[..., m:]
-        inner = (matmul(low.mT, g_l) - matmul(gu2, u2.mT)).tril(-1) + matmul(gu1, u1.mT).triu()
-        ga1 = _tri_solve(low.mT, _tri_solve(u1.mT, inner, left=False))
-        return cat([ga1, _tri_solve(low.mT, gu2)], -1)
+        inner = (matmul(low.mH, g_l) - matmul(gu2, u2.mH)).tril(-1) + matmul(gu1, u1.mH).triu()
+        ga1 = _tri_solve(low.mH, _tri_solve(u1.mH, inner, left=False))
+        return cat([ga1, _tri_solve(low.mH, gu2)], -1)
     l1, l2 = low[..., :n, :], low[..., n:, :]
     gl1, gl2 = g_l[..., :n, :], g_l[..., n:, :]
-    inner = matmul(l1.mT, gl1).tril(-1) + (matmul(g_u, up.mT) - matmul(l2.mT, gl2)).triu()
-    ga1 = _tri_solve(l1.mT, _tri_solve(up.mT, inner, left=False))
-    return cat([ga1, _tri_solve(up.mT, gl2, left=False)], -2)
+    inner = matmul(l1.mH, gl1).tril(-1) + (matmul(g_u, up.mH) - matmul(l2.mH, gl2)).triu()
+    ga1 = _tri_solve(l1.mH, _tri_solve(up.mH, inner, left=False))
+    return cat([ga1, _tri_solve(up.mH, gl2, left=False)], -2)
 
 
 # ---- LDL (no derivative in PyTorch) -----------------------------------------------------------
@@ -228,7 +230,7 @@ class LdlSolve(_NoDerivative):
         return _back(xp, out.reshape(shape))
 
 
-# ---- general eigen-decomposition (forward only) ------------------------------------------------
+# ---- general eigen-decomposition ---------------------------------------------------------------
 def eig_arrays(d, vectors):
     """``(eigenvalues, eigenvectors)`` (complex; vectors None unless ``vectors``) of each
     matrix of ``d``, computed on the host. A matrix holding inf or NaN gets NaN
@@ -251,6 +253,48 @@ def eig_arrays(d, vectors):
     return _back(xp, w), (None if v is None else _back(xp, v))
 
 
+class Eig(_SavesOutputs):
+    """``(eigenvalues, eigenvectors)`` of ``A V = V diag(L)`` (complex, vectors of unit norm,
+    LAPACK geev's), for a gradient. Backward: ``gA = V^-H (diag(gL) + (V^H gV - V^H V
+    diag(Re(diag(V^H gV)))) / conj(E)) V^H`` with ``E_ij = L_j - L_i`` off the diagonal;
+    each vector is defined up to a phase ``e^{i phi}``, so a loss that depends on it
+    (an imaginary diagonal of ``V^H gV``) raises PyTorch's error. A real input gets the
+    real part of ``gA``."""
+    _backward_name = "LinalgEigBackward0"
+    complex_grad = True
+
+    @staticmethod
+    def forward(ctx, a):
+        w, v = eig_arrays(a._data, True)
+        return w, v
+
+    @staticmethod
+    def backward(ctx, gl, gv):
+        w, v = ctx.outputs()
+        n = w._data.shape[-1]
+        xp = get_array_module(w._data)
+        eye = Tensor._make(xp.eye(n, dtype=w._data.dtype))
+        inner = None if gl is None else gl.diag_embed()
+        if gv is not None:
+            vhgv = matmul(v.mH, gv)
+            im = vhgv.diagonal(0, -2, -1).imag._data
+            if not is_meta(im) and not bool(xp.allclose(im, 0, rtol=1e-2, atol=1e-2)):
+                raise RuntimeError(_EIG_PHASE)
+            diag = vhgv.diagonal(0, -2, -1).real.to(v.dtype)
+            off = vhgv - matmul(v.mH, v) * diag.unsqueeze(-2)
+            gaps = (w.unsqueeze(-2) - w.unsqueeze(-1)).conj() + eye
+            off = off / gaps * (1 - eye)
+            inner = off if inner is None else inner + off
+        if inner is None:
+            return None
+        return solve(v.mH, matmul(inner, v.mH))
+
+
+_EIG_PHASE = ("linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+              "multiplication by e^{i phi}. The specified loss function depends on this "
+              "quantity, so it is ill-defined.")
+
+
 __all__ = ["lu_factor_arrays", "permutation", "permutation_matrix", "unit_lower", "upper",
            "LuFactor", "lu_backward", "LdlFactor", "LdlSolve", "ldl_factor_arrays",
-           "eig_arrays"]
+           "eig_arrays", "Eig"]

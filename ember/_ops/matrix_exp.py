@@ -53,6 +53,7 @@ class MatrixExp(Primitive):
     """``exp(A)`` of each square matrix; backward: the upper-right block of
     ``exp([[A^H, G], [0, A^H]])``."""
     _backward_name = "LinalgMatrixExpBackward0"
+    complex_grad = True  # the adjoint Frechet derivative (A^H): right for complex matrices
 
     @staticmethod
     def forward(ctx, a):

@@ -305,6 +305,7 @@ class Amax(Primitive):
     @staticmethod
     def forward(ctx, x, dim, keepdim, largest):
         d = x._data
+        dtypes.refuse_limited_unsigned(d.dtype, "max_values_cpu" if largest else "min_values_cpu")
         dims = reduce_dims(dim, d.ndim)
         if d.size == 0:
             _check_empty_reduction("amax" if largest else "amin", d.shape, dim, True, True)
@@ -329,6 +330,7 @@ class ArgExtreme(Primitive):
     @staticmethod
     def forward(ctx, x, dim, keepdim, largest):
         d = x._data
+        dtypes.refuse_limited_unsigned(d.dtype, "argmax_cpu" if largest else "argmin_cpu")
         if d.size == 0:
             _check_empty_reduction("argmax" if largest else "argmin", d.shape, dim, False)
         xp = get_array_module(d)
@@ -392,6 +394,7 @@ class Var(Primitive):
 class LogSumExp(Primitive):
     _backward_name = "LogsumexpBackward0"
     saves_output = True
+    complex_grad = True  # grad * conj(softmax(z)): right for complex tensors
 
     @staticmethod
     def forward(ctx, x, dim, keepdim):
@@ -419,7 +422,7 @@ class LogSumExp(Primitive):
         x, out = ctx.saved_tensors
         shape = x._data.shape
         g = expand_back(grad, shape, ctx.dims, ctx.keepdim)
-        return g * (x - expand_back(out, shape, ctx.dims, ctx.keepdim)).exp(), None, None
+        return g * cj((x - expand_back(out, shape, ctx.dims, ctx.keepdim)).exp()), None, None
 
 
 class Norm(Primitive):
@@ -504,6 +507,7 @@ class Dist(Primitive):
     """``vector_norm(a - b, p)`` over all dims, a and b broadcast (and of one dtype)."""
     _backward_name = "DistBackward0"
     saves_output = True
+    complex_grad = True  # real result; norm_grad uses sgn for complex tensors (as Norm)
 
     @staticmethod
     def forward(ctx, a, b, p):
@@ -608,7 +612,11 @@ def max_min(x, dim=None, keepdim=False, *, largest, other=None):
     if isinstance(dim, Tensor):
         other = dim
     if other is not None:
+        dtypes.refuse_limited_unsigned(dtypes.result_type(x, other).np,
+                                       "maximum_cpu" if largest else "minimum_cpu")
         return (Maximum if largest else Minimum).apply(x, other)
+    kind = ("max" if largest else "min") + ("_all" if dim is None else "_cpu")
+    dtypes.refuse_limited_unsigned(x._data.dtype, kind)
     if dim is None:
         return ExtremeAll.apply(x, largest)
     values, indices = ExtremeDim.apply(x, dim, keepdim, largest)

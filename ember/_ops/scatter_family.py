@@ -32,7 +32,7 @@ from .indexing import (BasicIndex, AdvancedIndex, IndexPut, Gather, ScatterAdd, 
                        normalize_index, first_out_of_range, _check_gather, _grid, _nonempty,
                        _src_block, _broadcast_shape, _sizes_str,
                        _check_scatter_gather_range)
-from .decompositions import Diagonal, _writable_diagonal, diagonal_dims
+from .diagonals import Diagonal, _writable_diagonal, diagonal_dims
 
 
 def _tensor_arg(value, name, arg, position):

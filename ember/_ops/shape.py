@@ -7,7 +7,8 @@ import math
 from .._tensor import Tensor, _wrap_dim
 from ..backend import get_array_module, reshaped_view
 from ..autograd.function import _expandable
-from ..backend.dtypes import SCALAR_NAMES, dtype as _dtype, result_type
+from ..backend.dtypes import SCALAR_NAMES, dtype as _dtype, result_type, \
+    refuse_limited_unsigned
 from .indexing import BasicIndex, SelectIndex
 from .primitive import Primitive, unbroadcast, sum_to
 from .._typing import Any, Sequence
@@ -430,6 +431,17 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return cat([unsqueeze(tt, dim) for tt in tensors], dim)
 
 
+def _flip_needs_dtype_kernel(x, dims):
+    """Whether PyTorch's flip runs its per-dtype kernel (which the limited unsigned types
+    lack) rather than moving whole elements: when the innermost dimension in memory (of
+    those longer than 1) is flipped or is not contiguous."""
+    long = [(x.stride(i), i) for i, n in enumerate(x._data.shape) if n > 1]
+    if not long:
+        return False
+    stride, innermost = min(long, key=lambda p: (p[0], -p[1]))
+    return innermost in dims or stride != 1
+
+
 class Flip(Primitive):
     complex_grad = True  # backward right for complex tensors (complex_ops.py)
     _backward_name = "FlipBackward0"
@@ -438,6 +450,9 @@ class Flip(Primitive):
     def forward(ctx, x, dims):
         ctx.dims = dims
         d = x._data
+        if d.dtype.kind == "u" and d.itemsize > 1 and d.size and \
+                _flip_needs_dtype_kernel(x, dims):
+            refuse_limited_unsigned(d.dtype, "flip_cpu")
         return get_array_module(d).flip(d, dims).copy() if dims else d.copy()
 
     @staticmethod

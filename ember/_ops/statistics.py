@@ -93,9 +93,11 @@ def cummin(input: Tensor, dim: int) -> tuple[Tensor, Tensor]:
 class LogCumSumExp(Primitive):
     """``log(cumsum(exp(x)))`` along a dim, accumulated pairwise with ``logaddexp`` so no
     intermediate overflows. Gradient: ``sum_{j >= i} g_j exp(x_i - y_j)``, computed from the
-    positive and negative parts of ``g`` in log space (the op itself, reversed)."""
+    positive and negative parts of ``g`` in log space (the op itself, reversed). Complex
+    inputs: the sums of ``conj(g_j) exp(x_i - y_j)`` in log space as they are, conjugated."""
     _backward_name = "LogcumsumexpBackward0"
     saves_output = True
+    complex_grad = True
 
     @staticmethod
     def forward(ctx, x, dim):
@@ -105,6 +107,8 @@ class LogCumSumExp(Primitive):
         if d.ndim == 0:
             return d.copy()
         xp = get_array_module(d)
+        if d.dtype.kind == "c":
+            return _complex_logcumsumexp(xp, d.astype(xp.complex128), dim).astype(d.dtype)
         # accumulated in float64 (PyTorch's accumulation type on the CPU), rounded once
         return xp.logaddexp.accumulate(d.astype(xp.float64), axis=dim).astype(d.dtype)
 
@@ -116,7 +120,11 @@ class LogCumSumExp(Primitive):
         dim = ctx.dim
         # log|g| where g has the sign wanted, else the lowest finite number (not -inf: then
         # -inf - -inf would make NaN of a zero term, also in double backward)
-        lowest = float(np.finfo(x._data.dtype).min) if x._data.dtype.kind == "f" else -3e38
+        lowest = float(np.finfo(x._data.dtype).min) if x._data.dtype.kind in "fc" else -3e38
+        if x._data.dtype.kind == "c":  # log conj(g) needs no sign split
+            log_g = grad.conj().log().where(grad != 0, lowest)
+            tail = LogCumSumExp.apply((log_g - out).flip(dim), dim).flip(dim)
+            return (x + tail).exp().conj(), None
         log_abs = grad.abs().log()
 
         def part(log_g):  # exp(x_i + log sum_{j >= i} exp(log g_j - y_j))
@@ -133,12 +141,32 @@ class LogCumSumExp(Primitive):
         tx = tangents[0]
         if tx is None or x.dim() == 0:
             return tx
-        lowest = float(np.finfo(x._data.dtype).min) if x._data.dtype.kind == "f" else -3e38
+        lowest = float(np.finfo(x._data.dtype).min) if x._data.dtype.kind in "fc" else -3e38
+        if x._data.dtype.kind == "c":  # holomorphic: log t as it is
+            log_t = tx.to(x.dtype).log().where(tx != 0, lowest)
+            return (LogCumSumExp.apply(x + log_t, dim) - out).exp()
         log_abs = tx.abs().log()
 
         def part(log_t):
             return (LogCumSumExp.apply(x + log_t, dim) - out).exp()
         return part(log_abs.where(tx > 0, lowest)) - part(log_abs.where(tx < 0, lowest))
+
+
+LogCumSumExp.jvp.complex_ok = True  # its complex branch (forward_ad)
+
+
+def _complex_logcumsumexp(xp, d, dim):
+    """Complex ``log(cumsum(exp(d)))`` along ``dim``: ``logaddexp`` step by step, the term
+    with the larger real part first (as ``trig.LogAddExp``; imaginary parts not wrapped)."""
+    moved = xp.moveaxis(d, dim, 0)
+    out = xp.empty_like(moved)
+    if moved.shape[0]:
+        acc = out[0] = moved[0]
+        for k in range(1, moved.shape[0]):
+            first = acc.real >= moved[k].real
+            high, low = xp.where(first, acc, moved[k]), xp.where(first, moved[k], acc)
+            acc = out[k] = high + xp.log1p(xp.exp(low - high))
+    return xp.moveaxis(out, 0, dim)
 
 
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
@@ -148,9 +176,7 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     >>> ember.logcumsumexp(ember.tensor([-1000., 0., 1000.]), 0)
     tensor([-1000.,     0.,  1000.])
     """
-    if not _is_float(input):
-        if input.dtype.is_complex:
-            raise NotImplementedError("ember's logcumsumexp takes real floating tensors only")
+    if not _is_float(input) and not input.dtype.is_complex:
         raise _not_implemented("logcumsumexp_out_cpu", input)
     dim = _wrap_dim(dim, input.dim()) if input.dim() else _wrap_dim(dim, 1)
     return LogCumSumExp.apply(input, dim)
@@ -536,6 +562,7 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False
     """
     if input.dtype.is_complex:
         raise _not_implemented("aminmax_cpu", input)
+    dtypes.refuse_limited_unsigned(input._data.dtype, "aminmax_cpu")
     if dim is None:
         if input.numel() == 0:
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as "

@@ -45,16 +45,25 @@ def _unary_op(name, compute, gradient, saves="input"):
         "__module__": __name__})
 
 
-Asin = _unary_op("Asin", lambda xp, d: xp.arcsin(d), lambda g, x, o: g * (1 - x * x).rsqrt())
-Acos = _unary_op("Acos", lambda xp, d: xp.arccos(d), lambda g, x, o: -g * (1 - x * x).rsqrt())
-Atan = _unary_op("Atan", lambda xp, d: xp.arctan(d), lambda g, x, o: g / (1 + x * x))
+Asin = _unary_op("Asin", lambda xp, d: xp.arcsin(d),
+                 lambda g, x, o: g * complex_ops.cj((1 - x * x).rsqrt()))
+Acos = _unary_op("Acos", lambda xp, d: xp.arccos(d),
+                 lambda g, x, o: -g * complex_ops.cj((1 - x * x).rsqrt()))
+Atan = _unary_op("Atan", lambda xp, d: xp.arctan(d),
+                 lambda g, x, o: g / complex_ops.cj(1 + x * x))
 Sinh = _unary_op("Sinh", lambda xp, d: xp.sinh(d), lambda g, x, o: g * complex_ops.cj(x.cosh()))
 Cosh = _unary_op("Cosh", lambda xp, d: xp.cosh(d), lambda g, x, o: g * complex_ops.cj(x.sinh()))
-Asinh = _unary_op("Asinh", lambda xp, d: xp.arcsinh(d), lambda g, x, o: g * (x * x + 1).rsqrt())
+Asinh = _unary_op("Asinh", lambda xp, d: xp.arcsinh(d),
+                  lambda g, x, o: g * complex_ops.cj((x * x + 1).rsqrt()))
+# sqrt(z - 1) * sqrt(z + 1), not sqrt(z * z - 1): the derivative of arccosh's principal
+# branch for complex z too (they differ in sign where Re z < 0)
 Acosh = _unary_op("Acosh", lambda xp, d: xp.arccosh(d),
-                  lambda g, x, o: g * ((x - 1).rsqrt() * (x + 1).rsqrt()))
-Atanh = _unary_op("Atanh", lambda xp, d: xp.arctanh(d), lambda g, x, o: g / (1 - x * x))
-Sinh.complex_grad = Cosh.complex_grad = True  # grad * conj(f'(z)): right for complex
+                  lambda g, x, o: g * complex_ops.cj((x - 1).rsqrt() * (x + 1).rsqrt()))
+Atanh = _unary_op("Atanh", lambda xp, d: xp.arctanh(d),
+                  lambda g, x, o: g / complex_ops.cj(1 - x * x))
+# grad * conj(f'(z)): right for complex tensors
+for _op in (Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh):
+    _op.complex_grad = True
 _DEG = math.pi / 180.0
 Deg2Rad = _unary_op("Deg2Rad", lambda xp, d: d * d.dtype.type(_DEG), lambda g, x, o: g * _DEG,
                     saves=None)
@@ -63,14 +72,17 @@ Rad2Deg = _unary_op("Rad2Deg", lambda xp, d: d * d.dtype.type(1 / _DEG),
 
 
 # ---- binary -------------------------------------------------------------------------------
-def _binary_arrays(a, b, name, ints_allowed):
+def _binary_arrays(a, b, name, ints_allowed, complex_ok=False):
     """Both operands' arrays in their promoted float dtype (PyTorch's rules; integer
-    operands compute in the default float dtype where ``ints_allowed``)."""
+    operands compute in the default float dtype where ``ints_allowed``; complex ones only
+    where ``complex_ok``)."""
     if not isinstance(b, Tensor):
         raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
                         f"{type(b).__name__}")
     dt = dtypes.result_type(a, b)
-    if not dt.is_floating_point:
+    if dt.is_complex and not complex_ok:
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{dt.scalar_name}'")
+    if not dt.is_floating_point and not dt.is_complex:
         if not ints_allowed:
             raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{dt.scalar_name}'")
         dt = dtypes.get_default_dtype()
@@ -135,18 +147,23 @@ class Hypot(Primitive):
 
 class LogAddExp(Primitive):
     _backward_name = "LogaddexpBackward0"
+    complex_grad = True  # grad * conj(sigmoid(a - b)): right for complex tensors
 
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        xp, x, y = _binary_arrays(a, b, "logaddexp", False)
+        xp, x, y = _binary_arrays(a, b, "logaddexp", False, complex_ok=True)
+        if x.dtype.kind == "c":  # the larger real part first: exp(low - high) cannot overflow
+            first = x.real >= y.real
+            high, low = xp.where(first, x, y), xp.where(first, y, x)
+            return high + xp.log1p(xp.exp(low - high))
         return xp.logaddexp(x, y)
 
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        return _grads(ctx, grad, lambda: grad * (a - b).sigmoid(),
-                      lambda: grad * (b - a).sigmoid(), a, b)
+        return _grads(ctx, grad, lambda: grad * complex_ops.cj((a - b).sigmoid()),
+                      lambda: grad * complex_ops.cj((b - a).sigmoid()), a, b)
 
 
 # ---- tests for infinities and NaN ---------------------------------------------------------
@@ -180,11 +197,12 @@ class NanToNum(Primitive):
     def forward(ctx, x, nan, posinf, neginf):
         ctx.save_for_backward(x)
         d = x._data
-        if not dtypes.is_float_np(d.dtype):
+        if not dtypes.is_float_np(d.dtype) and d.dtype.kind != "c":
             return d.copy()
-        info = dtypes._np_finfo(d.dtype)
+        # complex: the real and imaginary parts each (NumPy's rule, and PyTorch's)
+        info = dtypes._np_finfo(d.dtype) if d.dtype.kind != "c" else np.finfo(d.dtype)
         xp = get_array_module(d)
-        native = d.dtype.kind == "f"  # bfloat16: NumPy's nan_to_num leaves it unchanged
+        native = d.dtype.kind in "fc"  # bfloat16: NumPy's nan_to_num leaves it unchanged
         out = xp.nan_to_num(d if native else d.astype(np.float32), nan=nan,
                             posinf=float(info.max) if posinf is None else posinf,
                             neginf=float(info.min) if neginf is None else neginf)

@@ -140,9 +140,9 @@ def make_dual(tensor, tangent, *, level=None):
     if not (tangent.is_floating_point() or tangent.is_complex()):
         raise ValueError(f"Expected tangent to be floating point or complex, but got: "
                          f"{tangent.dtype}")
-    if tensor.is_complex() or tangent.is_complex():
-        raise NotImplementedError("ember does not support forward-mode AD of complex tensors "
-                                  "yet")
+    if tangent.is_complex() and not tensor.is_complex():
+        raise NotImplementedError("ember does not support a complex tangent of a real tensor "
+                                  "in forward-mode AD")
     if tangent._data.shape != tensor._data.shape:
         raise RuntimeError(
             "Trying to set a forward gradient that has a different size than that of the "
@@ -246,7 +246,7 @@ def primitive_jvp(cls, ctx, args, outs):
     if not cls.differentiable or not has_tangent(args):
         return
     tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
-    if not cls.is_view and _complex_unsupported(cls, tangents, outs):
+    if not cls.is_view and _complex_unsupported(cls, args, tangents, outs):
         # the rules are written for real numbers: no silently wrong complex tangent
         raise NotImplementedError(f"ember does not support forward-mode AD for {cls.__name__} "
                                   f"on complex tensors yet")
@@ -279,13 +279,18 @@ def primitive_jvp(cls, ctx, args, outs):
     ctx.__dict__["_fw_outputs"] = (_open[0], given)
 
 
-def _complex_unsupported(cls, tangents, outs):
-    """Complex tangents in, or complex results of an op whose tangent is not derived from
-    its complex-aware backward (real tangents in: the derivation holds)."""
-    if any(t is not None and t._data.dtype.kind == "c" for t in tangents):
+def _complex_unsupported(cls, args, tangents, outs):
+    """Complex numbers meet op ``cls``'s tangents (complex tangents, outputs, or complex
+    inputs carrying one) and its rule is not known right for them: it must have a
+    complex-aware backward (``complex_grad``) and derive its tangent from it, or a rule
+    marked ``complex_ok`` (jvp_rules.py)."""
+    if not (any(t is not None and t._data.dtype.kind == "c" for t in tangents)
+            or any(o._data.dtype.kind == "c" for o in outs)
+            or any(t is not None and a._data.dtype.kind == "c" for a, t in zip(args, tangents))):
+        return False
+    if not cls.complex_grad:
         return True
-    return (cls.jvp is not None or not cls.complex_grad) and \
-        any(o._data.dtype.kind == "c" for o in outs)
+    return cls.jvp is not None and not getattr(cls.jvp, "complex_ok", False)
 
 
 def _aliases(t, tangents):
@@ -329,7 +334,7 @@ def _jvp_from_backward(cls, args, tangents, outs):
         # an alias of its own per argument: arguments can depend on each other (maximum(x,
         # 0.3 * x)), and the gradient with respect to x itself would sum over both
         leaf = a.view_as(a) if keep_graph and a._requires_grad else a.detach()
-        if u is not None and is_float_np(a._data.dtype):
+        if u is not None and (is_float_np(a._data.dtype) or a._data.dtype.kind == "c"):
             if not leaf._requires_grad:
                 leaf.requires_grad_(True)
             wrt.append(leaf)
@@ -352,7 +357,12 @@ def _jvp_from_backward(cls, args, tangents, outs):
                 raise NotImplementedError(
                     f"{cls.__name__}: its backward is not differentiable, so ember cannot "
                     "derive a forward-mode rule from it; the op needs a jvp rule")
-            term = (g * u.to(g.dtype)).sum()
+            if g._data.dtype.kind == "c" or u._data.dtype.kind == "c":
+                # Re <vjp(v), u> = Re <v, J u>: its gradient in v is J u (conjugate
+                # Wirtinger convention), so the pairing conjugates the gradient
+                term = (g.conj() * u).real.sum()
+            else:
+                term = (g * u.to(g.dtype)).sum()
             inner = term if inner is None else inner + term
         if inner is None:
             jv = [None] * len(vs)

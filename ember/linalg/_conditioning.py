@@ -1,7 +1,7 @@
 """``ember.linalg.cond``, ``tensorinv``, ``tensorsolve``, ``vander``, ``eig``, ``eigvals``
 and the randomized ``ember.svd_lowrank`` / ``ember.pca_lowrank``: compositions of
 differentiable ops (inverses, solves, singular values, norms, QR), so their gradients come
-from those; ``eig``/``eigvals`` (complex results) run forward only.
+from those; ``eig``/``eigvals`` (complex results) run ``lu_ops.Eig`` for a gradient.
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from .._ops import lu_ops as LO
 from .._ops.decompositions import check_square
 from ..autograd.batching import per_sample_under_vmap
 from ..autograd.grad_mode import is_grad_enabled
+from ..autograd import forward_ad
 from .._ops.shape import cat
 from ..backend import dtypes, float16, to_host
 from ..backend.meta import is_meta
@@ -160,7 +161,7 @@ def vander(x: Tensor, N: int | None = None) -> Tensor:
     return cat([powers.new_ones(shape + (1,)), powers], -1)
 
 
-# ---- general eigenvalues (forward only) -------------------------------------------------------
+# ---- general eigenvalues ----------------------------------------------------------------------
 def _check_eig(A, name):
     check_square(A, name)
     kind = A._data.dtype.kind
@@ -169,15 +170,12 @@ def _check_eig(A, name):
     if A.dtype is float16 or kind == "V":
         raise NotImplementedError(f"\"linalg_eig_out_cpu\" not implemented for "
                                   f"'{A.dtype.scalar_name}'")
-    if A.requires_grad and is_grad_enabled():
-        raise NotImplementedError(f"{name}: ember has no gradient for complex results yet; "
-                                  f"call it on A.detach()")
 
 
 @per_sample_under_vmap  # reads its arrays outside a Primitive
 def _eig_fn(A: Tensor) -> tuple[Tensor, Tensor]:
     """``(eigenvalues, eigenvectors)`` (complex) of each square matrix: ``A V = V diag(w)``,
-    eigenvectors of unit norm (LAPACK geev's), no gradient yet.
+    eigenvectors of unit norm (LAPACK geev's); a loss must not depend on their phases.
 
     >>> import ember
     >>> ember.linalg.eig(ember.tensor([[2., 0.], [0., 3.]])).eigenvalues
@@ -187,19 +185,28 @@ def _eig_fn(A: Tensor) -> tuple[Tensor, Tensor]:
     d = A._data
     if not is_meta(d) and d.size and not bool(np.isfinite(to_host(d)).all()):
         raise RuntimeError("torch.linalg.eig: input tensor should not contain infs or NaNs.")
+    if _eig_wants_grad(A):
+        return RT.linalg_eig(*D.apply_saving_outputs(LO.Eig, A))
     w, v = LO.eig_arrays(d, True)
     return RT.linalg_eig(Tensor._make(w), Tensor._make(v))
 
 
+def _eig_wants_grad(A):
+    return (A.requires_grad and is_grad_enabled()) or (
+        bool(forward_ad.active) and forward_ad.tangent_of(A) is not None)
+
+
 @per_sample_under_vmap  # reads its arrays outside a Primitive
 def _eigvals_fn(A: Tensor) -> Tensor:
-    """The eigenvalues (complex) of each square matrix, no gradient yet.
+    """The eigenvalues (complex) of each square matrix.
 
     >>> import ember
     >>> ember.linalg.eigvals(ember.tensor([[0., -1.], [1., 0.]]))
     tensor([0.+1.j, 0.-1.j])
     """
     _check_eig(A, "linalg.eigvals")
+    if _eig_wants_grad(A):
+        return D.apply_saving_outputs(LO.Eig, A)[0]
     return Tensor._make(LO.eig_arrays(A._data, False)[0])
 
 

@@ -12,6 +12,7 @@ from .._ops.decompositions import (check_float, check_matrix, check_square,
                                    check_square_float, apply_saving_outputs)
 from ..autograd.batching import per_sample_under_vmap
 from ..autograd.grad_mode import is_grad_enabled
+from ..autograd import forward_ad
 from ..backend import get_array_module, float16, promote_types
 
 LinAlgError = D._LinAlgError
@@ -154,7 +155,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
     check_square(A, name)
     _check_rhs_shape(A, B, left, name)
     for t in (A, B):
-        if t._data.dtype.kind != "f" or t.dtype is float16:
+        if t._data.dtype.kind not in "fc" or t.dtype is float16:
             raise NotImplementedError(f'"triangular_solve_cpu" not implemented for '
                                       f"'{t.dtype.scalar_name}'")
     if A.dtype is not B.dtype:
@@ -270,8 +271,9 @@ def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:
 
 def _wants_grad(A):
     """Whether the op must run as its Primitive: for a gradient, or under vmap (the
-    shortcut on ``A``'s array would see one sample only)."""
-    return (A.requires_grad and is_grad_enabled()) or A._vmap_level is not None
+    shortcut on ``A``'s array would see one sample only), or for a forward-mode tangent."""
+    return (A.requires_grad and is_grad_enabled()) or A._vmap_level is not None or (
+        bool(forward_ad.active) and forward_ad.tangent_of(A) is not None)
 
 
 def _check_uplo(UPLO):
@@ -281,7 +283,7 @@ def _check_uplo(UPLO):
 
 def _check_eigh(A, UPLO):
     check_square(A, "linalg.eigh")
-    if A._data.dtype.kind != "f" or A.dtype is float16:
+    if A._data.dtype.kind not in "fc" or A.dtype is float16:
         raise NotImplementedError(f'"linalg_eigh_cpu" not implemented for '
                                   f"'{A.dtype.scalar_name}'")
     _check_uplo(UPLO)
@@ -330,7 +332,7 @@ def pinv(A: Tensor, rcond: Number | Tensor | None = None, hermitian: bool = Fals
     tensor([[0.5000, 0.0000],
             [0.0000, 0.0000]])
     """
-    if A._data.ndim < 2 or A._data.dtype.kind != "f":
+    if A._data.ndim < 2 or A._data.dtype.kind not in "fc":
         dims = ", ".join(str(s) for s in A._data.shape)
         raise RuntimeError(f"linalg.pinv({A.dtype.scalar_name}{{[{dims}]}}): expected a tensor "
                            "with 2 or more dimensions of float, double, cfloat or cdouble types")
@@ -362,7 +364,7 @@ def matrix_rank(A: Tensor, tol: Number | Tensor | None = None, hermitian: bool =
 
 
 def _check_float_or_double(A):
-    if A._data.dtype.kind != "f" or A.dtype is float16:
+    if A._data.dtype.kind not in "fc" or A.dtype is float16:
         raise RuntimeError("This function doesn't handle types other than float and double")
 
 
@@ -409,11 +411,12 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
     keep = s > cut[..., None]
     with np.errstate(divide="ignore", invalid="ignore"):
         inv_s = xp.where(keep, 1 / xp.where(keep, s, 1), 0).astype(d.dtype)
-    solution = vh.swapaxes(-1, -2) @ (inv_s[..., :, None] * (u.swapaxes(-1, -2) @ b._data))
+    solution = vh.swapaxes(-1, -2).conj() @ (
+        inv_s[..., :, None] * (u.swapaxes(-1, -2).conj() @ b._data))
     rank = keep.sum(axis=-1).astype(np.int64)
     residuals = xp.zeros((0,), dtype=d.dtype)
     if driver != "gelsy" and m > n and bool((rank == min(m, n)).all()):
-        residuals = ((d @ solution - b._data) ** 2).sum(axis=-2)
+        residuals = (xp.abs(d @ solution - b._data) ** 2).sum(axis=-2)
     x, residuals = apply_saving_outputs(D.LstsqSolution, A, b, solution, residuals)
     rank_out = xp.zeros((0,), dtype=np.int64) if driver == "gels" else rank
     values = s if driver in ("gelsd", "gelss") else xp.zeros((0,), dtype=d.dtype)
@@ -443,5 +446,5 @@ def _check_square_system(b, A, op):
     if b._data.shape[-2] != n:
         raise RuntimeError(f"Incompatible matrix sizes for {op}: each A matrix is {n} by {n} "
                            f"but each b matrix is {b._data.shape[-2]} by {b._data.shape[-1]}")
-    if A._data.dtype.kind != "f" or A.dtype is float16:
+    if A._data.dtype.kind not in "fc" or A.dtype is float16:
         raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{A.dtype.scalar_name}'")

@@ -145,9 +145,6 @@ def _check_lu_solve(LU, pivots, B, left):
     if LU.dtype is float16 or LU._data.dtype.kind == "V":
         raise NotImplementedError(f"\"linalg.lu_solve_cpu\" not implemented for "
                                   f"'{LU.dtype.scalar_name}'")
-    if LU._data.dtype.kind == "c":  # the transposed solves below would need conjugates
-        raise NotImplementedError("linalg.lu_solve: ember does not support complex LU "
-                                  "factors yet")
     _check_pivot_values(pivots, LU._data.shape[-1], "lu_solve")
 
 
@@ -169,14 +166,14 @@ def _permute_rows(B, pivots, batch, inverse):
 
 def _lu_solve(LU, pivots, B, left, adjoint):
     n = LU._data.shape[-1]
-    if not left:  # X A = B  <=>  A^T X^T = B^T
-        return _lu_solve(LU, pivots, B.mT, True, not adjoint).mT
+    if not left:  # X A = B  <=>  A^H X^H = B^H
+        return _lu_solve(LU, pivots, B.mH, True, not adjoint).mH
     batch = tuple(np.broadcast_shapes(LU._data.shape[:-2], B._data.shape[:-2]))
     low, up = LO.unit_lower(LU, n), LO.upper(LU, n)
     if not adjoint:  # X = U^-1 L^-1 P^T B
         y = _solve_op(low, _permute_rows(B, pivots, batch, False), False)
         return _solve_op(up, y, False)
-    y = _solve_op(low.mT, _solve_op(up.mT, B, False), False)  # X = P L^-T U^-T B
+    y = _solve_op(low.mH, _solve_op(up.mH, B, False), False)  # X = P L^-H U^-H B
     return _permute_rows(y, pivots, batch, True)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .._tensor import Tensor, _wrap_dim
 from ..backend import get_array_module, promote_types
 from .._typing import Number, Sequence, dtype
-from .._ops import decompositions as D
+from .._ops import diagonals as DG
 from .._ops import reduction as R
 from .._ops.linalg import matmul as _matmul
 from .._ops.shape import roll
@@ -91,8 +91,7 @@ def matrix_norm(A: Tensor, ord: Number | str = "fro", dim: Sequence[int] = (-2, 
     d0, d1 = _matrix_dims(A, dim)
     if dtype is not None:
         A = A.to(dtype)
-    if not (A.is_complex() and ord not in ("nuc", 2, -2)):  # those need complex svdvals
-        check_float(A, "linalg.matrix_norm")
+    check_float(A, "linalg.matrix_norm")
     if ord == "fro":
         return vector_norm(A, 2, (d0, d1), keepdim)
     if ord in ("nuc", 2, -2):
@@ -196,8 +195,8 @@ def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> T
     tensor([1., 1.])
     """
     n = A._data.ndim
-    D.diagonal_dims(n, offset, dim1, dim2)
-    return D.Diagonal.apply(A, offset, _wrap_dim(dim1, n), _wrap_dim(dim2, n))
+    DG.diagonal_dims(n, offset, dim1, dim2)
+    return DG.Diagonal.apply(A, offset, _wrap_dim(dim1, n), _wrap_dim(dim2, n))
 
 
 def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
@@ -250,7 +249,11 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """
     for t in (x, y):
         check_float(t, "linalg.vecdot")
-    return (x * y).sum(dim)
+    if x.dtype is not y.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found "
+                           f"x of type {x.dtype.scalar_name} and y of type "
+                           f"{y.dtype.scalar_name} instead")
+    return (x.conj() * y).sum(dim)  # x conjugated, as PyTorch
 
 
 def matrix_power(A: Tensor, n: int) -> Tensor:

@@ -8,7 +8,7 @@ import warnings
 
 from .. import return_types as RT
 from .._tensor import Tensor, _wrap_dim
-from .._ops import decompositions as D
+from .._ops import decompositions as D, diagonals as DG
 from .._ops.decompositions import check_float, check_matrix, check_square_float, \
     apply_saving_outputs
 from ..backend import get_array_module, float16
@@ -25,6 +25,8 @@ def logdet(input: Tensor) -> Tensor:
     """
     check_square_float(input, "logdet")
     sign, logabs = D.Slogdet.apply(input)
+    if input.is_complex():  # log of the complex determinant: the sign's phase is its angle
+        return logabs + sign.log()
     return logabs.masked_fill(sign < 0, float("nan"))
 
 
@@ -122,8 +124,8 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     tensor([2.])
     """
     n = input._data.ndim
-    D.diagonal_dims(n, offset, dim1, dim2)
-    return D.Diagonal.apply(input, offset, _wrap_dim(dim1, n), _wrap_dim(dim2, n))
+    DG.diagonal_dims(n, offset, dim1, dim2)
+    return DG.Diagonal.apply(input, offset, _wrap_dim(dim1, n), _wrap_dim(dim2, n))
 
 
 
@@ -136,8 +138,8 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     tensor([[1., 0.],
             [0., 2.]])
     """
-    D.diagonal_dims(input._data.ndim + 1, offset, dim1, dim2)
-    return D.DiagEmbed.apply(input, offset, dim1, dim2)
+    DG.diagonal_dims(input._data.ndim + 1, offset, dim1, dim2)
+    return DG.DiagEmbed.apply(input, offset, dim1, dim2)
 
 
 
@@ -152,9 +154,9 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     """
     n = input._data.ndim
     if n == 1:
-        return D.DiagEmbed.apply(input, diagonal, 0, 1)
+        return DG.DiagEmbed.apply(input, diagonal, 0, 1)
     if n == 2:
-        return D.Diagonal.apply(input, diagonal, 0, 1).clone()
+        return DG.Diagonal.apply(input, diagonal, 0, 1).clone()
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {n}D")
 
 
@@ -169,7 +171,7 @@ def trace(input: Tensor) -> Tensor:
     if input._data.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim "
                            f"{input._data.ndim}")
-    return D.Diagonal.apply(input, 0, 0, 1).sum()
+    return DG.Diagonal.apply(input, 0, 0, 1).sum()
 
 
 def _check_cholesky_solve_args(b, factor):

@@ -189,7 +189,7 @@ _ONE = {
     "Qr": "linalg_qr.default", "Svd": "linalg_svd.default", "Eigh": "linalg_eigh.default",
     "Pinv": "linalg_pinv.default", "Diagonal": "diagonal.default",
     "LuFactor": "linalg_lu_factor_ex.default", "LdlFactor": "linalg_ldl_factor_ex.default",
-    "LdlSolve": "linalg_ldl_solve.default",
+    "LdlSolve": "linalg_ldl_solve.default", "Eig": "linalg_eig.default",
     "DiagEmbed": "diag_embed.default",
     # shape and views
     "View": "view.default", "Unsqueeze": "unsqueeze.default", "Squeeze": "squeeze.default",

@@ -173,8 +173,8 @@ def test_errors():
             fwAD.enter_dual_level()
         with pytest.raises(ValueError, match="floating point or complex"):
             fwAD.make_dual(ember.ones(2, dtype=ember.int64), ember.ones(2))
-        with pytest.raises(NotImplementedError, match="complex"):
-            fwAD.make_dual(ember.ones(2, dtype=ember.complex64), ember.ones(2))
+        with pytest.raises(NotImplementedError, match="complex tangent of a real tensor"):
+            fwAD.make_dual(ember.ones(2), ember.ones(2, dtype=ember.complex64))
     with pytest.raises(ValueError, match="at least one of check_forward_ad"):
         gradcheck(lambda x: x, (_rand(2),), check_backward_ad=False)
 
