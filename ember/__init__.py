@@ -10,7 +10,8 @@ from .backend import process as _process
 _process.apply()  # everything importing ember changes in the process: see backend/process.py
 
 from .backend.dtypes import (dtype, float16, float32, float64, int8, int16, int32, int64,
-                             uint8, half, float, double, short, int, long, bfloat16,
+                             uint8, uint16, uint32, uint64, half, float, double, short,
+                             int, long, bfloat16,
                              complex64, complex128, cfloat, cdouble,
                              get_default_dtype, set_default_dtype, finfo, iinfo,
                              memory_format, preserve_format, contiguous_format,
@@ -62,6 +63,8 @@ from .nn.functional._normalization import rms_norm  # noqa: E402  (torch.rms_nor
 from .nn._toplevel import *  # noqa: E402,F401,F403  (torch.conv2d & co.: F's ops, ATen signatures)
 from .nn import _toplevel as _nn_toplevel  # noqa: E402
 from ._functions import fill_, zero_, resize_as_  # noqa: E402,F401  (torch.fill_ & co.)
+from ._functions.storage_dtypes import (UntypedStorage, TypedStorage,  # noqa: E402,F401
+                                        addmv_, as_strided_)
 from . import utils  # noqa: E402
 from . import optim  # noqa: E402
 from . import distributed  # noqa: E402  (MPI: mpi4py is imported on init_process_group)
@@ -77,6 +80,7 @@ from .amp.autocast_mode import (  # noqa: E402,F401  (torch.is_autocast_enabled 
 from . import ops  # noqa: E402  (ember.ops.<namespace>: built-in and custom operators)
 from . import compiler  # noqa: E402
 from .compiler import compile  # noqa: E402,A001  (torch.compile: runs eagerly, see compiler/)
+from ._runtime_switches import *  # noqa: E402,F401,F403  (matmul precision, determinism)
 from .ops import aten as _aten  # noqa: E402,F401  (ember.ops.aten: the ops __torch_dispatch__ sees)
 
 from . import _C  # noqa: E402  (the names PyTorch code reaches in torch._C)
@@ -98,7 +102,7 @@ _wrap_namespace(globals(), _FACTORIES + ("zeros_like", "ones_like", "empty_like"
 # ``ember.testing`` (assert_close, make_tensor). ``import ember.func`` and
 # ``from ember import func`` work as for any submodule.
 _LAZY_SUBMODULES = frozenset({"distributions", "onnx", "func", "library", "special", "testing",
-                              "fft"})
+                              "fft", "jit", "profiler", "multiprocessing", "hub"})
 _LAZY_ATTRIBUTES = {"vmap": "func"}
 
 

@@ -30,6 +30,7 @@ linalg_ldl_factor_ex = namedtuple("linalg_ldl_factor_ex", ["LD", "pivots", "info
 linalg_eig = namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
 # statistics (_ops/statistics.py)
 histogram = namedtuple("histogram", ["hist", "bin_edges"])
+histogramdd = namedtuple("histogramdd", ["hist", "bin_edges"])
 cummax = namedtuple("cummax", ["values", "indices"])
 cummin = namedtuple("cummin", ["values", "indices"])
 median = namedtuple("median", ["values", "indices"])

@@ -530,6 +530,8 @@ NEW_CASES = {
                                             ember.trace(a[0]), ember.pinverse(a))),
     "distributions": ([_floats(3), _positive(3), _positive(3, 4), _unit(3)],
                       lambda loc, scale, conc, u: _distributions(loc, scale, conc, u)),
+    "distributions_transformed": ([_floats(3), _positive(3), _positive(3, 4), _unit(3)],
+                                  lambda loc, scale, conc, u: _transformed(loc, scale, conc, u)),
     "fold_grid_shuffle": ([_floats(2, 3, 6, 5), _floats(2, 2, 3)],
                           lambda x, theta: (F.unfold(x, 2, padding=1, stride=(2, 1)),
                                             F.fold(F.unfold(x, (2, 3), dilation=(1, 2)), (6, 5),
@@ -685,6 +687,30 @@ def _distributions(loc, scale, conc, u):
             D.Dirichlet(conc * 0.5).mode, dirichlet.mode,
             D.MultivariateNormal(loc, precision_matrix=mvn.covariance_matrix.inverse())
             .log_prob(loc * 0.5))
+
+
+def _transformed(loc, scale, conc, u):
+    D, T = ember.distributions, ember.distributions.transforms
+    prob = u.abs() * 0.8 + 0.1
+    dists = [D.Exponential(scale), D.Laplace(loc, scale), D.Cauchy(loc, scale),
+             D.LogNormal(loc, scale), D.Gumbel(loc, scale), D.Weibull(scale, scale + 1),
+             D.HalfNormal(scale), D.HalfCauchy(scale), D.Pareto(scale * 0.1, scale + 2),
+             D.Kumaraswamy(scale, scale + 1), D.InverseGamma(scale + 1, scale),
+             D.LogisticNormal(loc, scale), D.RelaxedBernoulli(scale, probs=prob),
+             D.RelaxedOneHotCategorical(scale[0], logits=conc)]
+    out = []
+    for d in dists:
+        x = d.rsample((2,))
+        out += [x, d.log_prob(x.detach())]
+    corr = T.CorrCholeskyTransform()
+    y = corr(conc[:, :3])
+    return (*out, y, corr.inv(y), corr.log_abs_det_jacobian(conc[:, :3], y),
+            T.StickBreakingTransform().log_abs_det_jacobian(loc, T.StickBreakingTransform()(loc)),
+            T.PositiveDefiniteTransform()(conc[:, :3].reshape(3, 1, 3) * conc[:, :3, None]),
+            D.LogNormal(loc, scale).cdf(scale), D.Gumbel(loc, scale).icdf(prob),
+            D.kl_divergence(D.Laplace(loc, scale), D.Normal(loc * 0, scale.detach())),
+            D.kl_divergence(D.Pareto(scale, scale + 3), D.Exponential(scale.detach())),
+            D.biject_to(D.constraints.simplex)(loc), D.Cauchy(loc, scale).mean)
 
 
 OPTIMIZERS = {

@@ -20,7 +20,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1] / "ember"  # read, not import
 # longest entry that matches a module decides its layer.
 LAYERS = [
     ("backend", ["ember.backend", "ember.device", "ember._typing", "ember.accelerator",
-                 "ember.backends"]),
+                 "ember.backends", "ember._runtime_switches"]),
     ("tensor", ["ember._tensor", "ember._tensor_repr", "ember.random", "ember._creation",
                 "ember.return_types", "ember._checks", "ember._torch_function",
                 "ember._autocast", "ember._C"]),
@@ -37,9 +37,11 @@ LAYERS = [
                    "ember.distributions", "ember.onnx", "ember._functorch",
                    "ember.func", "ember.autograd.functional", "ember.library",
                    "ember.ops", "ember.overrides", "ember.special", "ember.testing", "ember.fft",
-                   "ember.compiler"]),
+                   "ember.compiler", "ember.multiprocessing", "ember.hub",
+                   "ember.jit", "ember.profiler", "ember.autograd.profiler"]),
     ("package", ["ember"]),  # ember/__init__.py: the public namespace, made of all the above
     ("examples", ["ember.examples"]),
+    ("entry points", ["ember.as_torch"]),  # resolves `import torch` to the package's modules
 ]
 
 # Imports of ember modules inside functions, each with why it can't be at the top.
@@ -51,6 +53,10 @@ ALLOWED_IN_FUNCTIONS = {
     ("ember.utils.cpp_extension", "ember"),
     # get_overridable_functions lists the public namespace, which imports ember.overrides
     ("ember.overrides", "ember"),
+    # scatter(reduce='multiply') is scatter_reduce's product, whose op builds on indexing
+    ("ember._ops.indexing", "ember._ops.scatter_family"),
+    # nn.utils.stateless.functional_call (deprecated) delegates to ember.func's, a later layer
+    ("ember.nn.utils.stateless", "ember._functorch.functional_call"),
 }
 
 
