@@ -34,6 +34,9 @@ from .autograd import grad_mode
 
 
 # ---- dtype conversion ---------------------------------------------------------------------
+_COMPLEX_CAST_WARNED = []
+
+
 class ToDtype(Primitive):
     """Cast; the gradient is cast back to the input's dtype by the node. Host float32 <->
     float16/bfloat16 casts are compiled (``kernels.cast``: astype's bits, ~5-30x faster)."""
@@ -44,8 +47,10 @@ class ToDtype(Primitive):
     def forward(ctx, x, dtype):
         d = x._data
         if d.dtype.kind == "c" and not dtype.is_complex:
-            warnings.warn("Casting complex values to real discards the imaginary part",
-                          UserWarning, stacklevel=4)
+            if not _COMPLEX_CAST_WARNED:  # once per process, as PyTorch
+                _COMPLEX_CAST_WARNED.append(True)
+                warnings.warn("Casting complex values to real discards the imaginary part",
+                              UserWarning, stacklevel=4)
             d = d.real
         return _cast(d, dtype.np)
 

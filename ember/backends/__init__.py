@@ -9,5 +9,6 @@ harmless: ember has no autotuner, and results stay deterministic), ``openmp`` /
 >>> ember.backends.cudnn.benchmark = True
 >>> ember.backends.mps.is_available()
 False
+>>> ember.backends.cudnn.benchmark = False  # (the default again)
 """
 from . import cuda, cudnn, mkldnn, mps, openmp  # noqa: F401
