@@ -70,13 +70,20 @@ def _betas_check(betas):
             raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
 
 
-def reject_differentiable(name, differentiable):
-    """``differentiable=True`` asks for a step autograd can differentiate through, which
-    ember's in-place updates under ``no_grad`` do not record: refuse it rather than
-    silently running a non-differentiable step."""
-    if differentiable:
-        raise NotImplementedError(f"{name}(differentiable=True) is not supported by ember: "
-                                  "its optimizer steps are not recorded by autograd")
+def check_foreach_differentiable(group):
+    """PyTorch's multi-tensor kernels are not recorded by autograd: ``foreach=True`` with
+    ``differentiable=True`` fails the step (once the state is made), as there."""
+    if group["foreach"] and group["differentiable"]:
+        raise AssertionError("_foreach ops don't support autograd")
+
+
+def weight_decayed(grad, p, weight_decay):
+    """``grad + weight_decay * p``; a weight decay tensor that requires grad is multiplied
+    in (into ``grad`` itself, as PyTorch's differentiable step does) so that autograd
+    sees it, where ``alpha=`` would take a number only."""
+    if isinstance(weight_decay, Tensor) and weight_decay.requires_grad:
+        return grad.addcmul_(p.clone(), weight_decay)
+    return grad.add(p, alpha=weight_decay)
 
 
 #: the devices PyTorch names in its ``fused=True`` parameter check

@@ -6,7 +6,7 @@ from typing import Any, Optional, Union
 from .._tensor import Tensor
 from .optimizer import LossClosure, Optimizer, ParamsT
 from ._common import (_lr_check, _weight_decay_check, _eps_check, new_step, zeros_like, to_number,
-                      to_scalar, reject_differentiable, check_capturable)
+                      to_scalar, check_capturable, check_foreach_differentiable)
 
 
 class Adadelta(Optimizer):
@@ -15,7 +15,7 @@ class Adadelta(Optimizer):
     ``p -= lr dx``.
 
     ``foreach`` runs the same arithmetic; ``capturable=True`` fails the first step as
-    PyTorch does on a CPU build; ``differentiable=True`` raises NotImplementedError.
+    PyTorch does on a CPU build; ``differentiable=True`` records the step for autograd.
 
     >>> import ember
     >>> w = ember.nn.Parameter(ember.tensor([1.0, -2.0]))
@@ -36,7 +36,6 @@ class Adadelta(Optimizer):
             raise ValueError(f"Invalid rho value: {rho}")
         _eps_check(eps)
         _weight_decay_check(weight_decay)
-        reject_differentiable("Adadelta", differentiable)
         defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay,
                         maximize=maximize, capturable=capturable, foreach=foreach,
                         differentiable=differentiable)
@@ -48,7 +47,8 @@ class Adadelta(Optimizer):
 
     def _update(self, group: dict[str, Any]) -> None:
         rho, eps, wd = group["rho"], group["eps"], group["weight_decay"]
-        lr = to_number(to_scalar(group["lr"]))
+        differentiable = group["differentiable"]
+        lr = to_scalar(group["lr"]) if differentiable else to_number(to_scalar(group["lr"]))
         params = [p for p in group["params"] if p.grad is not None]
         for p in params:
             state = self.state[p]
@@ -56,6 +56,7 @@ class Adadelta(Optimizer):
                 state["step"] = new_step()
                 state["square_avg"] = zeros_like(p)
                 state["acc_delta"] = zeros_like(p)
+        check_foreach_differentiable(group)
         check_capturable(group, params, devices=["cuda", "xpu", "hpu", "privateuseone"])
         for p in params:
             state = self.state[p]
@@ -66,7 +67,10 @@ class Adadelta(Optimizer):
                 grad = grad.add(p, alpha=wd)
             square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
             std = square_avg.add(eps).sqrt_()
-            delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)
+            delta = acc_delta.add(eps).sqrt_()
+            if differentiable:  # sqrt_'s backward reads its result: divide a copy
+                delta = delta.clone()
+            delta.div_(std).mul_(grad)
             acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
             p.add_(delta, alpha=-lr)
 

@@ -5,7 +5,7 @@ from typing import Any, Optional
 
 from .optimizer import LossClosure, Optimizer, ParamsT
 from ._common import (_lr_check, _weight_decay_check, _eps_check, new_step, full_like,
-                      reject_differentiable, check_fused, check_fused_params, to_scalar)
+                      check_fused, check_fused_params, to_scalar, check_foreach_differentiable)
 
 
 class Adagrad(Optimizer):
@@ -34,8 +34,6 @@ class Adagrad(Optimizer):
             raise ValueError("Invalid initial_accumulator_value value: "
                              f"{initial_accumulator_value}")
         _eps_check(eps)
-        if not fused:  # PyTorch's fused check below names the conflict
-            reject_differentiable("Adagrad", differentiable)
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, fused=fused)
@@ -55,6 +53,7 @@ class Adagrad(Optimizer):
         check_fused_params(group)
         lr, lr_decay = to_scalar(group["lr"]), group["lr_decay"]
         wd, eps = group["weight_decay"], group["eps"]
+        check_foreach_differentiable(group)
         for p in group["params"]:
             if p.grad is None:
                 continue
@@ -68,7 +67,8 @@ class Adagrad(Optimizer):
             clr = lr / (1 + (step - 1) * lr_decay)
             state_sum = state["sum"]
             state_sum.addcmul_(grad, grad, value=1)
-            std = state_sum.sqrt().add_(eps)
+            # sqrt's backward reads its result: the differentiable step leaves it intact
+            std = state_sum.sqrt() + eps if group["differentiable"] else state_sum.sqrt().add_(eps)
             p.addcdiv_(grad, std, value=-clr)
 
 

@@ -5,8 +5,8 @@ from typing import Any, Optional
 
 from .optimizer import LossClosure, Optimizer, ParamsT
 from ._common import (_lr_check, _weight_decay_check, _eps_check, new_step, zeros_like, maximum,
-                      reject_differentiable, check_capturable, check_fused, check_fused_params,
-                      to_scalar)
+                      check_capturable, check_fused, check_fused_params, to_scalar,
+                      check_foreach_differentiable, weight_decayed)
 from .._tensor import Tensor
 
 
@@ -42,8 +42,7 @@ class Adam(Optimizer):
         if not 0.0 <= betas[1] < 1.0:
             raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
         _weight_decay_check(weight_decay)
-        if not fused:  # PyTorch's fused check below names the conflict
-            reject_differentiable(type(self).__name__, differentiable)
+        betas = _checked_betas(betas, foreach, capturable)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         amsgrad=amsgrad, maximize=maximize, foreach=foreach,
                         capturable=capturable, differentiable=differentiable, fused=fused,
@@ -60,6 +59,9 @@ class Adam(Optimizer):
         beta1, beta2 = group["betas"]
         lr, eps, wd = to_scalar(group["lr"]), group["eps"], group["weight_decay"]
         amsgrad = group["amsgrad"]
+        beta1_number = not isinstance(beta1, Tensor)
+        if group["differentiable"]:
+            return self._update_differentiable(group)
         for p in group["params"]:
             if p.grad is None:
                 continue
@@ -81,7 +83,8 @@ class Adam(Optimizer):
                     p.mul_(1 - lr * wd)
                 else:
                     grad = grad.add(p, alpha=wd)
-            exp_avg.lerp_(grad, 1 - beta1)
+            # a tensor beta1 is cast to the parameter's dtype, as lerp's weight must match
+            exp_avg.lerp_(grad, 1 - beta1 if beta1_number else 1 - beta1.to(p.dtype))
             exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
             step = step_t.item()
             bias_correction1 = 1 - beta1 ** step
@@ -95,6 +98,86 @@ class Adam(Optimizer):
             else:
                 denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
             p.addcdiv_(exp_avg, denom, value=-step_size)
+
+    def _state_of(self, p, amsgrad):
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = new_step()
+            state["exp_avg"] = zeros_like(p)
+            state["exp_avg_sq"] = zeros_like(p)
+            if amsgrad:
+                state["max_exp_avg_sq"] = zeros_like(p)
+        return state
+
+    def _update_differentiable(self, group: dict[str, Any]) -> None:
+        """PyTorch's differentiable Adam: the bias corrections and the step size stay
+        tensors (from the step counter), so that lr and betas given as tensors that
+        require grad receive gradients, and the saved operands are never changed in
+        place."""
+        params = [p for p in group["params"] if p.grad is not None]
+        for p in params:
+            if self._state_of(p, group["amsgrad"])["step"].requires_grad:
+                raise RuntimeError("`requires_grad` is not supported for `step` in "
+                                   "differentiable mode")
+        if not group["fused"]:
+            check_capturable(group, params)
+        if params:
+            check_foreach_differentiable(group)
+        for p in params:
+            state = self.state[p]
+            grad = p.grad if not group["maximize"] else -p.grad
+            state["step"] += 1
+            _differentiable_adam_step(p, grad, state, group)
+
+
+def _differentiable_adam_step(p, grad, state, group):
+    beta1, beta2 = (to_scalar(b) for b in group["betas"])
+    lr, eps, wd = to_scalar(group["lr"]), group["eps"], group["weight_decay"]
+    exp_avg, exp_avg_sq, step = state["exp_avg"], state["exp_avg_sq"], state["step"]
+    if wd != 0:
+        if group.get("decoupled_weight_decay", False):
+            p.mul_(1 - lr * wd)
+        elif isinstance(wd, Tensor):
+            grad = weight_decayed(grad, p, wd)
+        else:
+            grad = grad.add(p, alpha=wd)
+    exp_avg.lerp_(grad, 1 - (beta1.to(p.dtype) if isinstance(beta1, Tensor) else beta1))
+    if _needs_grad(beta2):
+        # lerp is the same average with a tensor weight autograd can follow
+        exp_avg_sq.lerp_(grad.square(), 1 - beta2)
+    else:
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    # the counter is bumped in place next step: a pow that saves it gets a copy
+    bias_correction1 = 1 - beta1 ** (step.clone() if _needs_grad(beta1) else step)
+    bias_correction2 = 1 - beta2 ** (step.clone() if _needs_grad(beta2) else step)
+    step_size_neg = (lr / bias_correction1).neg()
+    bias_correction2_sqrt = bias_correction2.sqrt()
+    second = exp_avg_sq
+    if group["amsgrad"]:
+        second = state["max_exp_avg_sq"]
+        second.copy_(maximum(second.clone(), exp_avg_sq))
+    denom = (second.sqrt() / (bias_correction2_sqrt * step_size_neg)).add_(eps / step_size_neg)
+    p.addcdiv_(exp_avg.clone(), denom)
+
+
+def _checked_betas(betas, foreach, capturable):
+    """PyTorch's rules for betas given as tensors (1-element, both or neither, not with
+    the multi-tensor step); they are kept as 0-dim tensors."""
+    if not (all(isinstance(b, float) for b in betas[:2])
+            or all(isinstance(b, Tensor) for b in betas[:2])):
+        raise ValueError("betas must be either both floats or both Tensors")
+    for i, b in enumerate(betas[:2]):
+        if isinstance(b, Tensor):
+            if not capturable and foreach:
+                raise ValueError(f"betas[{i}] as a Tensor is not supported for "
+                                 "capturable=False and foreach=True")
+            if b.numel() != 1:
+                raise ValueError(f"Tensor betas[{i}] must be 1-element")
+    return tuple(to_scalar(b) for b in betas)
+
+
+def _needs_grad(x):
+    return isinstance(x, Tensor) and x.requires_grad
 
 
 class AdamW(Adam):

@@ -4,10 +4,11 @@ from __future__ import annotations
 from typing import Any, Optional, Union
 
 from .._tensor import Tensor
+from .._functions import amax, cat
 from .optimizer import LossClosure, Optimizer, ParamsT
 from ._common import (_lr_check, _weight_decay_check, _eps_check, _betas_check, new_step,
-                      zeros_like, maximum, to_number, to_scalar, reject_differentiable,
-                      check_capturable)
+                      zeros_like, maximum, to_number, to_scalar, check_capturable,
+                      check_foreach_differentiable)
 
 
 class Adamax(Optimizer):
@@ -15,7 +16,7 @@ class Adamax(Optimizer):
     ``p -= lr / (1 - beta1**t) * m / u``.
 
     ``foreach`` runs the same arithmetic; ``capturable=True`` fails the first step as
-    PyTorch does on a CPU build; ``differentiable=True`` raises NotImplementedError.
+    PyTorch does on a CPU build; ``differentiable=True`` records the step for autograd.
 
     >>> import ember
     >>> w = ember.nn.Parameter(ember.tensor([1.0, -2.0]))
@@ -36,7 +37,6 @@ class Adamax(Optimizer):
         _eps_check(eps)
         _betas_check(betas)
         _weight_decay_check(weight_decay)
-        reject_differentiable("Adamax", differentiable)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         foreach=foreach, maximize=maximize, differentiable=differentiable,
                         capturable=capturable)
@@ -50,6 +50,7 @@ class Adamax(Optimizer):
         beta1, beta2 = group["betas"]
         eps, wd = group["eps"], group["weight_decay"]
         lr = to_scalar(group["lr"])
+        differentiable = group["differentiable"]
         params = [p for p in group["params"] if p.grad is not None]
         for p in params:
             state = self.state[p]
@@ -57,6 +58,7 @@ class Adamax(Optimizer):
                 state["step"] = new_step()
                 state["exp_avg"] = zeros_like(p)
                 state["exp_inf"] = zeros_like(p)
+        check_foreach_differentiable(group)
         check_capturable(group, params)
         for p in params:
             state = self.state[p]
@@ -66,9 +68,15 @@ class Adamax(Optimizer):
             if wd != 0:
                 grad = grad.add(p, alpha=wd)
             exp_avg.lerp_(grad, 1 - beta1)
-            exp_inf.copy_(maximum(exp_inf.mul_(beta2), grad.abs().add_(eps)))
+            if differentiable:
+                # the maximum over a stacked pair, as PyTorch's differentiable step takes it
+                # (ties share the gradient), into exp_inf from a fresh tensor
+                pair = cat([exp_inf.mul_(beta2).unsqueeze(0), grad.abs().add_(eps).unsqueeze_(0)])
+                exp_inf.copy_(amax(pair, 0))
+            else:
+                exp_inf.copy_(maximum(exp_inf.mul_(beta2), grad.abs().add_(eps)))
             clr = lr / (1 - beta1 ** state["step"].item())
-            p.addcdiv_(exp_avg, exp_inf, value=-to_number(clr))
+            p.addcdiv_(exp_avg, exp_inf, value=-(clr if differentiable else to_number(clr)))
 
 
 __all__ = ["Adamax"]

@@ -6,7 +6,7 @@ from typing import Any, Optional, Union
 from .._tensor import Tensor
 from .optimizer import LossClosure, Optimizer, ParamsT
 from ._common import (_lr_check, _weight_decay_check, new_step, new_scalar, zeros_like, to_scalar,
-                      as_tensor, reject_differentiable, check_capturable)
+                      as_tensor, check_capturable, check_foreach_differentiable)
 
 
 class ASGD(Optimizer):
@@ -16,7 +16,7 @@ class ASGD(Optimizer):
 
     ``foreach=True`` follows PyTorch's multi-tensor rounding (the decay folded into the
     gradient, ``eta`` from the step tensor); ``capturable=True`` fails the first step as
-    PyTorch does on a CPU build; ``differentiable=True`` raises NotImplementedError.
+    PyTorch does on a CPU build; ``differentiable=True`` records the step for autograd.
 
     >>> import ember
     >>> w = ember.nn.Parameter(ember.tensor([1.0, -2.0]))
@@ -36,7 +36,6 @@ class ASGD(Optimizer):
                  differentiable: bool = False, capturable: bool = False) -> None:
         _lr_check(lr)
         _weight_decay_check(weight_decay)
-        reject_differentiable("ASGD", differentiable)
         defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
                         foreach=foreach, maximize=maximize, differentiable=differentiable,
                         capturable=capturable)
@@ -57,6 +56,8 @@ class ASGD(Optimizer):
                 state["eta"] = new_scalar(lr)
                 state["mu"] = new_scalar(1.0)
                 state["ax"] = zeros_like(p)
+        if params:
+            check_foreach_differentiable(group)
         check_capturable(group, params, "params, mus, etas, and state_steps")
         if group["foreach"]:
             return self._update_foreach(group, params, lr)

@@ -6,8 +6,8 @@ from typing import Any, Optional, Union
 from .._tensor import Tensor
 from .optimizer import LossClosure, Optimizer, ParamsT
 from ._common import (_lr_check, _weight_decay_check, _eps_check, _betas_check, new_step,
-                      new_scalar, zeros_like, to_number, to_scalar, reject_differentiable,
-                      check_capturable)
+                      new_scalar, zeros_like, to_number, to_scalar, check_capturable,
+                      check_foreach_differentiable)
 
 
 class NAdam(Optimizer):
@@ -18,7 +18,7 @@ class NAdam(Optimizer):
     parameters directly (NAdamW).
 
     ``foreach`` runs the same arithmetic; ``capturable=True`` fails the first step as
-    PyTorch does on a CPU build; ``differentiable=True`` raises NotImplementedError.
+    PyTorch does on a CPU build; ``differentiable=True`` records the step for autograd.
 
     >>> import ember
     >>> w = ember.nn.Parameter(ember.tensor([1.0, -2.0]))
@@ -42,7 +42,6 @@ class NAdam(Optimizer):
         _weight_decay_check(weight_decay)
         if not 0.0 <= momentum_decay:
             raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
-        reject_differentiable("NAdam", differentiable)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         momentum_decay=momentum_decay,
                         decoupled_weight_decay=decoupled_weight_decay, maximize=maximize,
@@ -65,6 +64,8 @@ class NAdam(Optimizer):
                 state["mu_product"] = new_scalar(1.0)
                 state["exp_avg"] = zeros_like(p)
                 state["exp_avg_sq"] = zeros_like(p)
+        if params:
+            check_foreach_differentiable(group)
         for p in params:
             check_capturable(group, params, "params, mu_products and state_steps")
             state = self.state[p]
@@ -76,7 +77,7 @@ class NAdam(Optimizer):
             bias_correction2 = 1 - beta2 ** step
             if wd != 0:
                 if group["decoupled_weight_decay"]:
-                    p.mul_(to_number(1 - lr * wd))
+                    p.mul_(1 - lr * wd if group["differentiable"] else to_number(1 - lr * wd))
                 else:
                     grad = grad.add(p, alpha=wd)
             mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
@@ -84,11 +85,25 @@ class NAdam(Optimizer):
             mu_product *= mu
             exp_avg.lerp_(grad, 1 - beta1)
             exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-            denom = exp_avg_sq.div(bias_correction2).sqrt().add_(eps)
+            denom = exp_avg_sq.div(bias_correction2).sqrt()
+            if group["differentiable"]:
+                _differentiable_nadam_update(p, grad, exp_avg, denom.add(eps), lr, mu, mu_next,
+                                             mu_product)
+                continue
+            denom.add_(eps)
             product = mu_product.item()
             product_next = product * mu_next
             p.addcdiv_(grad, denom, value=to_number(-lr * (1.0 - mu) / (1.0 - product)))
             p.addcdiv_(exp_avg, denom, value=to_number((-lr * mu_next) / (1.0 - product_next)))
+
+
+
+def _differentiable_nadam_update(p, grad, exp_avg, denom, lr, mu, mu_next, mu_product):
+    """The two NAdam terms scaled as tensors (``value=`` takes a number only), so that lr
+    and the running momentum product reach autograd, as in PyTorch's differentiable step."""
+    product_next = mu_product * mu_next
+    p.addcdiv_(grad * (-lr * (1.0 - mu) / (1.0 - mu_product)), denom)
+    p.addcdiv_(exp_avg * (-lr * mu_next / (1.0 - product_next)), denom)
 
 
 __all__ = ["NAdam"]

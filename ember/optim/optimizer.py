@@ -198,10 +198,11 @@ class Optimizer:
     def _run_step(self, closure: Optional[LossClosure],
                   update: Callable[[dict[str, Any]], None]) -> Any:
         """Common frame of ``step``: hooks, the closure, then ``update(group)`` per group
-        under ``no_grad``."""
+        under ``no_grad``, or under ``enable_grad`` when the optimizer was made with
+        ``differentiable=True`` (its updates are then recorded by autograd)."""
         self._run_pre_hooks()
         loss = self._closure_loss(closure)
-        with no_grad():
+        with (enable_grad() if self.defaults.get("differentiable") else no_grad()):
             for group in self.param_groups:
                 update(group)
         self._run_post_hooks()

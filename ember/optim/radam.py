@@ -6,7 +6,8 @@ from typing import Any, Optional, Union
 from .._tensor import Tensor
 from .optimizer import LossClosure, Optimizer, ParamsT
 from ._common import (_lr_check, _weight_decay_check, _eps_check, _betas_check, new_step,
-                      zeros_like, to_number, to_scalar, reject_differentiable, check_capturable)
+                      zeros_like, to_number, to_scalar, check_capturable,
+                      check_foreach_differentiable)
 
 
 class RAdam(Optimizer):
@@ -15,7 +16,7 @@ class RAdam(Optimizer):
     rectification term. ``decoupled_weight_decay=True`` decays the parameters directly.
 
     ``foreach`` runs the same arithmetic; ``capturable=True`` fails the first step as
-    PyTorch does on a CPU build; ``differentiable=True`` raises NotImplementedError.
+    PyTorch does on a CPU build; ``differentiable=True`` records the step for autograd.
 
     >>> import ember
     >>> w = ember.nn.Parameter(ember.tensor([1.0, -2.0]))
@@ -36,7 +37,6 @@ class RAdam(Optimizer):
         _eps_check(eps)
         _betas_check(betas)
         _weight_decay_check(weight_decay)
-        reject_differentiable("RAdam", differentiable)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         maximize=maximize, foreach=foreach, capturable=capturable,
                         decoupled_weight_decay=decoupled_weight_decay,
@@ -60,6 +60,8 @@ class RAdam(Optimizer):
                 state["exp_avg_sq"] = zeros_like(p)
         # the longest SMA the approximation reaches
         rho_inf = 2 / (1 - beta2) - 1
+        if params:
+            check_foreach_differentiable(group)
         check_capturable(group, params)
         for p in params:
             state = self.state[p]
@@ -69,7 +71,7 @@ class RAdam(Optimizer):
             step = state["step"].item()
             if wd != 0:
                 if group["decoupled_weight_decay"]:
-                    p.mul_(to_number(1 - lr * wd))
+                    p.mul_(1 - lr * wd if group["differentiable"] else to_number(1 - lr * wd))
                 else:
                     grad = grad.add(p, alpha=wd)
             exp_avg.lerp_(grad, 1 - beta1)
@@ -81,7 +83,10 @@ class RAdam(Optimizer):
             if rho_t > 5.0:
                 rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
                         / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
-                adaptive_lr = (bias_correction2 ** 0.5) / exp_avg_sq.sqrt().add_(eps)
+                root = exp_avg_sq.sqrt()
+                # sqrt's backward reads its result: the differentiable step leaves it intact
+                root = root.add(eps) if group["differentiable"] else root.add_(eps)
+                adaptive_lr = (bias_correction2 ** 0.5) / root
                 p.add_(corrected_avg * lr * adaptive_lr * rect, alpha=-1.0)
             else:
                 p.add_(corrected_avg * lr, alpha=-1.0)

@@ -5,7 +5,7 @@ from typing import Any, Optional
 
 from .optimizer import LossClosure, Optimizer, ParamsT
 from ._common import (_lr_check, _weight_decay_check, _eps_check, new_step, zeros_like,
-                      reject_differentiable, check_capturable, to_scalar)
+                      check_capturable, to_scalar, check_foreach_differentiable)
 
 
 class RMSprop(Optimizer):
@@ -34,7 +34,6 @@ class RMSprop(Optimizer):
         _weight_decay_check(weight_decay)
         if not 0.0 <= alpha:
             raise ValueError(f"Invalid alpha value: {alpha}")
-        reject_differentiable("RMSprop", differentiable)
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
                         weight_decay=weight_decay, capturable=capturable, foreach=foreach,
                         maximize=maximize, differentiable=differentiable)
@@ -47,6 +46,8 @@ class RMSprop(Optimizer):
     def _update(self, group: dict[str, Any]) -> None:
         lr, alpha, eps = to_scalar(group["lr"]), group["alpha"], group["eps"]
         wd, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]
+        differentiable = group["differentiable"]
+        refuse_foreach = differentiable and group["foreach"]
         for p in group["params"]:
             if p.grad is None:
                 continue
@@ -58,6 +59,8 @@ class RMSprop(Optimizer):
                     state["momentum_buffer"] = zeros_like(p)
                 if centered:
                     state["grad_avg"] = zeros_like(p)
+            if refuse_foreach:
+                check_foreach_differentiable(group)
             check_capturable(group, [p])
             grad = p.grad if not group["maximize"] else -p.grad
             square_avg = state["square_avg"]
@@ -71,7 +74,8 @@ class RMSprop(Optimizer):
                 avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
             else:
                 avg = square_avg.sqrt()
-            avg = avg.add_(eps)
+            # sqrt's backward reads its result: the differentiable step leaves it intact
+            avg = avg.add(eps) if differentiable else avg.add_(eps)
             if momentum > 0:
                 buf = state["momentum_buffer"]
                 buf.mul_(momentum).addcdiv_(grad, avg)

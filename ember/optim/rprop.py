@@ -7,7 +7,7 @@ from typing import Any, Optional, Union
 from .._tensor import Tensor
 from .optimizer import LossClosure, Optimizer, ParamsT
 from ._common import (_lr_check, new_step, zeros_like, full_like, to_number,
-                      reject_differentiable, check_capturable)
+                      check_capturable, check_foreach_differentiable)
 
 
 class Rprop(Optimizer):
@@ -16,7 +16,7 @@ class Rprop(Optimizer):
     skips this step; step sizes stay within ``step_sizes``; ``p -= sign(g) * step_size``.
 
     ``foreach`` runs the same arithmetic; ``capturable=True`` fails the first step as
-    PyTorch does on a CPU build; ``differentiable=True`` raises NotImplementedError.
+    PyTorch does on a CPU build; ``differentiable=True`` records the step for autograd.
 
     >>> import ember
     >>> w = ember.nn.Parameter(ember.tensor([1.0, -2.0]))
@@ -38,7 +38,6 @@ class Rprop(Optimizer):
         _lr_check(lr)
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
-        reject_differentiable("Rprop", differentiable)
         defaults = dict(lr=lr, etas=etas, step_sizes=step_sizes, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
@@ -54,16 +53,24 @@ class Rprop(Optimizer):
         for p in params:
             state = self.state[p]
             if len(state) == 0:
+                if isinstance(group["lr"], Tensor) and group["lr"].requires_grad:
+                    # PyTorch fills the step sizes with the lr tensor itself, and a fill
+                    # value must be a number
+                    raise TypeError("full_like(): argument 'fill_value' (position 2) must be "
+                                    "Number, not Tensor")
                 state["step"] = new_step()
                 state["prev"] = zeros_like(p)
                 state["step_size"] = full_like(p.grad, to_number(group["lr"]))
+        if params:
+            check_foreach_differentiable(group)
         check_capturable(group, params)
         for p in params:
             state = self.state[p]
             prev, step_size = state["prev"], state["step_size"]
             grad = p.grad if not group["maximize"] else -p.grad
             state["step"] += 1
-            factor = grad.mul(prev).sign()
+            # prev is overwritten below; a differentiable step's mul keeps a copy of it
+            factor = grad.mul(prev.clone() if group["differentiable"] else prev).sign()
             factor[factor.gt(0)] = etaplus
             factor[factor.lt(0)] = etaminus
             factor[factor.eq(0)] = 1

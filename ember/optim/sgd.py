@@ -6,8 +6,19 @@ from typing import Any, Optional, Union
 from .._tensor import Tensor
 from ..backend import kernels as _kernels
 from .optimizer import LossClosure, Optimizer, ParamsT
-from ._common import (_lr_check, reject_differentiable, check_fused, check_fused_params,
-                      to_scalar)
+from ._common import _lr_check, check_fused, check_fused_params, to_scalar, weight_decayed
+
+
+def _foreach_alpha_error(fn, first="list"):
+    """PyTorch's multi-tensor SGD passes weight_decay and ``-lr`` as ``alpha=`` to
+    ``_foreach_add(_)``, whose argument parser refuses a tensor that requires grad."""
+    return TypeError(
+        f"{fn}() received an invalid combination of arguments - got ({first}, list, "
+        "alpha=Tensor), but expected one of:\n"
+        " * (tuple of Tensors self, Number scalar)\n"
+        " * (tuple of Tensors self, tuple of Scalars scalars)\n"
+        " * (tuple of Tensors self, Tensor other, *, Number alpha = 1)\n"
+        " * (tuple of Tensors self, tuple of Tensors other, *, Number alpha = 1)\n")
 
 
 class SGD(Optimizer):
@@ -27,6 +38,18 @@ class SGD(Optimizer):
     >>> w
     Parameter containing:
     tensor([ 0.4600, -0.9200], requires_grad=True)
+
+    ``differentiable=True`` records the step for autograd (the parameters are then
+    non-leaf tensors, or leaves that do not require grad), here for the gradient of the
+    updated parameters w.r.t. a tensor lr:
+
+    >>> w0 = ember.tensor([1.0, -2.0], requires_grad=True)
+    >>> lr = ember.tensor(0.1, requires_grad=True)
+    >>> p = w0.clone()
+    >>> p.grad = ember.tensor([0.5, 1.0])
+    >>> ember.optim.SGD([p], lr=lr, differentiable=True).step()
+    >>> ember.autograd.grad(p.sum(), lr)
+    (tensor(-1.5000),)
     """
 
     def __init__(self, params: ParamsT, lr: Union[float, Tensor] = 1e-3, momentum: float = 0,
@@ -43,8 +66,6 @@ class SGD(Optimizer):
                         foreach=foreach, differentiable=differentiable, fused=fused)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        if not fused:  # PyTorch's fused check below names the conflict
-            reject_differentiable("SGD", differentiable)
         super().__init__(params, defaults)
         check_fused(fused, foreach, differentiable)
 
@@ -59,22 +80,34 @@ class SGD(Optimizer):
         if not group["differentiable"] and not any(
                 isinstance(v, Tensor) for v in (lr, momentum, dampening, weight_decay)):
             return self._update_arrays(group)
+        if group["foreach"] and any(p.grad is not None for p in group["params"]):
+            wd_needs_grad = isinstance(weight_decay, Tensor) and weight_decay.requires_grad
+            if weight_decay != 0 and wd_needs_grad:
+                raise (_foreach_alpha_error("_foreach_add_", "tuple") if group["maximize"]
+                       else _foreach_alpha_error("_foreach_add"))
+            if group["differentiable"] and isinstance(lr, Tensor) and lr.requires_grad:
+                raise _foreach_alpha_error("_foreach_add_")
         for p in group["params"]:
             if p.grad is None:
                 continue
             grad = p.grad if not group["maximize"] else -p.grad
             if weight_decay != 0:
-                grad = grad.add(p, alpha=weight_decay)
+                grad = weight_decayed(grad, p, weight_decay)
             if momentum != 0:
                 state = self.state[p]
                 buf = state.get("momentum_buffer")
                 if buf is None:
-                    buf = grad.clone().detach()
+                    # detached, as in PyTorch: the first step's update carries no gradient
+                    # back to the gradient it was made from
+                    buf = grad.detach().clone()
                     state["momentum_buffer"] = buf
                 else:
                     buf.mul_(momentum).add_(grad, alpha=1 - dampening)
                 grad = grad.add(buf, alpha=momentum) if nesterov else buf
-            p.add_(grad, alpha=-lr)
+            if isinstance(lr, Tensor) and lr.requires_grad:
+                p.addcmul_(grad, lr, value=-1)  # alpha= takes a number, not a graph node
+            else:
+                p.add_(grad, alpha=-lr)
 
     def _update_arrays(self, group: dict[str, Any]) -> None:
         """The same update in place on the arrays: no temporaries beyond ``lr * step``, no

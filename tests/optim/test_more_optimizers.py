@@ -129,8 +129,6 @@ def test_minimises_and_maximize_climbs(name, kw):
 @pytest.mark.parametrize("name", ["Adadelta", "Adamax", "NAdam", "RAdam", "ASGD", "Rprop"])
 def test_flags(name):
     cls = getattr(ember.optim, name)
-    with pytest.raises(NotImplementedError, match="differentiable"):
-        cls([param()], differentiable=True)
     p = param()
     opt = cls([p], capturable=True)
     opt.step()  # no gradients: nothing to check, as in PyTorch
@@ -224,12 +222,6 @@ def test_lbfgs_misuse():
         ember.optim.LBFGS([{"params": [x]}, {"params": [nn.Parameter(ember.zeros(1))]}])
     with pytest.raises(ValueError, match="Invalid learning rate: -1"):
         ember.optim.LBFGS([x], lr=-1)
-
-
-@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad"])
-def test_older_optimizers_refuse_differentiable(name):
-    with pytest.raises(NotImplementedError, match=f"{name}\\(differentiable=True\\)"):
-        getattr(ember.optim, name)([param()], lr=0.1, differentiable=True)
 
 
 @pytest.mark.parametrize("name", ["Adam", "AdamW", "RMSprop"])

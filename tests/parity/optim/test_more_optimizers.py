@@ -259,10 +259,3 @@ def test_errors_match(make):
 def test_capturable_fails_at_step_as_on_a_cpu_build(name):
     t, e = _errors(lambda lib, p: getattr(lib.optim, name)(p, capturable=True), at_step=True)
     assert e == t
-
-
-@pytest.mark.parametrize("name", ["Adadelta", "Adamax", "NAdam", "RAdam", "ASGD", "Rprop"])
-def test_differentiable_is_refused(name):
-    p = ember.nn.Parameter(ember.zeros(2))
-    with pytest.raises(NotImplementedError, match="differentiable=True"):
-        getattr(ember.optim, name)([p], differentiable=True)
