@@ -24,6 +24,7 @@ from .backend.dtypes import get_default_dtype
 from . import random as _random
 from .backend.meta import MetaArray, meta_module, NO_DATA
 from .backend.dlpack import array_from_dlpack
+from .backend.ranges import linspace_array
 from .device import check_device, device as _device, meta as _meta, cpu as _cpu, module_of, \
     device_out_of_memory
 
@@ -703,12 +704,12 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     np_dtype = _np_dtype(dtype)
-    if (np_dtype.kind == "b" and steps > 1  # (one step: the start, no kernel)
-            or np_dtype.kind == "u" and np_dtype.itemsize > 1):
+    if steps > 1 and (np_dtype.kind == "b"  # (one step: the start, no kernel)
+                      or np_dtype.kind == "u" and np_dtype.itemsize > 1):
         raise NotImplementedError(f"\"linspace_cpu\" not implemented for "
                                   f"'{dtypes.from_numpy_dtype(np_dtype).scalar_name}'")
     xp = default_array_module()
-    arr = allocate(lambda: xp.linspace(start, end, steps).astype(np_dtype), (steps,), np_dtype)
+    arr = allocate(lambda: linspace_array(xp, start, end, steps, np_dtype), (steps,), np_dtype)
     return _finish(arr, requires_grad, device)
 
 

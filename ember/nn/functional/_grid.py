@@ -208,7 +208,8 @@ def _base_coords(steps, align_corners, like):
     if steps <= 1:
         return like.new_zeros(max(steps, 0))
     base = _creation.beside(_creation.linspace(-1, 1, steps, dtype=like.dtype), like)
-    return base if align_corners else base * ((steps - 1) / steps)
+    # two roundings, as PyTorch scales them: (base * (steps - 1)) / steps
+    return base if align_corners else base * (steps - 1) / steps
 
 
 def affine_grid(theta, size, align_corners=None):
