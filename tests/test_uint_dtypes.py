@@ -154,3 +154,153 @@ def test_no_legacy_tensor_types():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert ember.tensor([1], dtype=uint32).type() == "torch.UInt32Tensor"
+
+
+def _u(dt):
+    return ember.tensor([3, 1, 2, 0], dtype=dt)
+
+
+def _m(dt):
+    return ember.tensor([[3, 1, 2], [0, 5, 4]], dtype=dt)
+
+
+def _i(*values):
+    return ember.tensor(list(values))
+
+
+def _put(t, index, value):
+    t[index] = value
+    return t
+
+
+@pytest.mark.parametrize("make, kernel", [
+    (lambda dt: _u(dt) + _u(dt), "add_stub"),
+    (lambda dt: 1 + _u(dt), "add_stub"),
+    (lambda dt: _u(dt).add_(1), "add_stub"),
+    (lambda dt: ember.add(_u(dt), _u(dt), alpha=2), "add_stub"),
+    (lambda dt: _u(dt) - ember.tensor(1), "add_stub"),
+    (lambda dt: 5 - _u(dt), "add_stub"),
+    (lambda dt: _u(dt).diff(), "add_stub"),
+    (lambda dt: -_u(dt), "neg_cpu"),
+    (lambda dt: ember.ones(0, dtype=dt).neg_(), "neg_cpu"),
+    (lambda dt: _u(dt).abs(), "abs_cpu"),
+    (lambda dt: _u(dt).sign(), "sign_cpu"),
+    (lambda dt: _u(dt).sgn(), "sign_cpu"),
+    (lambda dt: ember.relu(_u(dt)), "clamp_min_scalar_cpu"),
+    (lambda dt: _u(dt) // 2, "div_floor_cpu"),
+    (lambda dt: _u(dt).div(2, rounding_mode="trunc"), "div_trunc_cpu"),
+    (lambda dt: _u(dt) % 2, "remainder_cpu"),
+    (lambda dt: ember.fmod(_u(dt), 2), "fmod_cpu"),
+    (lambda dt: _u(dt) ** 2, "pow"),
+    (lambda dt: _u(dt).square(), "pow"),
+    (lambda dt: _u(dt) << 1, "lshift_cpu"),
+    (lambda dt: _u(dt) >> _u(dt), "rshift_cpu"),
+    (lambda dt: ember.gcd(_u(dt), _u(dt)), "gcd_cpu"),
+    (lambda dt: ember.logical_and(_u(dt), _u(dt)), "logical_and_cpu"),
+    (lambda dt: ember.maximum(_u(dt), _u(dt)), "maximum_cpu"),
+    (lambda dt: ember.minimum(_u(dt), ember.tensor(1)), "minimum_cpu"),
+    (lambda dt: ember.fmax(_u(dt), _u(dt)), "maximum_cpu"),
+    (lambda dt: ember.lerp(_u(dt), _u(dt), 0.5), "lerp_kernel_scalar"),
+    (lambda dt: ember.addcmul(_u(dt), _u(dt), _u(dt)), "addcmul_cpu_out"),
+    (lambda dt: _m(dt).sum(dtype=dt), "sum_cpu"),
+    (lambda dt: ember.ones(2).cumsum(0, dtype=dt), "cumsum_out_cpu"),
+    (lambda dt: _m(dt).cummax(1), "cummax_cpu"),
+    (lambda dt: _m(dt).kthvalue(1), "kthvalue_cpu"),
+    (lambda dt: _u(dt).median(), "median_cpu"),
+    (lambda dt: _u(dt).median(0), "median_out"),
+    (lambda dt: _m(dt).mode(), "mode_cpu"),
+    (lambda dt: _m(dt).count_nonzero(), "nonzero_count_cpu"),
+    (lambda dt: ember.bincount(_u(dt)), "bincount_cpu"),
+    (lambda dt: ember.histc(_u(dt), 4), "aminmax_cpu"),
+    (lambda dt: ember.searchsorted(_u(dt).sort().values, _u(dt)), "searchsorted_out_cpu"),
+    (lambda dt: ember.isin(_u(dt), _u(dt)), "isin_default_cpu"),
+    (lambda dt: ember.dot(_u(dt), _u(dt)), "dot"),
+    (lambda dt: _m(dt) @ _m(dt).t(), "addmm_impl_cpu_"),
+    (lambda dt: ember.einsum("i,i->", _u(dt), _u(dt)), "bmm"),
+    (lambda dt: _m(dt)[:, :2].trace(), "trace"),
+    (lambda dt: _u(dt).index_select(0, _i(0)), "index_select"),
+    (lambda dt: _u(dt).repeat_interleave(_i(1, 2, 0, 1)), "index_select"),
+    (lambda dt: _m(dt).gather(1, _i(0, 2).reshape(2, 1)), "scatter_gather_tensor_cpu"),
+    (lambda dt: _u(dt).scatter(0, _i(1), 7), "scatter_gather_scalar_cpu"),
+    (lambda dt: _u(dt).take(_i(0)), "take_cpu"),
+    (lambda dt: _u(dt).masked_fill(_u(dt) == 1, 7), "masked_fill"),
+    (lambda dt: _put(_u(dt), _u(dt) == 1, 7), "masked_fill"),
+    (lambda dt: _put(_u(dt), [0, 2], 7), "index_put"),
+    (lambda dt: _u(dt).masked_select(_u(dt) == 1), "masked_select"),
+    (lambda dt: _u(dt).index_fill(0, _i(1), 7), "index_fill_cpu"),
+    (lambda dt: _u(dt).index_copy(0, _i(1), _u(dt)[:1]), "index_copy_cpu"),
+    (lambda dt: _u(dt).index_add(0, _i(1), _u(dt)[:1]), "index_add_"),
+    (lambda dt: _u(dt).put_(_i(1), _u(dt)[:1]), "take_put_cpu"),
+    (lambda dt: _m(dt).tril(), "tril"),
+    (lambda dt: ember.triu(_m(dt)), "triu"),
+    (lambda dt: ember.nn.functional.pad(_m(dt)[None], (1, 1), mode="reflect"),
+     "reflection_pad1d"),
+    (lambda dt: ember.nn.functional.hardtanh(_u(dt)), "clamp_scalar_cpu"),
+    (lambda dt: ember.nn.functional.threshold(_u(dt), 1, 0), "threshold_cpu"),
+    (lambda dt: ember.nn.functional.max_pool2d(_m(dt)[None], 2), "max_pool2d"),
+    (lambda dt: ember.nn.functional.avg_pool1d(_m(dt), 2), "avg_pool2d"),
+    (lambda dt: ember.nn.functional.adaptive_max_pool1d(_m(dt), 2), "adaptive_max_pool2d"),
+])
+@pytest.mark.parametrize("dt, np_dt, scalar", UINTS)
+def test_arithmetic_and_indexing_kernels_pytorch_lacks(make, kernel, dt, np_dt, scalar):
+    with pytest.raises(NotImplementedError, match=f'"{kernel}" not implemented for '
+                                                  f"'{scalar}'"):
+        make(dt)
+
+
+@pytest.mark.parametrize("dt, np_dt, scalar", UINTS)
+def test_what_computes(dt, np_dt, scalar):
+    top = 2 ** (8 * dt.itemsize) - 1
+    u = _u(dt)
+    # scalars out of the dtype's range wrap into it before the op (as a C cast)
+    assert (u * -1).tolist() == [top - 2, top, top - 1, 0] and (u * -1).dtype is dt
+    assert (u & -1).tolist() == [3, 1, 2, 0]
+    assert (u ** 0).tolist() == [1, 1, 1, 1] and (u ** 1).dtype is dt
+    assert (u / 2).tolist() == [1.5, 0.5, 1.0, 0.0] and (u // 2.5).dtype is ember.float32
+    assert (u + 1.5).dtype is ember.float32 and (u - ember.ones(4)).tolist() == [2, 0, 1, -1]
+    assert _m(dt).count_nonzero(1).tolist() == [3, 2]
+    assert u.cumsum(0).tolist() == [3, 4, 6, 6] and u.cumsum(0).dtype is ember.int64
+    assert u[1].cummax(0).values.item() == 1 and u[1].kthvalue(1).values.item() == 1
+    assert ember.searchsorted(ember.tensor([0.5, 2.5]), u).tolist() == [2, 1, 1, 0]
+    assert ember.isin(u, ember.zeros(40, dtype=dt)).tolist() == [False, False, False, True]
+    assert ember.outer(u, u)[0].tolist() == [9, 3, 6, 0]
+    assert ember.einsum("i,j->ij", u, u).dtype is dt
+    assert u[ember.tensor([0, 2])].tolist() == [3, 2] and u[u == 1].tolist() == [1]
+    assert _put(u.clone(), slice(0, 2), 9).tolist() == [9, 9, 2, 0]
+    assert ember.combinations(u, 0).shape == (0,)
+    assert ember.triu(ember.ones(2, 0, dtype=dt)).shape == (2, 0)
+    circular = ember.nn.functional.pad(_m(dt)[None], (1, 1), mode="circular")
+    assert circular.dtype is dt and circular[0, 0].tolist() == [2, 3, 1, 2, 3]
+
+
+def test_out_of_range_scalars_wrap_for_every_integer_dtype():
+    assert (ember.tensor([1, 2], dtype=ember.int8) * 300).tolist() == [44, 88]
+    assert (ember.tensor([1], dtype=ember.int8) * -300).tolist() == [-44]
+    assert (ember.tensor([1, 2], dtype=ember.uint8) * -1).tolist() == [255, 254]
+    with pytest.raises(OverflowError):  # past any 64-bit integer: no wrapping
+        ember.tensor([1]) * 2 ** 64
+
+
+@pytest.mark.parametrize("dt", [ember.uint8, ember.int8, uint16, uint32, uint64])
+def test_float_results_take_scalars_as_given(dt):
+    # a true division computes in float: -1 and 300 are not wrapped into the integer dtype
+    t = ember.tensor([3, 0], dtype=dt)
+    assert (t / -1).tolist() == [-3.0, -0.0] and (t / ember.tensor(-1)).tolist() == [-3.0, -0.0]
+    assert (t / 300).tolist() == pytest.approx([0.01, 0.0])
+    assert ember.copysign(t, -1).tolist() == [-3.0, -0.0]
+
+
+def test_integer_powers_check_the_exponent_as_given():
+    with pytest.raises(RuntimeError, match="Integers to negative integer powers"):
+        ember.tensor([3], dtype=ember.uint8) ** -1
+    with pytest.raises(RuntimeError, match="Integers to negative integer powers"):
+        ember.tensor([3], dtype=uint32) ** -1
+    with pytest.raises(RuntimeError, match="value cannot be converted to type int8_t without "
+                                           "overflow"):
+        ember.tensor([3], dtype=ember.int8) ** 300
+
+
+def test_integer_addcdiv_is_refused():
+    with pytest.raises(RuntimeError, match="Integer division with addcdiv is no longer"):
+        ember.addcdiv(ember.ones(1), ember.tensor([1]), ember.tensor([1]))
+    assert ember.addcdiv(ember.ones(1), ember.tensor([1]), ember.tensor([2.0])).tolist() == [1.5]

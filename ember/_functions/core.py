@@ -141,6 +141,8 @@ def remainder(input: Tensor | Number, other: Tensor | Number) -> Tensor:
 
 @op(inplace=True, out=True)
 def fmod(input: Tensor, other: Tensor | Number) -> Tensor:
+    if isinstance(input, Tensor) and input._data.dtype.kind == "u":
+        dtypes.refuse_limited_unsigned(dtypes.result_type(input, other).np, "fmod_cpu")
     return input - (input / other).trunc() * other if input.is_floating_point() else \
         E.Sub.apply(input, div(input, other, rounding_mode="trunc") * other)
 
@@ -198,6 +200,7 @@ isnan = unary(E.IsNan, "isnan", out=False)
 
 @op(inplace=True, out=True)
 def square(input: Tensor) -> Tensor:
+    dtypes.refuse_limited_unsigned(input._data.dtype, "pow")
     return E.Mul.apply(input, input)
 
 
@@ -243,16 +246,32 @@ def minimum(input: Tensor, other: Tensor) -> Tensor:
 
 @op(inplace=True, out=True)
 def lerp(input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
+    dtypes.refuse_limited_unsigned(input._data.dtype, "lerp_kernel_tensor" if isinstance(
+        weight, Tensor) else "lerp_kernel_scalar")
     return E.Lerp.apply(input, end, weight)
 
 
 @op(inplace=True, out=True)
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
+    dtypes.refuse_limited_unsigned(dtypes.result_type(input, tensor1, tensor2).np,
+                                   "addcmul_cpu_out")
     return E.Addcmul.apply(input, tensor1, tensor2, _number_arg(value, "addcmul", "value"))
+
+
+_ADDCDIV_INTEGERS = (
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
+    "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
+    "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer "
+    "inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv "
+    "behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all "
+    "dtypes.")
 
 
 @op(inplace=True, out=True)
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
+    if isinstance(tensor1, Tensor) and isinstance(tensor2, Tensor) and \
+            tensor1._data.dtype.kind in "biu" and tensor2._data.dtype.kind in "biu":
+        raise RuntimeError(_ADDCDIV_INTEGERS)
     return E.Addcdiv.apply(input, tensor1, tensor2, _number_arg(value, "addcdiv", "value"))
 
 
@@ -317,15 +336,24 @@ def where(condition: Tensor, input: Tensor | Number | None = None,
 
 @op(inplace=True)
 def masked_fill(input: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:
+    dtypes.refuse_limited_unsigned(input._data.dtype, "masked_fill")
     return E.MaskedFill.apply(input, mask, value)
 
 
 # ---- reductions ---------------------------------------------------------------------------
+def _refuse_unsigned_result(input, dtype, kernel):
+    """PyTorch's error for a reduction asked for a uint16/32/64 result (``dtype=``): its
+    kernels have none (a reduction of no elements runs none)."""
+    if dtype is not None and dtype in dtypes.LIMITED_UNSIGNED and input._data.size:
+        dtypes.refuse_limited_unsigned(dtype.np, kernel)
+
+
 @op(out=True)
 def sum(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
         dtype: dtype | None = None) -> Tensor:
     if dim is None and not keepdim and dtype is None:
         return R.SumAll.apply(input)  # the plain loss.sum(): no scalar arguments to drop
+    _refuse_unsigned_result(input, dtype, "sum_cpu")
     return (R.SumAll if dim is None else R.Sum).apply(input, dim, keepdim, dtype)
 
 
@@ -340,6 +368,7 @@ def mean(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = 
 @op(out=True)
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
          dtype: dtype | None = None) -> Tensor:
+    _refuse_unsigned_result(input, dtype, "prod_out_cpu")
     return R.Prod.apply(input, dim, keepdim, dtype)
 
 
@@ -426,6 +455,8 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     >>> ember.dist(ember.tensor([3., 0.]), ember.tensor([0., 4.]))
     tensor(5.)
     """
+    if input._data.dtype.kind == "u":  # PyTorch subtracts first: no uint16/32/64 kernel
+        dtypes.refuse_limited_unsigned(result_type(input, other).np, "add_stub")
     if not (input.is_floating_point() or input.is_complex()):
         raise RuntimeError("norm(): input dtype should be either floating point or complex. "
                            f"Got {input.dtype.scalar_name} instead.")
@@ -447,11 +478,13 @@ def any(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
 
 @op(out=True)
 def cumsum(input: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
+    _refuse_unsigned_result(input, dtype, "cumsum_out_cpu")
     return R.Cumsum.apply(input, dim, dtype)
 
 
 @op(out=True)
 def cumprod(input: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
+    _refuse_unsigned_result(input, dtype, "cumprod_out_cpu")
     return R.Cumprod.apply(input, dim, dtype)
 
 
@@ -493,11 +526,15 @@ chunk = op(S.chunk)
 
 @op(inplace=True)
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    if input._data.ndim >= 2 and input._data.size:  # (PyTorch's kernel skips no elements)
+        dtypes.refuse_limited_unsigned(input._data.dtype, "tril")
     return S.Tri.apply(input, diagonal, True)
 
 
 @op(inplace=True)
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    if input._data.ndim >= 2 and input._data.size:
+        dtypes.refuse_limited_unsigned(input._data.dtype, "triu")
     return S.Tri.apply(input, diagonal, False)
 
 
@@ -880,7 +917,9 @@ def repeat_interleave(input: Tensor, repeats: Tensor | int | None = None,
     _check_output_size(output_size, index.size)
     if input.dim() == 0:
         input = input.reshape(1)
-    return I.index_select(input, dim, beside(tensor(index), input))  # host-built, moved
+    # (PyTorch selects by index_select for counts given as a tensor: refused for uint16/32/64)
+    select = I.index_select if isinstance(repeats, Tensor) else I.index_select_any
+    return select(input, dim, beside(tensor(index), input))  # host-built, moved
 
 
 def _repeat_counts(repeats, size, name):
@@ -966,6 +1005,8 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     >>> ember.take(ember.tensor([[1, 2], [3, 4]]), ember.tensor([0, 3]))
     tensor([1, 4])
     """
+    if index._data.size:
+        dtypes.refuse_limited_unsigned(input._data.dtype, "take_cpu")
     numel = input.numel()
     idx = index._data
     bad = (idx >= numel) | (idx < -numel)

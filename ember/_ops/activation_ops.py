@@ -12,7 +12,7 @@ import numpy as np  # host-side erf fallback only
 from .primitive import Primitive
 from ..backend import get_array_module, kernels, to_host
 from ..backend.meta import is_meta
-from ..backend.dtypes import is_float_np
+from ..backend.dtypes import is_float_np, refuse_limited_unsigned
 from ..backend.parallel import host_work, parallel_for
 
 _SQRT1_2 = 1 / math.sqrt(2)
@@ -177,6 +177,8 @@ class Relu(Primitive):
 
     @staticmethod
     def forward(ctx, x):
+        if x._data.dtype.kind == "u":  # PyTorch's relu is a clamp: none for uint16/32/64
+            refuse_limited_unsigned(x._data.dtype, "clamp_min_scalar_cpu")
         return relu_array(x._data)
 
     @staticmethod
@@ -363,6 +365,7 @@ class Mish(Primitive):
 
 
 def hardtanh(x, min_val=-1.0, max_val=1.0):
+    refuse_limited_unsigned(x._data.dtype, "clamp_scalar_cpu")  # PyTorch's is a clamp
     return Hardtanh.apply(x, min_val, max_val)
 
 

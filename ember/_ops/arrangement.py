@@ -354,6 +354,8 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
         raise RuntimeError(f"Expect a 1D vector, but got shape {_sizes(input.shape)}")
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r and input._data.size:  # PyTorch picks the rows by masked_select
+        dtypes.refuse_limited_unsigned(input._data.dtype, "masked_select")
     if r == 0:
         return input.new_empty((0,))
     pick = itertools.combinations_with_replacement if with_replacement else \
@@ -458,6 +460,7 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     elif N < 0:
         raise RuntimeError("N must be non-negative.")
     if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        dtypes.promote_types(x.dtype, dtypes.int64)  # PyTorch's error for uint16/32/64
         x = x.to(dtypes.int64)
     n = x.shape[0]
     if N == 0:

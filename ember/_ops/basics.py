@@ -83,6 +83,9 @@ def _nan_ignoring(name, input, other, larger):
     for t in (input, other):
         if t.is_complex():
             raise RuntimeError(f"{name} not implemented for complex tensors.")
+    if input._data.dtype.kind == "u":  # PyTorch's kernels here are maximum's and minimum's
+        dtypes.refuse_limited_unsigned(dtypes.result_type(input, other).np,
+                                       "maximum_cpu" if larger else "minimum_cpu")
     # input where it wins (ties included) or other is NaN, as PyTorch's gradient splits it
     keep = (input >= other) if larger else (input <= other)
     if other.is_floating_point():
@@ -197,6 +200,7 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
             [1., 2.]])
     """
     dim = _check_index_copy(input, dim, index, source)
+    dtypes.refuse_limited_unsigned(input._data.dtype, "index_copy_cpu")
     if input.dim() == 0:
         input, source = input.reshape(1), source.reshape(1)
         return index_copy(input, 0, index.reshape(1), source).reshape(())

@@ -64,15 +64,54 @@ def _as(x, dt, xp):
     if isinstance(x, Tensor):
         d = x._data
         return d if d.dtype == dt else d.astype(dt)
-    return xp.asarray(x, dtype=dt)
+    try:
+        return xp.asarray(x, dtype=dt)
+    except OverflowError:  # PyTorch casts an int past an integer dtype's range wrapping
+        if dt.kind not in "iu" or not isinstance(x, int) or not -(1 << 63) <= x < 1 << 64:
+            raise
+        bits = 8 * dt.itemsize
+        x %= 1 << bits
+        return xp.asarray(x - (1 << bits) if dt.kind == "i" and x >> (bits - 1) else x, dt)
 
 
 def _float_arrays(a, b):
-    """Like ``_arrays`` but integer results are lifted to the default float dtype."""
+    """Like ``_arrays`` but integer results are lifted to the default float dtype (each
+    operand from its own value: an int or a 0-d tensor is not wrapped into the other's
+    integer dtype first)."""
     x, y = _arrays(a, b)
     if x.dtype.kind in "biu":  # complex and bfloat16 (kind "V") keep their dtype
         dt = dtypes.get_default_dtype().np
-        x, y = x.astype(dt), y.astype(dt)
+        x, y = _lifted(a, x, dt), _lifted(b, y, dt)
+    return x, y
+
+
+def _lifted(operand, promoted, dt):
+    if isinstance(operand, Tensor):
+        return operand._data.astype(dt)
+    if type(operand) is int:
+        return get_array_module(promoted).asarray(operand, dt)
+    return promoted.astype(dt)
+
+
+#: the C++ names PyTorch's overflow errors give the integer dtypes
+_C_INT = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+          "int64": "int64_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t"}
+
+
+def _add_arrays(a, b):
+    """``_arrays`` for add and sub, which PyTorch has no uint16/32/64 kernel of ("add_stub").
+    Its own fast paths, no slower than ``_arrays``' (float tensors never reach the check)."""
+    if isinstance(a, Tensor):
+        x = a._data
+        if isinstance(b, Tensor):
+            dt = x.dtype
+            if dt is b._data.dtype and dt.kind != "u":
+                return x, b._data
+        elif x.dtype.kind == "f" and (type(b) is float or type(b) is int):
+            return x, b
+    x, y = _arrays(a, b)
+    if x.dtype.kind == "u":  # uint8 computes; the wider ones are refused
+        dtypes.refuse_limited_unsigned(x.dtype, "add_stub")
     return x, y
 
 
@@ -151,7 +190,7 @@ class Add(Primitive):
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
-        x, y = _arrays(a, b)
+        x, y = _add_arrays(a, b)
         # operand shapes for unbroadcasting the gradient (a scalar operand has shape ())
         ctx.a_shape = x.shape if isinstance(a, Tensor) else ()
         ctx.b_shape = y.shape if isinstance(b, Tensor) else ()
@@ -270,6 +309,8 @@ class Div(Primitive):
         if rounding_mode is not None:
             ctx.rounding = True
             x, y = _arrays(a, b)
+            if x.dtype.kind == "u" and rounding_mode in ("floor", "trunc"):
+                dtypes.refuse_limited_unsigned(x.dtype, f"div_{rounding_mode}_cpu")
             if rounding_mode == "floor":
                 return _floor_divide(x, y)
             if rounding_mode == "trunc":
@@ -347,6 +388,7 @@ class FloorDivide(Primitive):
     @staticmethod
     def forward(ctx, a, b):
         x, y = _arrays(a, b)
+        dtypes.refuse_limited_unsigned(x.dtype, "div_floor_cpu")
         return _floor_divide(x, y)
 
     @staticmethod
@@ -362,6 +404,7 @@ class Remainder(Primitive):
         ctx.save_for_backward(a if isinstance(a, Tensor) else None,
                               b if isinstance(b, Tensor) else None)
         x, y = _arrays(a, b)
+        dtypes.refuse_limited_unsigned(x.dtype, "remainder_cpu")
         xp = get_array_module(x, y)
         if xp.asarray(x).dtype.kind in "iu" and xp.any(xp.asarray(y) == 0):
             raise RuntimeError("ZeroDivisionError")
@@ -391,10 +434,15 @@ class Pow(Primitive):
         x, y = _arrays(a, b)
         xp = get_array_module(x)
         if x.dtype.kind in "iu":
-            if not isinstance(b, Tensor):
-                if y < 0:
+            if not isinstance(b, Tensor):  # the exponent as given (``y`` wrapped into x's dtype)
+                if _weak(b) < 0:
                     raise RuntimeError("Integers to negative integer powers are not allowed.")
-            else:
+                if y != _weak(b):
+                    raise RuntimeError(f"value cannot be converted to type "
+                                       f"{_C_INT[x.dtype.name]} without overflow")
+            if isinstance(b, Tensor) or y not in (0, 1):  # (PyTorch's ones, or a copy)
+                dtypes.refuse_limited_unsigned(x.dtype, "pow")
+            if isinstance(b, Tensor):
                 return _int_power(x, y)
         with xp.errstate(divide="ignore", invalid="ignore"):
             return xp.power(x, y)
@@ -474,6 +522,7 @@ class RPow(Primitive):
         ctx.base = base
         x, y = _arrays(base, b)
         if y.dtype.kind in "iu":
+            dtypes.refuse_limited_unsigned(y.dtype, "pow")
             return _int_power(x, y)
         xp = get_array_module(x, y)
         with xp.errstate(divide="ignore", invalid="ignore"):
@@ -499,6 +548,8 @@ class Neg(Primitive):
             raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
                                "If you are trying to invert a mask, use the `~` or "
                                "`logical_not()` operator instead.")
+        if x._data.dtype.kind == "u":
+            dtypes.refuse_limited_unsigned(x._data.dtype, "neg_cpu")
         return -x._data
 
     @staticmethod
@@ -511,13 +562,14 @@ class Neg(Primitive):
 
 
 # ---- unary math ---------------------------------------------------------------------------
-def _unary(name, fn, grad_fn, saves="input", float_only=True, array_grad=None):
+def _unary(name, fn, grad_fn, saves="input", float_only=True, array_grad=None, refuse=None):
     """Define a unary Primitive: ``fn`` the name of the array module's function (``"exp"``)
     or a function of the array that finds its module itself; ``grad_fn(grad, x, out)`` on
     tensors.
 
     ``array_grad(grad, x, out)`` is the gradient on arrays (``backward_arrays``);
     ``array_grad=True`` says ``grad_fn`` is plain arithmetic that works on arrays too.
+    ``refuse``: PyTorch's kernel name, where it has none for uint16/32/64 (refused by it).
     (NumPy's overflow/domain warnings are filtered, not np.errstate'd: ember/backend/process.py.)
     """
 
@@ -537,6 +589,14 @@ def _unary(name, fn, grad_fn, saves="input", float_only=True, array_grad=None):
                 ctx.save_for_backward(x)
             d = x._data if not float_only or x._data.dtype.kind not in "biu" else _float_unary(x)
             return fn(d)
+
+    if refuse is not None:  # only these ops pay for the dtype test
+        plain_forward = forward
+
+        def forward(ctx, x):
+            if x._data.dtype.kind == "u":
+                dtypes.refuse_limited_unsigned(x._data.dtype, refuse)
+            return plain_forward(ctx, x)
 
     def backward(ctx, grad):
         saved = ctx.saved_tensors
@@ -565,8 +625,8 @@ def _zero_grad(grad, x, out):
 
 
 Abs = _unary("Abs", "abs", lambda g, x, o: g * (x.sgn() if x.is_complex() else x.sign()),
-             float_only=False)
-Sign = _unary("Sign", "sign", _zero_grad, saves=None, float_only=False)
+             float_only=False, refuse="abs_cpu")
+Sign = _unary("Sign", "sign", _zero_grad, saves=None, float_only=False, refuse="sign_cpu")
 Exp = _unary("Exp", "exp", lambda g, x, o: g * cj(o), saves="output",
              array_grad=lambda g, x, o: g * (o if o.dtype.kind != "c" else o.conj()))
 Exp2 = _unary("Exp2", "exp2", lambda g, x, o: g * cj(o) * _LN2, saves="output",
@@ -761,6 +821,8 @@ class Maximum(Primitive):
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
         x, y = _arrays(a, b)
+        if x.dtype.kind == "u":
+            dtypes.refuse_limited_unsigned(x.dtype, type(ctx)._forward_cls.pick + "_cpu")
         cls = type(ctx)._forward_cls
         if type(x) is numpy_ndarray:  # the fast path (see _unary)
             return cls.numpy_pick(x, y)
@@ -836,7 +898,7 @@ class Lerp(Primitive):
 # ---- comparisons and logic (no gradient) -------------------------------------------------
 def _compare(name, fn, kernel=None):
     """A comparison or logic op: ``fn`` names the array module's function; ``kernel``, for
-    the orderings, PyTorch's kernel, which has no uint16/32/64 form."""
+    the orderings and logic ops, PyTorch's kernel, which has no uint16/32/64 form."""
     numpy_fn = numpy_function(fn)
 
     def forward(ctx, a, b):
@@ -857,9 +919,9 @@ Lt = _compare("Lt", "less", "lt_cpu")
 Le = _compare("Le", "less_equal", "le_cpu")
 Gt = _compare("Gt", "greater", "gt_cpu")
 Ge = _compare("Ge", "greater_equal", "ge_cpu")
-LogicalAnd = _compare("LogicalAnd", "logical_and")
-LogicalOr = _compare("LogicalOr", "logical_or")
-LogicalXor = _compare("LogicalXor", "logical_xor")
+LogicalAnd = _compare("LogicalAnd", "logical_and", "logical_and_cpu")
+LogicalOr = _compare("LogicalOr", "logical_or", "logical_or_cpu")
+LogicalXor = _compare("LogicalXor", "logical_xor", "logical_xor_cpu")
 
 
 def _bitwise(name, fn):
@@ -1009,7 +1071,9 @@ class Addcmul(Primitive):
 class Addcdiv(Primitive):
     _backward_name = "AddcdivBackward0"
     complex_grad = True  # conjugated slopes: right for complex tensors
-    saved_needed_for = ((2,), (1, 2))
+    # PyTorch keeps tensor2 whatever gradient is wanted (changing it in place then fails
+    # backward even for the gradient of input alone, as in Adamax's differentiable step)
+    saved_needed_for = ((2,), (0, 1, 2))
 
     @staticmethod
     def forward(ctx, x, t1, t2, value=1):

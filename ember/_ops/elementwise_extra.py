@@ -377,6 +377,7 @@ class Heaviside(Primitive):
         if x.dtype is not values.dtype:
             raise RuntimeError("heaviside is not yet implemented for tensors with different "
                                "dtypes.")
+        dtypes.refuse_limited_unsigned(x._data.dtype, "heaviside_cpu")
         E._check_broadcast(x, values)
         d, v = x._data, values._data
         xp = get_array_module(d, v)
@@ -397,6 +398,7 @@ def _int_pair(a, b, name, kernel):
     x, y = E._arrays(a, b)
     if x.dtype.kind not in "iu":
         raise _not_implemented(kernel, dtypes.result_type(a, b))
+    dtypes.refuse_limited_unsigned(x.dtype, kernel + "_cpu")
     return get_array_module(x, y), x, y
 
 

@@ -285,9 +285,22 @@ def setitem(x, index, value):
         else:
             view.fill_(value)
         return
+    if view_cls is None and x._data.dtype.kind == "u":
+        refuse_limited_unsigned(x._data.dtype, _setitem_kernel(index, value))
     if not isinstance(value, Tensor):
         value = float(value) if isinstance(value, float) else value
     x._inplace(lambda s, v: IndexPut.apply(s, v, np_index), value)
+
+
+def _setitem_kernel(index, value):
+    """The kernel PyTorch runs for ``x[index] = value`` with an advanced index: a fill for a
+    bool mask given one value, an index_put otherwise."""
+    if isinstance(index, tuple) and len(index) == 1:
+        index = index[0]
+    one_value = not isinstance(value, Tensor) or value._data.size == 1
+    if isinstance(index, Tensor) and index._data.dtype.kind == "b" and one_value:
+        return "masked_fill"
+    return "index_put"
 
 
 # ---- range checks shared by every op that takes an index tensor ---------------------------
@@ -441,6 +454,8 @@ def gather(x: Tensor, dim: int, index: Tensor, sparse_grad: bool = False) -> Ten
         raise NotImplementedError("gather(): sparse_grad=True is not supported: ember has no "
                                   "sparse gradients")
     dim = _check_gather(x, dim, index, "gather")
+    if index._data.size:
+        refuse_limited_unsigned(x._data.dtype, "scatter_gather_tensor_cpu")
     return Gather.apply(x, dim, index)
 
 
@@ -502,6 +517,9 @@ def scatter(x: Tensor, dim: int, index: Tensor, src: Tensor | Number | None = No
     if src is None:
         src = value
     dim = _check_gather(x, dim, index, "scatter", src)
+    if index._data.size:
+        refuse_limited_unsigned(x._data.dtype, "scatter_gather_tensor_cpu" if isinstance(
+            src, Tensor) else "scatter_gather_scalar_cpu")
     if reduce is not None:
         if reduce not in ("add", "multiply"):
             raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
@@ -525,6 +543,8 @@ _SCATTER_REDUCE_WARNED = []
 
 def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     dim = _check_gather(x, dim, index, "scatter_add", src)
+    if index._data.size:
+        refuse_limited_unsigned(x._data.dtype, "scatter_gather_tensor_cpu")
     return ScatterAdd.apply(x, dim, index, src)
 
 
@@ -559,6 +579,14 @@ def _check_index_vector(x, dim, index, name):
 
 
 def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
+    dim = _check_index_vector(x, dim, index, "index_select")
+    refuse_limited_unsigned(x._data.dtype, "index_select")
+    return IndexSelect.apply(x, dim, index.reshape(-1) if index.dim() == 0 else index)
+
+
+def index_select_any(x: Tensor, dim: int, index: Tensor) -> Tensor:
+    """``index_select`` for ops built on it that PyTorch runs on every dtype (its kernel
+    lacks uint16/32/64, their own do not: repeat_interleave)."""
     dim = _check_index_vector(x, dim, index, "index_select")
     return IndexSelect.apply(x, dim, index.reshape(-1) if index.dim() == 0 else index)
 
@@ -643,6 +671,7 @@ def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *,
     if source.dtype is not x.dtype:
         raise RuntimeError(f"index_add_(): self ({x.dtype.scalar_name}) and source "
                            f"({source.dtype.scalar_name}) must have the same scalar type")
+    refuse_limited_unsigned(x._data.dtype, "index_add_")
     xs, ss = x._data.shape, source._data.shape
     if len(xs) != len(ss) or any(a != b for i, (a, b) in enumerate(zip(xs, ss)) if i != dim) \
             or (ss[dim] if ss else 1) != index._data.size:
@@ -660,6 +689,8 @@ def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *,
 def masked_select(x: Tensor, mask: Tensor) -> Tensor:
     if mask._data.dtype.kind != "b":
         raise RuntimeError("masked_select: expected BoolTensor for mask")
+    if x._data.size and mask._data.size:
+        refuse_limited_unsigned(x._data.dtype, "masked_select")
     shape = broadcast_shapes(x._data.shape, mask._data.shape)
     xb = x.expand(shape) if x._data.shape != shape else x
     m = mask._data
@@ -672,6 +703,8 @@ def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor
     """PyTorch's composition: a gather on the flattened tensor (no wrapping: out-of-range
     indices raise) or, along ``dim``, on both broadcast together with the indices taken
     modulo the dim's size (so negative and too-large ones wrap)."""
+    if indices._data.size:
+        refuse_limited_unsigned(x._data.dtype, "scatter_gather_tensor_cpu")
     if dim is None:
         return gather(x.view(-1), 0, indices.view(-1))
     if x._data.ndim != indices._data.ndim:

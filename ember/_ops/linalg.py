@@ -6,7 +6,7 @@ import math
 
 from .._tensor import Tensor
 from ..backend import dtypes, get_array_module, broadcast_shapes
-from .primitive import Primitive
+from .primitive import Primitive, sum_to as _sum_to
 from .complex_ops import cj
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.dispatch import active as _dispatch_active
@@ -22,11 +22,16 @@ def _dims(shape):
 # ---- PyTorch's checks, per kernel ------------------------------------------------------------
 # ``matmul`` lands in one of four kernels (dot, mv, mm, bmm), each with its own wording and order
 # of checks. The checks take shapes and ember dtypes, so that ``matmul`` can check the shapes
-# PyTorch hands the kernel (a folded or expanded operand). Bool products: PyTorch's CPU
-# kernels have none (they refuse after the shape checks, unless the result is empty or the
-# contraction has no terms).
-def _refuse_bool(kernel):
-    raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+# PyTorch hands the kernel (a folded or expanded operand). Bool and uint16/32/64 products:
+# PyTorch's CPU kernels have none (they refuse after the shape checks, unless the result is
+# empty or the contraction has no terms).
+def _refuse_bool(kernel, dt=dtypes.bool_):
+    raise NotImplementedError(f"\"{kernel}\" not implemented for '{dt.scalar_name}'")
+
+
+def _no_kernel(dt):
+    """Whether PyTorch's CPU products lack ``dt`` (bool and uint16/32/64)."""
+    return dt is dtypes.bool_ or dt in dtypes.LIMITED_UNSIGNED
 
 
 def _mm_checks(sa, sb, ta, tb):
@@ -37,8 +42,8 @@ def _mm_checks(sa, sb, ta, tb):
     if ta is not tb:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {ta.cpp_name} "
                            f"!= {tb.cpp_name}")
-    if ta is dtypes.bool_ and sa[0] * sb[1] and sa[1]:
-        _refuse_bool("addmm_impl_cpu_")
+    if _no_kernel(ta) and sa[0] * sb[1] and sa[1]:
+        _refuse_bool("addmm_impl_cpu_", ta)
 
 
 def _mv_checks(sm, sv, tm, tv):
@@ -49,8 +54,8 @@ def _mv_checks(sm, sv, tm, tv):
     if tm is not tv:  # the result (vec's dtype), mat, vec
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
                            f"{tv.scalar_name}, {tm.scalar_name}, and {tv.scalar_name}")
-    if tm is dtypes.bool_ and sm[0] * sm[1]:
-        _refuse_bool("addmv_impl_cpu")
+    if _no_kernel(tm) and sm[0] * sm[1]:
+        _refuse_bool("addmv_impl_cpu", tm)
 
 
 def _dot_checks(n1, n2, t1, t2):
@@ -62,8 +67,8 @@ def _dot_checks(n1, n2, t1, t2):
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{n1}] and src [{n2}] to "
                            f"have the same number of elements, but got {n1} and {n2} elements "
                            f"respectively")
-    if t1 is dtypes.bool_:  # even empty
-        _refuse_bool("dot")
+    if _no_kernel(t1):  # even empty
+        _refuse_bool("dot", t1)
 
 
 def _bmm_checks(sa, sb, ta, tb, operands=()):
@@ -76,8 +81,8 @@ def _bmm_checks(sa, sb, ta, tb, operands=()):
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{sa[0]}, {sa[2]}] but got: [{sb[0]}, {sb[1]}].")
     if not (sa[0] * sa[1] * sb[2] and sa[2]) or sa[1] * sa[2] * sb[2] < 400:
-        if ta is dtypes.bool_ and sa[0] * sa[1] * sb[2] and sa[2]:
-            _refuse_bool("bmm")
+        if _no_kernel(ta) and sa[0] * sa[1] * sb[2] and sa[2]:
+            _refuse_bool("bmm", ta)
         if ta is not tb:
             raise RuntimeError(f"expected scalar type {ta.scalar_name} but found "
                                f"{tb.scalar_name}")
@@ -213,6 +218,39 @@ class Matmul(Primitive):
                 gb = matmul(cj(a2).mT, g).sum_to_size(b2._data.shape).reshape(b_shape)
         return ga, gb
 
+    @staticmethod
+    def backward_arrays(ctx, grad):
+        """``backward`` on arrays (the same products in the same order): no reshape,
+        transpose or product nodes for the gradient of every linear layer."""
+        a, b = ctx.saved_arrays
+        a_shape, b_shape = a.shape, b.shape
+        a2 = a[None] if len(a_shape) == 1 else a
+        b2 = b[:, None] if len(b_shape) == 1 else b
+        sa, sb = a2.shape, b2.shape
+        g = grad.reshape(broadcast_shapes(sa[:-2], sb[:-2]) + (sa[-2], sb[-1]))
+        needs = ctx.needs_input_grad
+        ga = gb = None
+        if needs[0]:
+            ga = _shaped(_sum_to(_gemm(g, _conj(b2).swapaxes(-1, -2)), sa), a_shape)
+        if needs[1]:
+            if len(sb) == 2 and len(sa) > 2 and g.shape[:-2] == sa[:-2]:
+                k, rows = sa[-1], math.prod(sa[:-1])
+                gb = _shaped(_gemm(_conj(a2).reshape(rows, k).T, g.reshape(rows, sb[-1])),
+                             b_shape)
+            else:
+                gb = _shaped(_sum_to(_gemm(_conj(a2).swapaxes(-1, -2), g), sb), b_shape)
+        return ga, gb
+
+
+def _conj(d):
+    return d.conj() if d.dtype.kind == "c" else d
+
+
+def _shaped(d, shape):
+    """``d`` in ``shape``; ``d`` itself when it has it (a new array stays one the engine may
+    hand to a leaf without a copy)."""
+    return d if d.shape == shape else d.reshape(shape)
+
 
 class Mm(Matmul):
     _backward_name = "MmBackward0"
@@ -245,7 +283,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     if not sa or not sb:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{len(sa)}D and {len(sb)}D")
-    if input._data.dtype != other._data.dtype or input._data.dtype.kind == "b" \
+    if input._data.dtype != other._data.dtype or input._data.dtype.kind in "bu" \
             or not _fits(sa, sb):
         _matmul_checks(input, other)  # an error (or an empty bool product)
     return Matmul.apply(input, other)
@@ -483,7 +521,16 @@ def einsum(spec: str, *operands: Tensor | Sequence[Tensor]) -> Tensor:
         if o.dtype is not first:  # PyTorch does not promote einsum operands
             raise RuntimeError(f"expected scalar type {first.scalar_name} but found "
                                f"{o.dtype.scalar_name}")
+    if first in dtypes.LIMITED_UNSIGNED and _contracts(spec):
+        _refuse_bool("bmm", first)  # PyTorch contracts pairs of operands with bmm
     return Einsum.apply(spec, *operands)
+
+
+def _contracts(spec):
+    """Whether an explicit einsum ``spec`` sums over a subscript shared by two operands."""
+    ins, out = spec.split("->")
+    terms = [set(t) for t in ins.split(",")]
+    return any(sum(c in t for t in terms) > 1 for c in set().union(*terms) - set(out))
 
 
 __all__ = ["Tensor"]

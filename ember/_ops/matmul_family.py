@@ -50,8 +50,10 @@ def _expand(input, shape):
 
 
 def _no_bool(t, kernel):
-    if t.dtype is dtypes.bool_:
-        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+    """PyTorch's error for a product kernel it lacks for ``t``'s dtype (bool, uint16/32/64)."""
+    dt = t.dtype
+    if dt is dtypes.bool_ or dt in dtypes.LIMITED_UNSIGNED:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{dt.scalar_name}'")
 
 
 #: the C++ type PyTorch names when a scalar does not fit a dtype

@@ -233,6 +233,7 @@ def index_put(input: Tensor, indices: Sequence[Tensor], values: Tensor,
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{input.dtype.scalar_name} for the destination and "
                            f"{values.dtype.scalar_name} for the source.")
+    dtypes.refuse_limited_unsigned(input._data.dtype, "index_put")
     if len(indices) == 1 and indices[0].dtype is dtypes.uint8 and values.numel() == 1 \
             and not accumulate:  # PyTorch takes its masked_fill_ path, which refuses bytes
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
@@ -266,6 +267,7 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
         raise IndexError(f"put_(): Expected source and index to have the same number of "
                          f"elements, but got source.numel() = {source.numel()}, index.numel() "
                          f"= {index.numel()}")
+    dtypes.refuse_limited_unsigned(input._data.dtype, "take_put_cpu")
     numel = input.numel()
     if numel == 0 and index.numel():
         raise IndexError("put_(): Tried to put elements into an empty tensor")
@@ -297,6 +299,7 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """
     _tensor_arg(mask, "masked_scatter", "mask", 2)
     _tensor_arg(source, "masked_scatter", "source", 3)
+    dtypes.refuse_limited_unsigned(input._data.dtype, "masked_scatter")
     if mask.dtype is not dtypes.bool_:
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
                            f"dtype {mask.dtype.scalar_name}")
@@ -326,6 +329,7 @@ def masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
             [2., 0.]])
     """
     _tensor_arg(mask, "masked_scatter_", "mask", 1)
+    dtypes.refuse_limited_unsigned(self._data.dtype, "masked_scatter")
     if tuple(mask.shape) != tuple(self.shape):
         S.expand(mask, tuple(self.shape))  # PyTorch's error for a mask that does not fit
     return self._inplace(masked_scatter, mask, source)
@@ -356,6 +360,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Tensor | Number) -
     _tensor_arg(index, "index_fill", "index", 3)
     if index.dtype is not dtypes.int64:
         raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    dtypes.refuse_limited_unsigned(input._data.dtype, "index_fill_cpu")
     if isinstance(value, Tensor):
         if value.dim() != 0:
             raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but "
@@ -557,6 +562,9 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
     dim = _check_gather(input, dim, index, "scatter_reduce", src)
+    if index._data.size:
+        dtypes.refuse_limited_unsigned(input._data.dtype, "scatter_gather_tensor_cpu" + (
+            f"_reduce_{reduce}" if reduce in ("mean", "amax", "amin") else ""))
     if reduce == "mean" and input.dtype is dtypes.bool_:
         raise NotImplementedError("\"scatter_gather_tensor_cpu_reduce_mean\" not implemented "
                                   "for 'Bool'")
@@ -593,6 +601,7 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
                            f"amin but got {reduce}.")
     dim = _check_index_reduce(input, dim, index, source)
+    dtypes.refuse_limited_unsigned(input._data.dtype, "index_func_")
     x, src = input, source
     if x.dim() == 0:
         x, src = S.reshape(x, (1,)), S.reshape(src, (1,))

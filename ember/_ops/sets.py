@@ -9,7 +9,7 @@ import math
 import numpy as np  # host-side index arithmetic and random draws (see random.py)
 
 from .._tensor import Tensor, _wrap_dim
-from ..backend import get_array_module, to_host
+from ..backend import dtypes, get_array_module, to_host
 from ..random import rng
 from ..autograd.batching import per_sample_under_vmap
 from .._typing import Any
@@ -210,6 +210,10 @@ def searchsorted(sorted_sequence: Tensor, input: Tensor | float, *, out_int32: b
     seq = sorted_sequence._data
     xp = get_array_module(seq)
     values = input._data if isinstance(input, Tensor) else xp.asarray(input)
+    if seq.dtype.kind == "u" or values.dtype.kind == "u":  # PyTorch's promotion, kernel
+        common = dtypes.result_type(sorted_sequence, input).np
+        if values.size:
+            dtypes.refuse_limited_unsigned(common, "searchsorted_out_cpu")
     if sorter is not None:
         seq = xp.take_along_axis(seq, sorter._data, axis=-1)
     how = "right" if right else "left"

@@ -66,6 +66,10 @@ class View(Primitive):
     def backward(ctx, grad):
         return grad.reshape(ctx.in_shape), None
 
+    @staticmethod
+    def backward_arrays(ctx, grad):
+        return grad.reshape(ctx.in_shape), None
+
 
 class Unsqueeze(View):
     _backward_name = "UnsqueezeBackward0"
@@ -130,7 +134,8 @@ def view(x: Tensor, *shape: int | Sequence[int]) -> Tensor:
 
 def reshape(x: Tensor, *shape: int | Sequence[int]) -> Tensor:
     shape = infer_shape(parse_sizes(shape), x._data.size)
-    if shape == x._data.shape:
+    if shape == x._data.shape or getattr(x._data, "flags", None) is not None and \
+            x._data.flags.c_contiguous:  # a view for certain: no trial reshape
         return View.apply(x, shape)
     if _try_view(x._data, shape) is not None:
         return View.apply(x, shape)
@@ -198,6 +203,11 @@ class Permute(Primitive):
     def backward(ctx, grad):
         dims = ctx.dims  # the inverse permutation
         return grad.permute(tuple(sorted(range(len(dims)), key=dims.__getitem__))), None
+
+    @staticmethod
+    def backward_arrays(ctx, grad):
+        dims = ctx.dims
+        return grad.transpose(tuple(sorted(range(len(dims)), key=dims.__getitem__))), None
 
 
 class Transpose(Permute):
@@ -363,6 +373,14 @@ class Cat(Primitive):
         out, start = [None], 0
         for size in ctx.sizes:
             out.append(grad.narrow(ctx.dim, start, size))
+            start += size
+        return tuple(out)
+
+    @staticmethod
+    def backward_arrays(ctx, grad):
+        out, start, lead = [None], 0, (slice(None),) * ctx.dim
+        for size in ctx.sizes:
+            out.append(grad[lead + (slice(start, start + size),)])
             start += size
         return tuple(out)
 

@@ -54,6 +54,7 @@ def _running(input, dim, largest):
     dim = _wrap_dim(dim, d.ndim)
     if d.size == 0:
         return input.clone(), Tensor._make(xp.zeros(d.shape, xp.int64))
+    dtypes.refuse_limited_unsigned(d.dtype, "cummax_cpu" if largest else "cummin_cpu")
     a = d.astype(xp.float32) if d.dtype.kind == "V" else d
     best = (xp.maximum if largest else xp.minimum).accumulate(a, axis=dim)
     hit = a == best  # ties pick the later element, as PyTorch; a NaN is "equal" to itself
@@ -264,6 +265,8 @@ def _median_all(input, ignore_nan):
     _check_sortable(input, "median_cpu")
     d = input._data
     xp = get_array_module(d)
+    if d.size:
+        dtypes.refuse_limited_unsigned(d.dtype, "median_cpu")
     if d.size == 0:  # NaN, still part of the graph
         value = xp.asarray(math.nan if input.dtype.is_floating_point else 0, d.dtype)
         return _Evenly.apply(input, value)
@@ -317,6 +320,7 @@ def _median_dim(input, dim, keepdim, ignore_nan, cls):
     _check_sortable(input, "median_out")
     dim = _selection_dim(input, dim, "median")
     d = input._data
+    dtypes.refuse_limited_unsigned(d.dtype, "median_out")
     if d.ndim == 0 or d.size == 0:
         return _pick(input, dim, keepdim, None, cls) if d.ndim == 0 else \
             cls(*_empty_pair(input, dim, keepdim))
@@ -391,6 +395,8 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False
     size = d.shape[dim] if d.ndim else 1
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
+    if d.ndim:
+        dtypes.refuse_limited_unsigned(d.dtype, "kthvalue_cpu")
     if d.size == 0:
         return return_types.kthvalue(*_empty_pair(input, dim, keepdim))
     xp = get_array_module(d)
@@ -415,6 +421,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple[Tensor, T
         return _pick(input, dim, keepdim, None, return_types.mode)
     if d.size == 0:
         return return_types.mode(*_empty_pair(input, dim, keepdim))
+    dtypes.refuse_limited_unsigned(d.dtype, "mode_cpu")
     xp = get_array_module(d)
     order, a = _stable_order(d, dim)
     s = xp.take_along_axis(a, order, dim)

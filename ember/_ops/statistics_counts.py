@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from .._tensor import Tensor
 from .._typing import Number, Sequence
 from ..backend import dtypes, get_array_module
 from ..backend.meta import is_meta
+from ..backend.ranges import linspace_array
 from ..autograd.batching import per_sample_under_vmap
 from .statistics import _cpp_number, _is_float, _not_implemented
 from .. import return_types
@@ -34,6 +33,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     d = input._data
     if input.dtype.is_floating_point or input.dtype.is_complex or d.dtype.kind == "b":
         raise _not_implemented("bincount_cpu", input)
+    dtypes.refuse_limited_unsigned(d.dtype, "bincount_cpu")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     if is_meta(d):  # the length depends on the values
@@ -75,6 +75,9 @@ def histc(input: Tensor, bins: int = 100, min: Number = 0, max: Number = 0) -> T
     tensor([0., 2., 1., 0.])
     """
     d = input._data
+    if d.dtype.kind == "u":  # PyTorch finds the range (aminmax) or the edges (linspace) first
+        dtypes.refuse_limited_unsigned(d.dtype, "aminmax_cpu" if float(min) == float(max)
+                                       else "linspace_cpu")
     if not _is_float(input):
         raise _not_implemented("linspace_cpu" if d.dtype.kind == "b" else "histogram_cpu", input)
     _check_bins(bins)
@@ -136,16 +139,9 @@ def _histogram_edges(input, bins, range):
 def _linspace(xp, start, end, steps, np_dtype):
     """PyTorch's linspace in ``np_dtype``: the first half stepped up from ``start``, the
     second down from ``end`` (so both ends are exact), each point one fused multiply-add
-    (for float32 done in float64, where the product is exact, and rounded once)."""
-    lo, hi = xp.asarray(start, np_dtype), xp.asarray(end, np_dtype)
-    step = (hi - lo) / xp.asarray(steps - 1, np_dtype)
-    wide = np_dtype == np.float32
-    if wide:
-        lo, hi, step = lo.astype(xp.float64), hi.astype(xp.float64), step.astype(xp.float64)
-    i = xp.arange(steps).astype(lo.dtype)
-    up = lo + step * i
-    down = hi - step * (xp.asarray(steps - 1, lo.dtype) - i)
-    return xp.where(xp.arange(steps) < steps // 2, up, down).astype(np_dtype)
+    (for float32 done in float64, where the product is exact, and rounded once; float64's
+    fused multiply-add emulated): ``ember.linspace``'s values."""
+    return linspace_array(xp, float(start), float(end), steps, np_dtype)
 
 
 @per_sample_under_vmap
@@ -195,10 +191,21 @@ def count_nonzero(input: Tensor, dim: int | Sequence[int] | None = None) -> Tens
     >>> ember.count_nonzero(ember.tensor([[1., 0.], [2., 0.]]), dim=0)
     tensor([2, 0])
     """
+    if dim is None or dim == () or dim == []:  # (PyTorch's kernel over all elements)
+        dtypes.refuse_limited_unsigned(input._data.dtype, "nonzero_count_cpu")
     return input.ne(0).sum(() if dim is None else dim, dtype=dtypes.int64)
 
 
 # ---- membership -----------------------------------------------------------------------------
+def _refuse_unsigned_isin(elements, test_elements):
+    """PyTorch compares every pair when ``test_elements`` is small next to ``elements`` (its
+    threshold): that kernel has no uint16/32/64 form (sorting, the other way, has)."""
+    n, m = elements._data.size, test_elements._data.size
+    if n and m < int(10.0 * n ** 0.145):
+        dtypes.refuse_limited_unsigned(dtypes.result_type(elements, test_elements).np,
+                                       "isin_default_cpu")
+
+
 def _isin_kind(x):
     if isinstance(x, Tensor) and (x.dtype is dtypes.bool_ or x.dtype.is_complex):
         raise RuntimeError(f"Unsupported input type encountered for isin(): "
@@ -226,6 +233,9 @@ def isin(elements: Tensor | Number, test_elements: Tensor | Number, *,
             f"= False, Tensor out = None)\n")
     _isin_kind(elements)
     _isin_kind(test_elements)
+    if isinstance(elements, Tensor) and isinstance(test_elements, Tensor) and \
+            elements._data.dtype.kind == "u":
+        _refuse_unsigned_isin(elements, test_elements)
     like = elements if isinstance(elements, Tensor) else test_elements
     xp = get_array_module(like._data)
     e = elements._data if isinstance(elements, Tensor) else xp.asarray(elements)

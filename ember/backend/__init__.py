@@ -246,6 +246,8 @@ def reshaped_view(array, shape):
     >>> reshaped_view(numpy.zeros((2, 3)), (3, 2)).shape, reshaped_view(numpy.zeros((2, 3)).T, (6,))
     ((3, 2), None)
     """
+    if type(array) is _ndarray and array.flags.c_contiguous:
+        return array.reshape(shape)  # always a view of a C-contiguous array
     if _RESHAPE_TAKES_COPY and type(array) is _ndarray:
         try:
             return numpy.reshape(array, shape, copy=False)

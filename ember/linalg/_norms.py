@@ -3,7 +3,7 @@ come from the ops they are made of), and the diagonal ops."""
 from __future__ import annotations
 
 from .._tensor import Tensor, _wrap_dim
-from ..backend import get_array_module, promote_types
+from ..backend import dtypes, get_array_module, promote_types
 from .._typing import Number, Sequence, dtype
 from .._ops import diagonals as DG
 from .._ops import reduction as R
@@ -156,6 +156,7 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     if size_a != 3 or size_b != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{size_a} and {size_b}")
+    dtypes.refuse_limited_unsigned(dtypes.result_type(input, other).np, "cross")
     a, b = input, other
     if sa != sb:
         shape = _check_shapes_broadcast(sa, sb)

@@ -11,7 +11,7 @@ from .._tensor import Tensor, _wrap_dim
 from .._ops import decompositions as D, diagonals as DG
 from .._ops.decompositions import check_float, check_matrix, check_square_float, \
     apply_saving_outputs
-from ..backend import get_array_module, float16
+from ..backend import dtypes, get_array_module, float16
 from . import _norms
 from ._decompositions import svdvals, pinv, _cholesky, _check_square_system
 
@@ -171,6 +171,7 @@ def trace(input: Tensor) -> Tensor:
     if input._data.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim "
                            f"{input._data.ndim}")
+    dtypes.refuse_limited_unsigned(input._data.dtype, "trace")
     return DG.Diagonal.apply(input, 0, 0, 1).sum()
 
 

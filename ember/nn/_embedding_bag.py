@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .. import _creation
 from .._tensor import Tensor
+from ..autograd.batching import hooks as _batching
 from ..autograd.grad_mode import no_grad
 from ..backend import dtypes
 from .functional import _sparse
@@ -87,6 +88,11 @@ def _max_rows(weight, rows, bags, num_bags):
     dim = weight.size(1)
     if rows.numel() == 0:
         return rows.new_zeros(num_bags, dim)
+    if _batching[0] is None:
+        found = _sparse._first_max_rows(weight._data[rows._data], rows._data, bags._data,
+                                       num_bags)
+        if found is not None:
+            return Tensor._make(found[0] * found[1])
     values = weight.detach().index_select(0, rows)
     spread = bags.unsqueeze(1).expand(-1, dim)
     best = values.new_zeros(num_bags, dim).scatter_reduce(0, spread, values, "amax",

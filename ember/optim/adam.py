@@ -3,11 +3,19 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+import numpy as _np
+
 from .optimizer import LossClosure, Optimizer, ParamsT
 from ._common import (_lr_check, _weight_decay_check, _eps_check, new_step, zeros_like, maximum,
                       check_capturable, check_fused, check_fused_params, to_scalar,
                       check_foreach_differentiable, weight_decayed)
 from .._tensor import Tensor
+from ..autograd.batching import hooks as _batching
+from ..autograd.dispatch import active as _dispatch_active
+from ..autograd.forward_ad import active as _fw_active
+from ..autograd.grad_mode import _state as _grad_state
+from ..backend import get_array_module, numpy_ndarray as _ndarray
+from ..nn.parameter import Parameter
 
 
 class Adam(Optimizer):
@@ -62,6 +70,9 @@ class Adam(Optimizer):
         beta1_number = not isinstance(beta1, Tensor)
         if group["differentiable"]:
             return self._update_differentiable(group)
+        on_arrays = all(type(v) in (int, float) for v in (lr, eps, wd, beta1, beta2)) and \
+            not amsgrad and not group["capturable"] and \
+            not _dispatch_active[0] and not _fw_active and _batching[0] is None
         for p in group["params"]:
             if p.grad is None:
                 continue
@@ -72,6 +83,9 @@ class Adam(Optimizer):
                 state["exp_avg_sq"] = zeros_like(p)
                 if amsgrad:
                     state["max_exp_avg_sq"] = zeros_like(p)
+            if on_arrays and _plain_arrays(p, p.grad, state["exp_avg"], state["exp_avg_sq"]):
+                _adam_step_arrays(p, state, group, lr, eps, wd)
+                continue
             if not group["fused"]:  # the fused step has no device requirement on CPU
                 check_capturable(group, [p])
             grad = p.grad if not group["maximize"] else -p.grad
@@ -128,6 +142,46 @@ class Adam(Optimizer):
             grad = p.grad if not group["maximize"] else -p.grad
             state["step"] += 1
             _differentiable_adam_step(p, grad, state, group)
+
+
+def _plain_arrays(*tensors):
+    """Whether the update may run on the bare arrays: plain (or Parameter) tensors on
+    float32/float64 NumPy arrays of one dtype, none needing autograd."""
+    dt = tensors[0]._data.dtype
+    return dt in _FLOATS and not _grad_state.enabled and all(
+        type(t) in _PLAIN and type(t._data) is _ndarray and t._data.dtype == dt
+        for t in tensors)
+
+
+def _adam_step_arrays(p, state, group, lr, eps, wd):
+    """``_update``'s step for one parameter on its arrays: the same operations in the same
+    order as the tensor ops there (the same bits) without a tensor and a dispatch per op;
+    each tensor written once, its version bumped as the in-place ops would."""
+    beta1, beta2 = group["betas"]
+    step_t, exp_avg, exp_avg_sq = state["step"], state["exp_avg"], state["exp_avg_sq"]
+    d, grad = p._data, p.grad._data
+    if group["maximize"]:
+        grad = -grad
+    step_t._write(step_t._data + 1)
+    if wd != 0:
+        if group.get("decoupled_weight_decay", False):
+            p._write(d * (1 - lr * wd))
+        else:
+            grad = grad + wd * d
+    m = exp_avg._data
+    weight = d.dtype.type(1 - beta1).item()  # lerp's weight, rounded as Lerp rounds it
+    diff = grad - m
+    exp_avg._write(m + weight * diff if abs(weight) < 0.5 else grad - diff * (1 - weight))
+    v = exp_avg_sq._data * beta2
+    exp_avg_sq._write(v + (1 - beta2) * (grad * grad))
+    step = step_t.item()
+    step_size = lr / (1 - beta1 ** step)
+    denom = get_array_module(d).sqrt(exp_avg_sq._data) / (1 - beta2 ** step) ** 0.5 + eps
+    p._write(d + -step_size * (exp_avg._data / denom))
+
+
+_FLOATS = (_np.dtype(_np.float32), _np.dtype(_np.float64))
+_PLAIN = (Tensor, Parameter)
 
 
 def _differentiable_adam_step(p, grad, state, group):

@@ -13,6 +13,8 @@ import pytest
 import ember
 from ember._ops.primitive import Primitive
 from ember._ops.rnn_ops import lstm_layer
+from ember._ops.rnn_cell_ops import FusedGRUCell, FusedLSTMCell
+from ember._ops.batch_norm_ops import FusedBatchNorm
 from tests.helpers import check_grad
 
 RNG = np.random.default_rng(0)
@@ -103,6 +105,36 @@ CASES = {
                         (lambda x: ember.nn.functional.layer_norm(x, (6,)), [(2, 2, 6)])],
     "Reciprocal": [(lambda a: (a * a + 0.5).reciprocal(), [(3, 4)]),
                    (lambda a: 2.5 / (a * a + 0.5), [(3, 4)])],   # scalar / tensor
+    # products: 1-D promotion, broadcast batches summed back, a stack times one matrix
+    "Matmul": [(lambda a, b: a @ b, [(3, 4), (4, 2)]), (lambda a, b: a @ b, [(4,), (4, 2)]),
+               (lambda a, b: a @ b, [(3, 4), (4,)]), (lambda a, b: a @ b, [(4,), (4,)]),
+               (lambda a, b: a @ b, [(2, 3, 4), (4, 2)]),
+               (lambda a, b: a @ b, [(3, 4), (2, 4, 2)]),
+               (lambda a, b: a @ b, [(2, 1, 3, 4), (3, 4, 2)])],
+    "Mm": [(lambda a, b: ember.mm(a, b.t()), [(3, 4), (2, 4)])],
+    "Bmm": [(lambda a, b: ember.bmm(a, b), [(2, 3, 4), (2, 4, 5)])],
+    # views: the gradient reshaped or transposed back
+    "View": [(lambda a: a.view(6, 2), [(3, 4)]), (lambda a: a.reshape(-1), [(2, 3, 2)])],
+    "Unsqueeze": [(lambda a: a.unsqueeze(1), [(3, 4)])],
+    "Squeeze": [(lambda a: a.squeeze(), [(3, 1, 4)])],
+    "SqueezeDim": [(lambda a: a.squeeze(1), [(3, 1, 4)])],
+    "SqueezeDims": [(lambda a: a.squeeze((0, 2)), [(1, 3, 1, 4)])],
+    "Permute": [(lambda a: a.permute(2, 0, 1), [(2, 3, 4)])],
+    "Transpose": [(lambda a: a.transpose(0, 2), [(2, 3, 4)])],
+    "T": [(lambda a: a.t(), [(3, 4)])],
+    "Cat": [(lambda a, b: ember.cat([a, b], 1), [(2, 3), (2, 4)]),
+            (lambda a, b, c: ember.cat([a, b, c]), [(1, 3), (2, 3), (1, 3)]),
+            (lambda a, b: ember.cat([a, b], -1), [(2, 2, 1), (2, 2, 3)])],
+    # the fused recurrent cells (xi, gh, state): h and c in one tensor for the LSTM
+    "FusedLSTMCell": [(lambda x, g, c: ember.cat(FusedLSTMCell.apply(x, g, c), 1),
+                       [(3, 8), (3, 8), (3, 2)])],
+    "FusedGRUCell": [(lambda x, g, h: FusedGRUCell.apply(x, g, h), [(3, 6), (3, 6), (3, 2)])],
+    # training-mode batch norm (x, weight, bias): (N, C), (N, C, L), (N, C, H, W), no affine
+    "FusedBatchNorm": [(lambda x, w, b: FusedBatchNorm.apply(x, w, b, 1e-5)[0],
+                        [(4, 3), (3,), (3,)]),
+                       (lambda x, w, b: FusedBatchNorm.apply(x, w, b, 1e-5)[0],
+                        [(2, 3, 4, 2), (3,), (3,)]),
+                       (lambda x: FusedBatchNorm.apply(x, None, None, 1e-5)[0], [(3, 2, 5)])],
 }
 
 

@@ -340,3 +340,257 @@ def test_embedding_bag_errors(call):
         return call(lib, lib.ones(4, 3), lib.tensor([0, 2, 1, 3, 3]), lib.tensor([0, 2]))
     t, e = error_of(lambda: run(torch)), error_of(lambda: run(ember))
     assert (t[0], t[1].split("\n")[0]) == (e[0], e[1].split("\n")[0])
+
+
+# ---- unsigned dtypes: which ops compute, which refuse (torch's kernels) ----------------------
+def _vec(lib, dt):
+    return lib.tensor([3, 1, 2, 0], dtype=dt, **_on(lib))
+
+
+def _mat(lib, dt):
+    return lib.tensor([[3, 1, 2], [0, 5, 4]], dtype=dt, **_on(lib))
+
+
+def _idx(lib, *values):
+    return lib.tensor(list(values), dtype=lib.int64, **_on(lib))
+
+
+def _summary(result):
+    """Tensors as (dtype name, shape, values); tuples item by item; numbers as they are."""
+    if isinstance(result, (torch.Tensor, ember.Tensor)):
+        return str(result.dtype).split(".")[-1], tuple(result.shape), result.tolist()
+    if isinstance(result, (tuple, list)):
+        return tuple(_summary(r) for r in result)
+    return result
+
+
+def _setitem(t, index, value):
+    t[index] = value
+    return t
+
+
+_REFUSED_OR_COMPUTED = {
+    # add and sub: no kernel ("add_stub"), also in place, reflected, with alpha, out=, 0-d
+    "add": lambda lib, dt: _vec(lib, dt) + _vec(lib, dt),
+    "add_scalar": lambda lib, dt: 1 + _vec(lib, dt),
+    "add_0d_long": lambda lib, dt: _vec(lib, dt) + lib.tensor(1, **_on(lib)),
+    "add_alpha": lambda lib, dt: lib.add(_vec(lib, dt), _vec(lib, dt), alpha=2),
+    "add_": lambda lib, dt: _vec(lib, dt).add_(1),
+    "add_out": lambda lib, dt: lib.add(_vec(lib, dt), _vec(lib, dt),
+                                       out=lib.empty(4, dtype=dt, **_on(lib))),
+    "add_empty": lambda lib, dt: lib.ones(0, dtype=dt, **_on(lib)) + 1,
+    "add_float": lambda lib, dt: _vec(lib, dt) + lib.ones(4, **_on(lib)),
+    "add_float_scalar": lambda lib, dt: _vec(lib, dt) + 1.5,
+    "sub": lambda lib, dt: _vec(lib, dt) - 1,
+    "rsub": lambda lib, dt: 5 - _vec(lib, dt),
+    "sub_": lambda lib, dt: _vec(lib, dt).sub_(_vec(lib, dt)),
+    "isub": lambda lib, dt: _vec(lib, dt).__isub__(1),
+    "sub_float": lambda lib, dt: lib.ones(4, **_on(lib)) - _vec(lib, dt),
+    "diff": lambda lib, dt: lib.diff(_vec(lib, dt)),
+    "diff_float_prepend": lambda lib, dt: _vec(lib, dt).diff(prepend=lib.ones(1, **_on(lib))),
+    "trapezoid": lambda lib, dt: lib.trapezoid(_vec(lib, dt)),
+    "dist": lambda lib, dt: lib.dist(_vec(lib, dt), _vec(lib, dt)),
+    # mul computes, wrapping; a scalar out of range wraps into the dtype first
+    "mul_negative": lambda lib, dt: _vec(lib, dt) * -1,
+    "mul_large": lambda lib, dt: _vec(lib, dt) * (2 ** 40 + 3),
+    "eq_large": lambda lib, dt: _vec(lib, dt) == 2 ** 40,
+    "and_negative": lambda lib, dt: _vec(lib, dt) & -1,
+    "div_negative": lambda lib, dt: _vec(lib, dt) / -1,
+    "div_0d_negative": lambda lib, dt: _vec(lib, dt) / lib.tensor(-1, **_on(lib)),
+    "copysign_negative": lambda lib, dt: lib.copysign(_vec(lib, dt), -1),
+    "pow_negative": lambda lib, dt: _vec(lib, dt) ** -1,
+    "lt_negative": lambda lib, dt: _vec(lib, dt) < -1,
+    # unary
+    "neg": lambda lib, dt: -_vec(lib, dt),
+    "neg_": lambda lib, dt: _vec(lib, dt).neg_(),
+    "neg_empty": lambda lib, dt: lib.neg(lib.ones(0, dtype=dt, **_on(lib))),
+    "abs": lambda lib, dt: _vec(lib, dt).abs(),
+    "abs_0d": lambda lib, dt: lib.abs(_vec(lib, dt)[0]),
+    "sign": lambda lib, dt: lib.sign(_vec(lib, dt)),
+    "sgn": lambda lib, dt: _vec(lib, dt).sgn(),
+    "relu": lambda lib, dt: lib.relu(_vec(lib, dt)),
+    "exp_computes": lambda lib, dt: str(lib.exp(_vec(lib, dt)).dtype).split(".")[-1],
+    # division, remainder, powers, shifts
+    "floordiv": lambda lib, dt: _vec(lib, dt) // 2,
+    "rfloordiv": lambda lib, dt: 7 // _vec(lib, dt)[:3],
+    "floordiv_float": lambda lib, dt: _vec(lib, dt) // 2.5,
+    "div_trunc": lambda lib, dt: lib.div(_vec(lib, dt), 2, rounding_mode="trunc"),
+    "div_floor": lambda lib, dt: _vec(lib, dt).div(_vec(lib, dt) * 0 + 1 if False else 2,
+                                                   rounding_mode="floor"),
+    "true_div": lambda lib, dt: _vec(lib, dt) / 2,
+    "mod": lambda lib, dt: _vec(lib, dt) % 2,
+    "remainder_float": lambda lib, dt: lib.remainder(_vec(lib, dt), 2.5),
+    "fmod": lambda lib, dt: lib.fmod(_vec(lib, dt), 2),
+    "fmod_float": lambda lib, dt: lib.fmod(_vec(lib, dt), 2.5),
+    "pow": lambda lib, dt: _vec(lib, dt) ** 2,
+    "pow_0": lambda lib, dt: _vec(lib, dt) ** 0,
+    "pow_1": lambda lib, dt: _vec(lib, dt).pow(1),
+    "pow_float": lambda lib, dt: _vec(lib, dt) ** 0.5,
+    "rpow": lambda lib, dt: 2 ** _vec(lib, dt),
+    "square": lambda lib, dt: _vec(lib, dt).square(),
+    "lshift": lambda lib, dt: _vec(lib, dt) << 1,
+    "rshift": lambda lib, dt: lib.bitwise_right_shift(_vec(lib, dt), _vec(lib, dt)),
+    "rlshift": lambda lib, dt: 1 << _vec(lib, dt),
+    "gcd": lambda lib, dt: lib.gcd(_vec(lib, dt), _vec(lib, dt)),
+    "lcm": lambda lib, dt: lib.lcm(_vec(lib, dt), _vec(lib, dt)),
+    "logical_and": lambda lib, dt: lib.logical_and(_vec(lib, dt), _vec(lib, dt)),
+    "logical_xor": lambda lib, dt: _vec(lib, dt).logical_xor(_vec(lib, dt)),
+    "logical_or_float": lambda lib, dt: lib.logical_or(_vec(lib, dt), lib.ones(4, **_on(lib))),
+    "heaviside": lambda lib, dt: lib.heaviside(_vec(lib, dt), _vec(lib, dt)),
+    "maximum": lambda lib, dt: lib.maximum(_vec(lib, dt), _vec(lib, dt)),
+    "minimum_0d": lambda lib, dt: lib.minimum(_vec(lib, dt), lib.tensor(1, **_on(lib))),
+    "maximum_float": lambda lib, dt: lib.maximum(_vec(lib, dt), lib.ones(4, **_on(lib))),
+    "fmax": lambda lib, dt: lib.fmax(_vec(lib, dt), _vec(lib, dt)),
+    "fmin_float": lambda lib, dt: lib.fmin(_vec(lib, dt), lib.ones(4, **_on(lib))),
+    "lerp": lambda lib, dt: lib.lerp(_vec(lib, dt), _vec(lib, dt), 0.5),
+    "lerp_tensor": lambda lib, dt: lib.lerp(_vec(lib, dt), _vec(lib, dt), _vec(lib, dt)),
+    "addcmul": lambda lib, dt: lib.addcmul(_vec(lib, dt), _vec(lib, dt), _vec(lib, dt)),
+    "addcdiv": lambda lib, dt: lib.addcdiv(_vec(lib, dt), _vec(lib, dt), _vec(lib, dt)),
+    "addcdiv_long": lambda lib, dt: lib.addcdiv(lib.ones(1, **_on(lib)), _idx(lib, 1),
+                                                _idx(lib, 1)),
+    # reductions and selections
+    "sum": lambda lib, dt: _mat(lib, dt).sum(1),
+    "sum_dtype": lambda lib, dt: _mat(lib, dt).sum(dtype=dt),
+    "sum_dim_dtype": lambda lib, dt: lib.ones(3, **_on(lib)).sum(0, dtype=dt),
+    "sum_empty_dtype": lambda lib, dt: _vec(lib, dt)[:0].sum(dtype=dt),
+    "nansum_dtype": lambda lib, dt: _vec(lib, dt).nansum(dtype=dt),
+    "prod_dtype": lambda lib, dt: _mat(lib, dt).prod(1, dtype=dt),
+    "cumsum": lambda lib, dt: _vec(lib, dt).cumsum(0),
+    "cumsum_dtype": lambda lib, dt: _vec(lib, dt).cumsum(0, dtype=dt),
+    "cumprod_dtype": lambda lib, dt: lib.cumprod(_vec(lib, dt), 0, dtype=dt),
+    "cummax": lambda lib, dt: _mat(lib, dt).cummax(1),
+    "cummin": lambda lib, dt: lib.cummin(_vec(lib, dt), 0),
+    "cummax_0d": lambda lib, dt: _vec(lib, dt)[0].cummax(0),
+    "cummin_empty": lambda lib, dt: lib.ones(2, 0, dtype=dt, **_on(lib)).cummin(1),
+    "kthvalue": lambda lib, dt: _mat(lib, dt).kthvalue(1, 1),
+    "kthvalue_0d": lambda lib, dt: lib.kthvalue(_vec(lib, dt)[0], 1),
+    "kthvalue_bad_k": lambda lib, dt: _vec(lib, dt).kthvalue(9),
+    "median": lambda lib, dt: _vec(lib, dt).median(),
+    "median_dim": lambda lib, dt: lib.median(_mat(lib, dt), 1),
+    "median_empty": lambda lib, dt: lib.ones(0, dtype=dt, **_on(lib)).median().shape,
+    "nanmedian": lambda lib, dt: _vec(lib, dt).nanmedian(),
+    "nanmedian_dim": lambda lib, dt: _vec(lib, dt).nanmedian(0),
+    "mode": lambda lib, dt: _mat(lib, dt).mode(1),
+    "mode_0d": lambda lib, dt: _vec(lib, dt)[0].mode(),
+    "count_nonzero": lambda lib, dt: _mat(lib, dt).count_nonzero(),
+    "count_nonzero_dim": lambda lib, dt: lib.count_nonzero(_mat(lib, dt), 1),
+    "count_nonzero_dims": lambda lib, dt: _mat(lib, dt).count_nonzero((0, 1)),
+    "bincount": lambda lib, dt: lib.bincount(_vec(lib, dt)),
+    "bincount_weights": lambda lib, dt: lib.bincount(_idx(lib, 0, 1),
+                                                     weights=lib.ones(2, dtype=dt, **_on(lib))),
+    "histc": lambda lib, dt: lib.histc(_vec(lib, dt), 4),
+    "histc_range": lambda lib, dt: lib.histc(_vec(lib, dt), 4, 0, 5),
+    "searchsorted": lambda lib, dt: lib.searchsorted(_vec(lib, dt).sort().values,
+                                                     _vec(lib, dt)),
+    "searchsorted_scalar": lambda lib, dt: lib.searchsorted(_vec(lib, dt).sort().values, 2),
+    "searchsorted_float_seq": lambda lib, dt: lib.searchsorted(
+        lib.tensor([0.0, 1.5, 3.0], **_on(lib)), _vec(lib, dt)),
+    "searchsorted_long": lambda lib, dt: lib.searchsorted(_idx(lib, 0, 2), _vec(lib, dt)),
+    "searchsorted_no_values": lambda lib, dt: lib.searchsorted(_vec(lib, dt), _vec(lib, dt)[:0]),
+    "bucketize": lambda lib, dt: lib.bucketize(_vec(lib, dt), _vec(lib, dt).sort().values),
+    "bucketize_float": lambda lib, dt: lib.bucketize(_vec(lib, dt),
+                                                     lib.tensor([1.0, 2.0], **_on(lib))),
+    "isin": lambda lib, dt: lib.isin(_vec(lib, dt), _vec(lib, dt)),
+    "isin_many": lambda lib, dt: lib.isin(_vec(lib, dt), lib.zeros(40, dtype=dt, **_on(lib))),
+    "isin_scalar": lambda lib, dt: lib.isin(_vec(lib, dt), 1),
+    # products
+    "dot": lambda lib, dt: lib.dot(_vec(lib, dt), _vec(lib, dt)),
+    "matmul_vectors": lambda lib, dt: _vec(lib, dt) @ _vec(lib, dt),
+    "mm": lambda lib, dt: lib.mm(_mat(lib, dt), _mat(lib, dt).t()),
+    "mv": lambda lib, dt: _mat(lib, dt) @ _mat(lib, dt)[0],
+    "bmm": lambda lib, dt: lib.bmm(_mat(lib, dt)[None], _mat(lib, dt).t()[None]),
+    "addmm": lambda lib, dt: lib.addmm(lib.ones(2, 2, dtype=dt, **_on(lib)), _mat(lib, dt),
+                                       _mat(lib, dt).t()),
+    "baddbmm": lambda lib, dt: lib.baddbmm(lib.ones(1, 2, 2, dtype=dt, **_on(lib)),
+                                           _mat(lib, dt)[None], _mat(lib, dt).t()[None]),
+    "einsum_dot": lambda lib, dt: lib.einsum("i,i->", _vec(lib, dt), _vec(lib, dt)),
+    "einsum_outer": lambda lib, dt: lib.einsum("i,j->ij", _vec(lib, dt), _vec(lib, dt)),
+    "outer": lambda lib, dt: lib.outer(_vec(lib, dt), _vec(lib, dt)),
+    "tensordot": lambda lib, dt: lib.tensordot(_mat(lib, dt), _mat(lib, dt), ([1], [1])),
+    "trace": lambda lib, dt: _mat(lib, dt)[:, :2].trace(),
+    "cross": lambda lib, dt: lib.linalg.cross(_mat(lib, dt), _mat(lib, dt)),
+    "vander": lambda lib, dt: lib.vander(_vec(lib, dt)),
+    "linalg_vander": lambda lib, dt: lib.linalg.vander(_vec(lib, dt)),
+    # indexing
+    "index_select": lambda lib, dt: _vec(lib, dt).index_select(0, _idx(lib, 0, 2)),
+    "index_select_fn_empty": lambda lib, dt: lib.index_select(_vec(lib, dt), 0, _idx(lib)),
+    "index_select_bad_index": lambda lib, dt: _vec(lib, dt).index_select(
+        0, lib.tensor([1.0], **_on(lib))),
+    "gather": lambda lib, dt: _mat(lib, dt).gather(1, _idx(lib, 0, 2).reshape(2, 1)),
+    "gather_no_index": lambda lib, dt: lib.gather(_vec(lib, dt), 0, _idx(lib)),
+    "take": lambda lib, dt: lib.take(_mat(lib, dt), _idx(lib, 0, 4)),
+    "take_no_index": lambda lib, dt: _vec(lib, dt).take(_idx(lib)),
+    "take_along_dim": lambda lib, dt: lib.take_along_dim(_mat(lib, dt),
+                                                         _idx(lib, 0, 2).reshape(2, 1), 1),
+    "getitem_advanced": lambda lib, dt: _vec(lib, dt)[_idx(lib, 0, 2)],
+    "getitem_mask": lambda lib, dt: _vec(lib, dt)[_vec(lib, dt) == 1],
+    "setitem_slice": lambda lib, dt: _setitem(_vec(lib, dt), slice(0, 2), 9),
+    "setitem_list": lambda lib, dt: _setitem(_vec(lib, dt), [0, 2], 9),
+    "setitem_mask": lambda lib, dt: _setitem(_vec(lib, dt), _vec(lib, dt) == 1, 9),
+    "setitem_tensor_values": lambda lib, dt: _setitem(_vec(lib, dt), _idx(lib, 0, 2),
+                                                      lib.tensor([7, 8], dtype=dt, **_on(lib))),
+    "masked_fill": lambda lib, dt: _vec(lib, dt).masked_fill(_vec(lib, dt) == 1, 7),
+    "masked_fill_": lambda lib, dt: lib.ones(0, dtype=dt, **_on(lib)).masked_fill_(
+        lib.ones(0, dtype=lib.bool, **_on(lib)), 7),
+    "masked_select": lambda lib, dt: _vec(lib, dt).masked_select(_vec(lib, dt) == 1),
+    "masked_scatter": lambda lib, dt: _vec(lib, dt).masked_scatter(_vec(lib, dt) == 1,
+                                                                   _vec(lib, dt)),
+    "index_fill": lambda lib, dt: _vec(lib, dt).index_fill(0, _idx(lib, 1), 7),
+    "index_fill_": lambda lib, dt: _vec(lib, dt).index_fill_(0, _idx(lib, 1), 7),
+    "index_copy": lambda lib, dt: _vec(lib, dt).index_copy(0, _idx(lib, 1), _vec(lib, dt)[:1]),
+    "index_add": lambda lib, dt: _vec(lib, dt).index_add(0, _idx(lib, 1), _vec(lib, dt)[:1]),
+    "index_put": lambda lib, dt: _vec(lib, dt).index_put((_idx(lib, 1),), _vec(lib, dt)[:1]),
+    "index_reduce": lambda lib, dt: _vec(lib, dt).index_reduce(0, _idx(lib, 1),
+                                                               _vec(lib, dt)[:1], "amax"),
+    "scatter": lambda lib, dt: _vec(lib, dt).scatter(0, _idx(lib, 1), _vec(lib, dt)[:1]),
+    "scatter_value": lambda lib, dt: _vec(lib, dt).scatter(0, _idx(lib, 1), 7),
+    "scatter_no_index": lambda lib, dt: _vec(lib, dt).scatter(0, _idx(lib), 7),
+    "scatter_add": lambda lib, dt: _vec(lib, dt).scatter_add(0, _idx(lib, 1), _vec(lib, dt)),
+    "scatter_reduce_sum": lambda lib, dt: _vec(lib, dt).scatter_reduce(0, _idx(lib, 1),
+                                                                       _vec(lib, dt), "sum"),
+    "scatter_reduce_amin": lambda lib, dt: _vec(lib, dt).scatter_reduce(0, _idx(lib, 1),
+                                                                        _vec(lib, dt), "amin"),
+    "put_": lambda lib, dt: _vec(lib, dt).put_(_idx(lib, 1), _vec(lib, dt)[:1]),
+    "tril": lambda lib, dt: _mat(lib, dt).tril(),
+    "triu": lambda lib, dt: lib.triu(_mat(lib, dt), 1),
+    "tril_": lambda lib, dt: _mat(lib, dt).tril_(),
+    "tril_1d": lambda lib, dt: _vec(lib, dt).tril(),
+    "triu_empty": lambda lib, dt: lib.ones(2, 0, dtype=dt, **_on(lib)).triu(),
+    "combinations": lambda lib, dt: lib.combinations(_vec(lib, dt)),
+    "combinations_0": lambda lib, dt: lib.combinations(_vec(lib, dt), 0),
+    "repeat_interleave": lambda lib, dt: _vec(lib, dt).repeat_interleave(2),
+    "repeat_interleave_counts": lambda lib, dt: _vec(lib, dt).repeat_interleave(
+        _idx(lib, 1, 2, 0, 1)),
+    "pad_constant": lambda lib, dt: lib.nn.functional.pad(_vec(lib, dt), (1, 2)),
+    "pad_circular": lambda lib, dt: lib.nn.functional.pad(_mat(lib, dt)[None], (1, 1),
+                                                          mode="circular"),
+    "pad_reflect": lambda lib, dt: lib.nn.functional.pad(_mat(lib, dt)[None], (1, 1),
+                                                         mode="reflect"),
+    "pad_replicate": lambda lib, dt: lib.nn.functional.pad(_mat(lib, dt)[None, None],
+                                                           (1, 1, 1, 1), mode="replicate"),
+    "cdist": lambda lib, dt: lib.cdist(_mat(lib, dt), _mat(lib, dt)),
+    # nn.functional: clamps and pooling
+    "hardtanh": lambda lib, dt: lib.nn.functional.hardtanh(_vec(lib, dt)),
+    "relu6": lambda lib, dt: lib.nn.functional.relu6(_vec(lib, dt)),
+    "threshold": lambda lib, dt: lib.nn.functional.threshold(_vec(lib, dt), 1, 0),
+    "max_pool1d": lambda lib, dt: lib.nn.functional.max_pool1d(_mat(lib, dt), 2),
+    "max_pool1d_indices": lambda lib, dt: lib.nn.functional.max_pool1d(
+        _mat(lib, dt), 2, return_indices=True),
+    "max_pool2d": lambda lib, dt: lib.nn.functional.max_pool2d(_mat(lib, dt)[None], 2),
+    "avg_pool1d": lambda lib, dt: lib.nn.functional.avg_pool1d(_mat(lib, dt), 2),
+    "adaptive_avg_pool2d": lambda lib, dt: lib.nn.functional.adaptive_avg_pool2d(
+        _mat(lib, dt)[None], 2),
+    "adaptive_avg_pool2d_to_1": lambda lib, dt: lib.nn.functional.adaptive_avg_pool2d(
+        _mat(lib, dt)[None], 1),
+    "adaptive_max_pool1d": lambda lib, dt: lib.nn.functional.adaptive_max_pool1d(
+        _mat(lib, dt), 2),
+    "adaptive_max_pool3d": lambda lib, dt: lib.nn.functional.adaptive_max_pool3d(
+        _mat(lib, dt)[None, None], 1),
+}
+
+
+@pytest.mark.parametrize("name", UINTS)
+@pytest.mark.parametrize("op", list(_REFUSED_OR_COMPUTED), ids=str)
+def test_uint_ops_compute_or_refuse_as_torch(name, op):
+    fn = _REFUSED_OR_COMPUTED[op]
+    _both(lambda lib: _summary(fn(lib, _dt(lib, name))))

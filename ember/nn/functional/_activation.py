@@ -3,6 +3,7 @@ import warnings
 
 from ... import _functions as _fn
 from ..._ops import activation_ops as _act
+from ...backend import dtypes as _dtypes
 from ..._ops.nn_ops import softmax as _softmax, log_softmax as _log_softmax
 
 
@@ -230,6 +231,7 @@ def tanhshrink(input):
 
 def _threshold(x, threshold, value):
     # replaced where ``x <= threshold``: NaN compares false and stays NaN, as in PyTorch
+    _dtypes.refuse_limited_unsigned(x._data.dtype, "threshold_cpu")
     return _fn.where(x <= threshold, x.new_full((), value), x)
 
 

@@ -98,7 +98,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     for name, x in (("X1", x1), ("X2", x2)):
         if not x.dtype.is_floating_point:
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
-                               f"{_LEGACY_NAMES.get(x.dtype.name, x.dtype.name)}")
+                               f"{_LEGACY_NAMES.get(x.dtype.name, x.dtype.scalar_name)}")
     if x1.size(-1) != x2.size(-1):
         raise RuntimeError("X1 and X2 must have the same number of columns. X1: "
                            f"{x1.size(-1)} X2: {x2.size(-1)}")

@@ -1,6 +1,7 @@
 """``F.pad`` (constant, reflect, replicate, circular), ``F.one_hot`` and ``F.normalize``."""
 from ... import _functions as _fn
 from ...backend import dtypes as _dtypes
+from ..._ops.indexing import index_select_any as _index_select_any
 
 _NON_CONSTANT_HELP = (
     "Supported combinations for non-constant padding:\n"
@@ -62,7 +63,10 @@ def _pad_indexed(input, pairs, mode):
                                f"{dim % len(shape)}")
         crop = (max(-left, 0), max(-right, 0))
         index = [_source_index(j, size, mode, crop) for j in range(-left, size + right)]
-        out = out.index_select(dim, out.new_tensor(index, dtype=_dtypes.int64))
+        index = out.new_tensor(index, dtype=_dtypes.int64)
+        # (uint16/32/64: PyTorch's circular padding, unlike index_select, takes them)
+        out = _index_select_any(out, dim, index) if out.dtype in _dtypes.LIMITED_UNSIGNED \
+            else out.index_select(dim, index)
     return out
 
 
@@ -97,6 +101,9 @@ def pad(input, pad, mode="constant", value=None):
         raise RuntimeError(f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 "
                            f"batch size and other non-zero dimensions for input, but got: "
                            f"[{', '.join(map(str, input.shape))}]")
+    if mode != "circular":
+        _dtypes.refuse_limited_unsigned(input._data.dtype, (
+            "reflection_pad" if mode == "reflect" else "replication_pad") + f"{k}d")
     return _pad_indexed(input, pairs, mode)
 
 

@@ -14,7 +14,8 @@ theirs in theirs. Any other mix of dtypes raises PyTorch's error (``_opmath``).
 from ...autograd import grad_mode
 from ...autograd.batching import hooks as _batching
 from ...backend import dtypes as _dtypes
-from ..._ops import norm_ops as _norm_ops
+from ...autograd.dispatch import active as _dispatch_active
+from ..._ops import batch_norm_ops as _bn_ops, norm_ops as _norm_ops
 from ..._creation import _is_int, _type_name
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm"]
@@ -128,7 +129,12 @@ def _batch_norm(x, weight, bias, running_mean, running_var, training, momentum, 
     dims = (0,) + tuple(range(2, dim))
     if training:
         count = x.numel() // c
-        out, mean, var = _normalize(x, dims, eps)
+        fused = _batching[0] is None and not _dispatch_active[0] and \
+            _bn_ops.batch_norm_fusable(x, weight, bias)
+        if fused:  # one node; the affine included
+            out, mean, var = _bn_ops.FusedBatchNorm.apply(x, weight, bias, eps)
+        else:
+            out, mean, var = _normalize(x, dims, eps)
         if running_mean is not None or running_var is not None:
             with grad_mode.no_grad():
                 if running_mean is not None:
@@ -136,6 +142,8 @@ def _batch_norm(x, weight, bias, running_mean, running_var, training, momentum, 
                 if running_var is not None:
                     _blend(running_var, var.detach().reshape(c) * (count / (count - 1)),
                            momentum)
+        if fused:
+            return out
     else:
         mean, var = _as(running_mean, x.dtype), _as(running_var, x.dtype)
         out = (x - mean.reshape(shape)) * (var.reshape(shape) + eps).rsqrt()

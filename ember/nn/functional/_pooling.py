@@ -1,6 +1,7 @@
 """Max, average and adaptive pooling (1-D, 2-D and 3-D) with PyTorch's checks and wording."""
 from ..._ops.pooling import max_pool, adaptive_max_pool, avg_pool, adaptive_avg_pool
 from ..._ops.pooling import pool_out_size
+from ...backend.dtypes import refuse_limited_unsigned
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices",
            "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
@@ -76,6 +77,10 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, nd, name
         raise RuntimeError("dilation should be greater than zero, but got dilationT: {} "
                            "dilationH: {} dilationW: {}".format(*dilation))
     _check_geometry(input, ksize, stride, padding, dilation, ceil_mode, name)
+    # PyTorch's pooling kernels have no uint16/32/64 form (1-D with indices: the 2-D one's)
+    if nd > 1 or not need_indices:
+        refuse_limited_unsigned(input._data.dtype, f"max_pool{nd}d" if nd > 1 else
+                                "max_pool1d_impl")
     if nd == 1:  # as PyTorch: a 2-D pool over (..., 1, L), so the graph names match
         out, idx = _max_pool(input.unsqueeze(-2), (1,) + ksize, (1,) + stride,
                              (0,) + padding, (1,) + dilation, ceil_mode, 2, name,
@@ -146,6 +151,8 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
             raise RuntimeError("input image (T: {} H: {} W: {}) smaller than kernel size "
                                "(kT: {} kH: {} kW: {})".format(*spatial, *ksize))
     _check_geometry(input, ksize, stride, padding, (1,) * nd, ceil_mode, name)
+    refuse_limited_unsigned(input._data.dtype, "avg_pool3d_out_frame" if nd == 3 else
+                            "avg_pool2d")
     if nd == 1:  # as PyTorch: a 2-D pool over (..., 1, L)
         return _avg_pool(input.unsqueeze(-2), (1,) + ksize, (1,) + stride, (0,) + padding,
                          ceil_mode, count_include_pad, divisor_override, 2, name).squeeze(-2)
@@ -230,6 +237,8 @@ def _adaptive_avg(input, output_size, nd, name):
         return _adaptive_avg(input.unsqueeze(-2), (1,) + out, 2, name).squeeze(-2)
     if all(o == 1 for o in out):  # PyTorch takes the mean here
         return input.mean(dim=tuple(range(-nd, 0)), keepdim=True)
+    refuse_limited_unsigned(input._data.dtype, "adaptive_avg_pool3d_cpu" if nd == 3 else
+                            "adaptive_avg_pool2d")
     return adaptive_avg_pool(input, out)
 
 
@@ -248,6 +257,8 @@ def _adaptive_max(input, output_size, nd, name):
     if nd == 1:  # as PyTorch: a 2-D pool over (..., 1, L)
         vals, idx = _adaptive_max(input.unsqueeze(-2), (1,) + out, 2, name)
         return vals.squeeze(-2), idx.squeeze(-2)
+    refuse_limited_unsigned(input._data.dtype, "adaptive_max_pool3d_cpu" if nd == 3 else
+                            "adaptive_max_pool2d")
     return adaptive_max_pool(input, out)
 
 

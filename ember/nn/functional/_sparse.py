@@ -3,6 +3,10 @@ reduce them per bag)."""
 from ... import _creation, _functions as _fn
 from ...autograd.grad_mode import no_grad
 from ..._ops import embedding_ops as _emb
+from ...autograd.batching import hooks as _batching
+from ...backend import get_array_module
+from ...backend.meta import is_meta
+from ..._tensor import Tensor
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
@@ -143,6 +147,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         kept = kept & (flat != padding_idx)
     kept_index = kept.nonzero().reshape(-1).to(flat.dtype)
     bag_of = bag_of.index_select(0, kept_index.long())
+    if mode == "max":
+        fast = _bag_max_by_rows(weight, flat.index_select(0, kept_index), bag_of, num_bags)
+        if fast is not None:
+            return fast
     rows = _emb.Embedding.apply(weight, flat.index_select(0, kept_index),
                                 -1 if padding_idx is None else padding_idx, scale_grad_by_freq)
     if mode == "max":
@@ -154,6 +162,52 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         counts = _fn.bincount(bag_of, minlength=num_bags).clamp(min=1)
         out = out / counts.to(out.dtype).unsqueeze(1)
     return out
+
+
+def _first_max_rows(values, entries, bag_of, num_bags):
+    """Per bag and column, the weight row (``entries``: each entry's row) of the bag's first
+    maximum among ``values`` (each entry's row, (N, D)), and whether the bag has one (False
+    for an empty bag); arrays. A NaN is passed over, unless it opens the bag (ATen's
+    running maximum compares with ``>``). ``bag_of`` must be non-decreasing (bags
+    of consecutive entries): each bag is one segment of ``reduceat``, far cheaper than a
+    scatter of every element. None where the array module has no ``reduceat``."""
+    xp = get_array_module(values)
+    reduceat = getattr(xp.maximum, "reduceat", None)
+    if reduceat is None or is_meta(values):
+        return None
+    n, dim = values.shape
+    counts = xp.bincount(bag_of, minlength=num_bags)
+    nonempty = xp.flatnonzero(counts)
+    starts = (xp.cumsum(counts) - counts)[nonempty]
+    nan = values != values
+    lead_nan = None
+    if nan.any():  # ATen's running maximum skips a NaN, unless the bag starts with one
+        values = xp.where(nan, -xp.inf, values)
+        lead_nan = nan[starts]
+    best = reduceat(values, starts, axis=0)
+    at_best = values == xp.repeat(best, counts[nonempty], axis=0)
+    candidate = xp.where(at_best, xp.arange(n)[:, None], n)
+    first = xp.minimum.reduceat(candidate, starts, axis=0)  # ATen keeps the first of equals
+    if lead_nan is not None:
+        first = xp.where(lead_nan, starts[:, None], first)
+    rows = xp.zeros((num_bags, dim), dtype=entries.dtype)
+    filled = xp.zeros((num_bags, dim), dtype=bool)
+    rows[nonempty] = entries[xp.minimum(first, n - 1)]
+    filled[nonempty] = first < n
+    return rows, filled
+
+
+def _bag_max_by_rows(weight, entries, bag_of, num_bags):
+    """``_bag_max`` as one gather from ``weight`` at each maximum's row: its gradient goes
+    straight to those rows (no (N, D) gradient of the looked-up rows), or None where
+    ``_first_max_rows`` does not apply (vmap too: the rows come from the bare arrays)."""
+    if _batching[0] is not None or entries.numel() == 0:
+        return None
+    found = _first_max_rows(weight._data[entries._data], entries._data, bag_of._data, num_bags)
+    if found is None:
+        return None
+    rows, filled = (Tensor._make(a) for a in found)
+    return weight.gather(0, rows).masked_fill(~filled, 0.0)  # not a product: -0.0 would show
 
 
 def _bag_max(rows, bag_of, num_bags, weight):

@@ -17,6 +17,9 @@ from ... import _autocast, _functions as _F
 from ..._creation import empty
 from ...backend.dtypes import float32, float64
 from ..._ops.rnn_ops import lstm_cell as _lstm_cell, lstm_layer as _lstm_layer
+from ..._ops.linalg import linear as _linear_2d
+from ..._ops.rnn_cell_ops import FusedGRUCell as _FusedGRUCell, FusedLSTMCell as _FusedLSTMCell
+from ...autograd.dispatch import active as _dispatch_active
 from ...autograd.batching import hooks as _batching
 from ...autograd.grad_mode import no_grad
 from ...device import check_device
@@ -284,6 +287,9 @@ class RNNBase(Module):
             return hs, (h, c)
         step = {"LSTM": _lstm_step, "GRU": _gru_step, "RNN_TANH": _rnn_tanh_step,
                 "RNN_RELU": _rnn_relu_step}[mode]
+        if mode in _FUSED_STEPS and self.proj_size == 0 and \
+                _cells_fusable(layer_input, state, (w_ih, w_hh, b_ih, b_hh)):
+            step = _FUSED_STEPS[mode]
         extra = (_to(getattr(self, names[-1]), dtype),) if self.proj_size > 0 else ()
         projected = _linear(layer_input, w_ih, b_ih)
         xs = projected.unbind(0) if batch_sizes is None else projected.split(batch_sizes, 0)
@@ -321,6 +327,25 @@ def _lstm_fusable(x, state, weights):
 
 
 _FUSED_DTYPES = (float32, float64)
+
+
+def _cells_fusable(x, state, weights):
+    """Whether the steps may run as one fused cell op each (``_ops/rnn_cell_ops.py``): as
+    ``_lstm_fusable``, and no ``__torch_dispatch__`` handler active (it sees the
+    composite's aten ops, which PyTorch's CPU cells are made of)."""
+    return not _dispatch_active[0] and _lstm_fusable(
+        x, state if isinstance(state, tuple) else (state,), weights)
+
+
+def _fused_lstm_step(xi, hc, w_hh, b_hh):
+    return _FusedLSTMCell.apply(xi, _linear_2d(hc[0], w_hh, b_hh), hc[1])
+
+
+def _fused_gru_step(xi, h, w_hh, b_hh):
+    return _FusedGRUCell.apply(xi, _linear_2d(h, w_hh, b_hh), h)
+
+
+_FUSED_STEPS = {"LSTM": _fused_lstm_step, "GRU": _fused_gru_step}
 
 
 def _state_rows(state, start, stop):
