@@ -249,8 +249,9 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
-class RandomUnstructured(BasePruningMethod):
-    """Prunes ``amount`` entries (a count, or a fraction of the entries) chosen at random."""
+class _UnstructuredPruning(BasePruningMethod):
+    """Prunes ``amount`` entries (a count, or a fraction of the entries), the ones
+    ``_pruned_positions`` picks among the flattened tensor."""
     PRUNING_TYPE = "unstructured"
 
     def __init__(self, amount: float) -> None:
@@ -263,9 +264,16 @@ class RandomUnstructured(BasePruningMethod):
         _validate_pruning_amount(nparams_toprune, tensor_size)
         mask = default_mask.clone()
         if nparams_toprune != 0:
-            prob = _creation.rand_like(t)
-            mask.view(-1)[prob.view(-1).topk(nparams_toprune).indices] = 0
+            mask.view(-1)[self._pruned_positions(t, nparams_toprune)] = 0
         return mask
+
+
+class RandomUnstructured(_UnstructuredPruning):
+    """Prunes ``amount`` entries (a count, or a fraction of the entries) chosen at random."""
+
+    @staticmethod
+    def _pruned_positions(t, count):
+        return _creation.rand_like(t).view(-1).topk(count).indices
 
     @classmethod
     def apply(cls, module: Module, name: str,  # type: ignore[override]
@@ -274,23 +282,12 @@ class RandomUnstructured(BasePruningMethod):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_UnstructuredPruning):
     """Prunes the ``amount`` entries (a count, or a fraction) of smallest absolute value."""
-    PRUNING_TYPE = "unstructured"
 
-    def __init__(self, amount: float) -> None:
-        _validate_pruning_amount_init(amount)
-        self.amount = amount
-
-    def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        tensor_size = t.nelement()
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-        mask = default_mask.clone()
-        if nparams_toprune != 0:
-            smallest = t.abs().view(-1).topk(nparams_toprune, largest=False)
-            mask.view(-1)[smallest.indices] = 0
-        return mask
+    @staticmethod
+    def _pruned_positions(t, count):
+        return t.abs().view(-1).topk(count, largest=False).indices
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: float,  # type: ignore[override]
