@@ -126,9 +126,43 @@ def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return S.transpose(input, dim0, dim1)
 
 
+@op
+def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """A copy (not a view) of ``input.narrow(dim, start, length)``.
+
+    >>> import ember
+    >>> ember.arange(6.).reshape(2, 3).narrow_copy(1, 1, 2)
+    tensor([[1., 2.],
+            [4., 5.]])
+    """
+    if input.dim() and isinstance(dim, int) and dim >= input.dim():  # PyTorch's own check
+        raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be "
+                           "true, but got false.  (Could this error message be improved?  "
+                           "If so, please report an enhancement request to PyTorch.)")
+    return S.narrow(input, dim, start, length).clone()
+
+
+@op
+def is_nonzero(input: Tensor) -> bool:
+    """Whether a one-element tensor is not zero (``bool(input)``, with PyTorch's errors for
+    other sizes).
+
+    >>> import ember
+    >>> ember.tensor([1.5]).is_nonzero(), ember.is_nonzero(ember.tensor([0]))
+    (True, False)
+    """
+    count = input.numel()
+    if count != 1:
+        raise RuntimeError(f"Boolean value of Tensor with "
+                           f"{'no values' if count == 0 else 'more than one value'} is "
+                           f"ambiguous")
+    return bool(input._data.reshape(()).item())
+
+
 __all__ = ["log10", "fix", "var_mean", "std_mean", "fmax", "fmin", "unravel_index",
-            "index_copy", "as_strided", "scalar_tensor", "empty_strided", "asarray",
-            "broadcast_to", "ravel", "positive", "rsub", "swapaxes", "swapdims"]
+           "index_copy", "as_strided", "scalar_tensor", "empty_strided", "asarray",
+           "broadcast_to", "ravel", "positive", "rsub", "swapaxes", "swapdims",
+           "narrow_copy", "is_nonzero"]
 
 
 # ---- top-level in-place forms: ember.abs_(x) is x.abs_() (PyTorch's torch.abs_ & co.) ------

@@ -570,13 +570,20 @@ class Tri(Primitive):
 
 def narrow(x: Tensor, dim: int, start: int | Tensor, length: int) -> Tensor:
     n = x._data.ndim
+    if n == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     dim = _wrap_dim(dim, n)
     size = x._data.shape[dim]
     if isinstance(start, Tensor):
         start = int(start)
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
+                         f"but got {start})")
     if start < 0:
         start += size
-    if not 0 <= start <= size or length < 0 or start + length > size:
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
                            f"({size}).")
     idx = (slice(None),) * dim + (slice(start, start + length),)
