@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
-from ..backend import get_array_module, broadcast_shapes, device_type_of, move_array
+from ..backend import get_array_module, broadcast_shapes, device_type_of, move_array, kernels
 from ..backend.meta import is_meta
 from ..backend.dtypes import is_float_np, refuse_limited_unsigned
 from ..autograd.grad_mode import _state as _grad_state
@@ -624,7 +624,10 @@ def add_rows(out, index, rows):
     rank = np.arange(n) - starts[np.cumsum(first) - 1]  # occurrence number, in order
     repeats = int(rank.max())
     if repeats >= _ADD_ROWS_MAX_REPEATS:
-        np.add.at(out, index, rows)
+        if kernels.native_for(out, rows) and out.shape[1:] == rows.shape[1:]:
+            kernels.add_rows(out, index, rows)  # np.add.at's loop, compiled
+        else:
+            np.add.at(out, index, rows)
         return
     if repeats == 0:
         out[index] += rows

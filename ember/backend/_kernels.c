@@ -21,6 +21,8 @@
  *   sgd_momentum(p, g, buf, lr, m, is_double)    buf = buf * m + g; p -= lr * buf, in place
  *   maxpool2_forward(x, vals, code, is_double, dims) 2x2 stride-2 max pooling, NaN flag
  *   maxpool2_backward(g, code, gx, is_double, dims) gradient of 2x2 stride-2 max pooling
+ *   add_rows(out, index, rows, is_double)       out[index[i]] += rows[i] for i in order
+ *                                               (np.add.at's additions and order: its bits)
  *
  * dims = (N, C, H, W, G, KH, KW, OH, OW, SH, SW, DH, DW, PH, PW); strides = (g, n, p, k, c)
  * in elements of dst (im2col) or cols (col2im), k = kh * KW + kw. The caller (ember/_ops/conv.py)
@@ -597,7 +599,64 @@ done:
     return result;
 }
 
+/* out[index[i], :] += rows[i, :] for i = 0, 1, ... in order: the additions np.add.at makes,
+ * in its order (so its bits), without its per-element dispatch. index is int64; a value
+ * outside [0, rows of out) stops the loop with an IndexError (the callers check first). */
+#define ADD_ROWS_LOOP(T)                                                                     \
+    do {                                                                                     \
+        T *o = (T *)out_buf.buf;                                                             \
+        const T *r = (const T *)rows_buf.buf;                                                \
+        for (Py_ssize_t i = 0; i < count; i++) {                                             \
+            int64_t t = idx[i];                                                              \
+            if (t < 0 || t >= targets) { bad = i; break; }                                   \
+            T *dst = o + t * width;                                                          \
+            const T *src = r + i * width;                                                    \
+            for (Py_ssize_t c = 0; c < width; c++) dst[c] = dst[c] + src[c];                 \
+        }                                                                                    \
+    } while (0)
+
+static PyObject *add_rows(PyObject *self, PyObject *args) {
+    Py_buffer out_buf, index_buf, rows_buf;
+    int is_double;
+    if (!PyArg_ParseTuple(args, "w*y*y*p", &out_buf, &index_buf, &rows_buf, &is_double))
+        return NULL;
+    Py_ssize_t size = is_double ? 8 : 4;
+    Py_ssize_t count = index_buf.len / 8;
+    Py_ssize_t width = count ? rows_buf.len / size / count : 0;
+    Py_ssize_t targets = width ? out_buf.len / size / width : 0;
+    const int64_t *idx = (const int64_t *)index_buf.buf;
+    Py_ssize_t bad = -1;
+    PyObject *result = NULL;
+    if (count && (rows_buf.len != count * width * size || out_buf.len != targets * width * size)) {
+        PyErr_SetString(PyExc_ValueError, "_kernels.add_rows: buffers of mismatched sizes");
+        goto done;
+    }
+    if (width) {
+        Py_BEGIN_ALLOW_THREADS
+        if (is_double)
+            ADD_ROWS_LOOP(double);
+        else
+            ADD_ROWS_LOOP(float);
+        Py_END_ALLOW_THREADS
+    }
+    if (bad >= 0) {
+        PyErr_Format(PyExc_IndexError, "_kernels.add_rows: index %lld out of range",
+                     (long long)idx[bad]);
+        goto done;
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&out_buf);
+    PyBuffer_Release(&index_buf);
+    PyBuffer_Release(&rows_buf);
+    return result;
+}
+
 static PyMethodDef kernel_functions[] = {
+    {"add_rows", add_rows, METH_VARARGS,
+     "add_rows(out, index, rows, is_double)\n--\n\nout[index[i]] += rows[i] for each i in "
+     "order (C-contiguous float rows, int64 index), np.add.at's bits."},
     {"maxpool2_forward", maxpool2_forward, METH_VARARGS,
      "maxpool2_forward(x, vals, code, is_double, (P, H, W, OH, OW))\n--\n\n"
      "2x2 stride-2 max pooling of x into vals and the uint8 first-argmax codes; True when x "

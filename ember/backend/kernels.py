@@ -337,3 +337,11 @@ def _cast_reports(status):
     flags): an overflow, underflow or invalid whose ``np.geterr()`` mode is not 'ignore'."""
     modes = np.geterr()
     return any(status & bit and modes[name] != "ignore" for bit, name in _CAST_FLAGS)
+
+
+def add_rows(out, index, rows):
+    """``out[index[i]] += rows[i]`` for every i in order -- np.add.at's additions in its
+    order, so its bits -- on C-contiguous float ``out`` (T, ...) and ``rows`` (N, ...) of one
+    dtype and an int64 ``index`` (N,) within [0, T)."""
+    _native.add_rows(out, np.ascontiguousarray(index, dtype=np.int64), rows,
+                     out.dtype == np.float64)

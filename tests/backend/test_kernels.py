@@ -279,3 +279,26 @@ def test_max_pool_with_nan_takes_the_nan_index_on_either_path(numpy_path):
     for a, b in zip(fast, slow):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
     assert np.isnan(fast[0].numpy()[1, 2, 2, 2]) and fast[1].numpy()[1, 2, 2, 2] == 4 * 8 + 5
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_add_rows_gives_np_add_at_bits(dtype):
+    """Targets repeated more than the rounds take go through the compiled loop: the same
+    additions in the same order as np.add.at (so its bits), whatever the repeats."""
+    from ember._ops.indexing import add_rows, _ADD_ROWS_MAX_REPEATS
+    rng = np.random.default_rng(0)
+    index = rng.integers(0, 5, size=40 * _ADD_ROWS_MAX_REPEATS)
+    rows = rng.standard_normal((index.size, 3, 4)).astype(dtype)
+    base = rng.standard_normal((5, 3, 4)).astype(dtype)
+    expected, got = base.copy(), base.copy()
+    np.add.at(expected, index, rows)
+    add_rows(got, index, rows)
+    assert np.array_equal(got, expected)
+
+
+def test_add_rows_refuses_indices_out_of_range():
+    out = np.zeros((3, 2))
+    with pytest.raises(IndexError, match="index 3 out of range"):
+        kernels.add_rows(out, np.array([0, 3]), np.ones((2, 2)))
+    with pytest.raises(IndexError, match="index -1 out of range"):
+        kernels.add_rows(out, np.array([-1]), np.ones((1, 2)))
