@@ -33,6 +33,7 @@ from ._creation import STRIDED as strided
 from .random import (Generator, manual_seed, seed, initial_seed, get_rng_state,
                      set_rng_state, default_generator)
 from ._functions import *  # noqa: F401,F403
+from ._sparse import sparse_coo_tensor, smm, spmm, sparse_coo  # noqa: F401
 from ._registry import factory_with_out as _factory_with_out
 # out= of the factories (the _creation functions take no out: their dtype comes from it)
 zeros, ones, empty, full, arange, range, linspace, eye, rand, randn, randint, randperm = (
@@ -70,6 +71,7 @@ from . import optim  # noqa: E402
 from . import distributed  # noqa: E402  (MPI: mpi4py is imported on init_process_group)
 from .serialization import save, load  # noqa: E402
 from . import accelerator, backends, cuda, cpu, amp  # noqa: E402  (device queries of a CPU build)
+from . import sparse  # noqa: E402  (torch.sparse: functions of sparse COO tensors)
 from .amp import autocast  # noqa: E402
 from .amp.autocast_mode import (  # noqa: E402,F401  (torch.is_autocast_enabled & co.)
     is_autocast_enabled, set_autocast_enabled, get_autocast_dtype, set_autocast_dtype,

@@ -27,6 +27,7 @@ LAYERS = [
     ("autograd", ["ember.autograd"]),
     ("ops", ["ember._ops"]),
     ("functional API and methods", ["ember._registry", "ember._functions", "ember._tensor_methods",
+                                    "ember._sparse",
                                     "ember.linalg", "ember.ops.aten"]),
     # collectives on tensors and DDP's gradient reducer (hooks on the autograd engine),
     # beneath nn.parallel.DistributedDataParallel
@@ -38,7 +39,8 @@ LAYERS = [
                    "ember.func", "ember.autograd.functional", "ember.library",
                    "ember.ops", "ember.overrides", "ember.special", "ember.testing", "ember.fft",
                    "ember.compiler", "ember.multiprocessing", "ember.hub",
-                   "ember.jit", "ember.profiler", "ember.autograd.profiler"]),
+                   "ember.jit", "ember.profiler", "ember.autograd.profiler",
+                   "ember.sparse"]),
     ("package", ["ember"]),  # ember/__init__.py: the public namespace, made of all the above
     ("examples", ["ember.examples"]),
     ("entry points", ["ember.as_torch"]),  # resolves `import torch` to the package's modules

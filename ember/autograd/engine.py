@@ -28,6 +28,7 @@ import heapq
 from .. import _autocast
 from .._tensor import Tensor
 from ..backend import numpy_ndarray as _ndarray
+from ..backend.sparse_data import SparseCOOData
 from . import anomaly, grad_mode
 from .dispatch import active as _dispatch_active
 from .graph import (AccumulateGrad, OwnedGrads, check_hook_result, check_hook_results,
@@ -327,6 +328,9 @@ def _add_grads(a, b):
     to record: arrays of one shape and dtype add as arrays, anything else as tensors."""
     x = a._data if isinstance(a, Tensor) else a
     y = b._data if isinstance(b, Tensor) else b
+    if type(x) is SparseCOOData or type(y) is SparseCOOData:
+        a, b = _as_tensors((a, b))  # sparse + dense is refused; dense + sparse is dense
+        return b + a if type(y) is not SparseCOOData else a + b
     if x.shape == y.shape and x.dtype == y.dtype:
         return x + y
     return Tensor._make(x) + Tensor._make(y)

@@ -25,6 +25,7 @@ import weakref
 from .._tensor import Tensor
 from ..backend import get_array_module, is_writeable
 from ..backend.dtypes import from_numpy_dtype, legacy_type_name as _dtype_legacy_name
+from ..backend.sparse_data import SparseCOOData
 from . import grad_mode
 from . import dispatch as _dispatch
 from .dispatch import active as _dispatch_active, is_dispatch_subclass
@@ -159,6 +160,10 @@ class AccumulateGrad(Node):
     def _accumulate(self, grad, create_graph, owned):
         var = self.variable
         current = var._grad
+        if type(getattr(grad, "_data", None)) is SparseCOOData or (
+                current is not None and type(current._data) is SparseCOOData):
+            _accumulate_sparse(var, current, grad)
+            return
         if _dispatch_active[0] and not create_graph:
             if current is None:  # PyTorch's engine detaches a first gradient: an op
                 grad = _dispatch.detach[0](grad if isinstance(grad, Tensor) else
@@ -184,6 +189,20 @@ class AccumulateGrad(Node):
             data = current._data
             data += grad if array is None else array
             current._vc[0] += 1
+
+
+def _accumulate_sparse(var, current, grad):
+    """A sparse gradient (``nn.Embedding(sparse=True)``'s) into ``var.grad``, as PyTorch's
+    engine does: the first is kept as it is; sparse + sparse lists both gradients' entries
+    (uncoalesced); a sparse one adds into a dense ``.grad`` in place."""
+    grad = grad.detach() if isinstance(grad, Tensor) else Tensor._make(grad)
+    if current is None:
+        var._grad = grad
+    elif type(current._data) is SparseCOOData:
+        var._grad = current + grad if type(grad._data) is SparseCOOData else \
+            grad + current.to_dense()
+    else:
+        current.add_(grad)
 
 
 _accumulate_lock = threading.Lock()

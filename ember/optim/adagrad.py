@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .optimizer import LossClosure, Optimizer, ParamsT
+from .._tensor import Tensor
 from ._common import (_lr_check, _weight_decay_check, _eps_check, new_step, full_like,
                       check_fused, check_fused_params, to_scalar, check_foreach_differentiable)
 
@@ -21,6 +22,7 @@ class Adagrad(Optimizer):
     Parameter containing:
     tensor([ 0.5000, -1.5000], requires_grad=True)
     """
+    _sparse_gradient_error = None  # sparse gradients update only their rows
 
     def __init__(self, params: ParamsT, lr: float = 1e-2, lr_decay: float = 0,
                  weight_decay: float = 0, initial_accumulator_value: float = 0,
@@ -62,6 +64,12 @@ class Adagrad(Optimizer):
             step_t += 1
             step = step_t.item()
             grad = p.grad if not group["maximize"] else -p.grad
+            if grad.is_sparse:
+                if wd != 0:
+                    raise RuntimeError("weight_decay option is not compatible with sparse "
+                                       "gradients")
+                _sparse_step(p, grad, state["sum"], lr / (1 + (step - 1) * lr_decay), eps)
+                continue
             if wd != 0:
                 grad = grad.add(p, alpha=wd)
             clr = lr / (1 + (step - 1) * lr_decay)
@@ -70,6 +78,17 @@ class Adagrad(Optimizer):
             # sqrt's backward reads its result: the differentiable step leaves it intact
             std = state_sum.sqrt() + eps if group["differentiable"] else state_sum.sqrt().add_(eps)
             p.addcdiv_(grad, std, value=-clr)
+
+
+def _sparse_step(p: Tensor, grad: Tensor, state_sum: Tensor, clr: float, eps: float) -> None:
+    """Adagrad on the rows a sparse gradient names: only their sums and values change."""
+    grad = grad.coalesce()
+    idx = grad._indices()
+    at = tuple(idx[d] for d in range(idx.shape[0]))
+    values = grad._values()
+    state_sum.index_put_(at, values.pow(2), accumulate=True)
+    std = state_sum[at].sqrt_().add_(eps)
+    p.index_put_(at, (values / std) * -clr, accumulate=True)
 
 
 __all__ = ["Adagrad"]

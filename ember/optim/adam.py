@@ -33,6 +33,8 @@ class Adam(Optimizer):
     Parameter containing:
     tensor([ 0.8004, -1.8002], requires_grad=True)
     """
+    _sparse_gradient_error = ("Adam does not support sparse gradients, please consider "
+                              "SparseAdam instead")
 
     def __init__(self, params: ParamsT, lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,

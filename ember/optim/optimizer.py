@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Union
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad, enable_grad
 from ..autograd.graph import RemovableHandle
+from ..backend.sparse_data import SparseCOOData
 
 
 class _RequiredParameter:
@@ -86,6 +87,9 @@ class Optimizer:
     Parameter containing:
     tensor([ 2.5000, -1.5000], requires_grad=True)
     """
+    #: the error a step with a sparse gradient raises (``{}``: the class's name); None for
+    #: the optimizers that take them (SGD, Adagrad, SparseAdam)
+    _sparse_gradient_error: Optional[str] = "{} does not support sparse gradients"
     defaults: dict[str, Any]
     state: defaultdict[Any, dict[str, Any]]
     param_groups: list[dict[str, Any]]
@@ -204,6 +208,9 @@ class Optimizer:
         loss = self._closure_loss(closure)
         with (enable_grad() if self.defaults.get("differentiable") else no_grad()):
             for group in self.param_groups:
+                if self._sparse_gradient_error is not None and has_sparse_grad(group):
+                    raise RuntimeError(self._sparse_gradient_error.format(
+                        type(self).__name__))
                 update(group)
         self._run_post_hooks()
         return loss
@@ -355,3 +362,12 @@ class Optimizer:
 
 
 __all__ = ["Optimizer", "required"]
+
+
+def has_sparse_grad(group: dict) -> bool:
+    """Whether a parameter of ``group`` holds a sparse gradient."""
+    for p in group["params"]:
+        g = p._grad
+        if g is not None and type(g._data) is SparseCOOData:
+            return True
+    return False

@@ -5,7 +5,7 @@ from typing import Any, Optional, Union
 
 from .._tensor import Tensor
 from ..backend import kernels as _kernels
-from .optimizer import LossClosure, Optimizer, ParamsT
+from .optimizer import LossClosure, Optimizer, ParamsT, has_sparse_grad
 from ._common import _lr_check, check_fused, check_fused_params, to_scalar, weight_decayed
 
 
@@ -51,6 +51,7 @@ class SGD(Optimizer):
     >>> ember.autograd.grad(p.sum(), lr)
     (tensor(-1.5000),)
     """
+    _sparse_gradient_error = None  # sparse gradients update only their rows
 
     def __init__(self, params: ParamsT, lr: Union[float, Tensor] = 1e-3, momentum: float = 0,
                  dampening: float = 0, weight_decay: float = 0, nesterov: bool = False, *,
@@ -78,7 +79,8 @@ class SGD(Optimizer):
         lr, momentum, dampening = to_scalar(group["lr"]), group["momentum"], group["dampening"]
         weight_decay, nesterov = group["weight_decay"], group["nesterov"]
         if not group["differentiable"] and not any(
-                isinstance(v, Tensor) for v in (lr, momentum, dampening, weight_decay)):
+                isinstance(v, Tensor) for v in (lr, momentum, dampening, weight_decay)) \
+                and not has_sparse_grad(group):
             return self._update_arrays(group)
         if group["foreach"] and any(p.grad is not None for p in group["params"]):
             wd_needs_grad = isinstance(weight_decay, Tensor) and weight_decay.requires_grad

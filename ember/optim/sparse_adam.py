@@ -1,27 +1,29 @@
-"""SparseAdam: Adam for sparse gradients. ember has no sparse tensors, so every gradient is
-dense and, as in PyTorch, a step with one fails (use Adam instead)."""
+"""SparseAdam: Adam for sparse gradients (``nn.Embedding(sparse=True)``'s): only the rows a
+gradient names have their moments and values updated."""
 from __future__ import annotations
 
+import math
 from typing import Any, Optional, Union
 
 from .optimizer import LossClosure, Optimizer, ParamsT
 from .._tensor import Tensor
+from .._creation import zeros_like
 
 
 class SparseAdam(Optimizer):
-    """PyTorch's SparseAdam: its argument checks, and its error at the first ``step`` that
-    meets a dense gradient (ember's gradients are all dense); a step with no gradients at all
-    does nothing.
+    """PyTorch's SparseAdam: Adam's update on the rows a sparse gradient names (its moments
+    elsewhere are left as they are); a dense gradient raises PyTorch's error.
 
     >>> import ember
-    >>> w = ember.nn.Parameter(ember.ones(2))
-    >>> opt = ember.optim.SparseAdam([w], lr=0.1)
-    >>> w.sum().backward()
+    >>> emb = ember.nn.Embedding(4, 2, sparse=True)
+    >>> opt = ember.optim.SparseAdam(emb.parameters(), lr=0.1)
+    >>> before = emb.weight.detach().clone()
+    >>> emb(ember.tensor([1])).sum().backward()
     >>> opt.step()
-    Traceback (most recent call last):
-      ...
-    RuntimeError: SparseAdam does not support dense gradients, please consider Adam instead
+    >>> (emb.weight != before).any(1).tolist()  # only the row looked up moved
+    [False, True, False, False]
     """
+    _sparse_gradient_error = None  # sparse gradients update only their rows
 
     def __init__(self, params: ParamsT, lr: Union[float, Tensor] = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
@@ -44,14 +46,45 @@ class SparseAdam(Optimizer):
                              "support complex parameters")
 
     def step(self, closure: Optional[LossClosure] = None) -> Any:
-        """Runs the closure; fails on the first parameter with a (dense) gradient."""
+        """Runs the closure, then one update of each parameter with a sparse gradient."""
         return self._run_step(closure, self._update)
 
     def _update(self, group: dict[str, Any]) -> None:
+        lr = group["lr"]
+        beta1, beta2 = group["betas"]
+        eps = group["eps"]
         for p in group["params"]:
-            if p.grad is not None:
+            if p.grad is None:
+                continue
+            grad = p.grad
+            if not grad.is_sparse:
                 raise RuntimeError("SparseAdam does not support dense gradients, please "
                                    "consider Adam instead")
+            state = self.state[p]
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = zeros_like(p)
+                state["exp_avg_sq"] = zeros_like(p)
+            grad = (-grad if group["maximize"] else grad).coalesce()
+            values = grad._values()
+            if values.numel() == 0:
+                continue
+            idx = grad._indices()
+            at = tuple(idx[d] for d in range(idx.shape[0]))
+            state["step"] += 1
+            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+            # old <- b * old + (1 - b) * new, written old += (1 - b) * (new - old)
+            old_avg = exp_avg[at]
+            avg_step = (values - old_avg).mul_(1 - beta1)
+            exp_avg.index_put_(at, avg_step, accumulate=True)
+            old_sq = exp_avg_sq[at]
+            sq_step = values.pow(2).sub_(old_sq).mul_(1 - beta2)
+            exp_avg_sq.index_put_(at, sq_step, accumulate=True)
+            numer = avg_step.add_(old_avg)
+            denom = sq_step.add_(old_sq).sqrt_().add_(eps)
+            step = state["step"]
+            step_size = lr * math.sqrt(1 - beta2 ** step) / (1 - beta1 ** step)
+            p.index_put_(at, numer.div_(denom) * -step_size, accumulate=True)
 
 
 __all__ = ["SparseAdam"]

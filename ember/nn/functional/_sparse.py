@@ -7,6 +7,7 @@ from ...autograd.batching import hooks as _batching
 from ...backend import get_array_module
 from ...backend.meta import is_meta
 from ..._tensor import Tensor
+from ..._sparse.embedding import SparseEmbedding
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
@@ -22,12 +23,12 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
             padding_idx = num + padding_idx
     else:
         padding_idx = -1
-    if sparse:
-        raise NotImplementedError("ember has no sparse tensors: use sparse=False")
     if max_norm is not None:
         input = input.contiguous()
         with no_grad():
             _emb.embedding_renorm_(weight, input, max_norm, norm_type)
+    if sparse:  # the weight's gradient: a sparse tensor of the rows looked up
+        return SparseEmbedding.apply(weight, input, padding_idx, scale_grad_by_freq)
     return _emb.Embedding.apply(weight, input, padding_idx, scale_grad_by_freq)
 
 
