@@ -13,7 +13,8 @@ MODULES = sorted(m.name for m in pkgutil.walk_packages(ember.__path__, "ember.")
 
 
 # modules whose examples need an optional package
-NEEDS = {"ember.onnx": "onnx"}
+NEEDS = {"ember.onnx": "onnx",
+         **{m: "tensorboard" for m in MODULES if m.startswith("ember.utils.tensorboard")}}
 
 
 @pytest.mark.parametrize("name", MODULES)
