@@ -60,8 +60,6 @@ def _bag_checks(input, weight, offsets, mode, per_sample_weights, scale_grad_by_
         raise ValueError("max mode does not support scaling the gradient by the frequency")
     if mode == "max" and sparse:
         raise ValueError("max mode does not support sparse weights")
-    if sparse:
-        raise NotImplementedError("ember has no sparse tensors: use sparse=False")
     if scale_grad_by_freq:
         # PyTorch's CPU kernel scales each row's gradient by a count that is not always
         # that row's frequency; ember does not imitate it.
@@ -152,8 +150,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         fast = _bag_max_by_rows(weight, flat.index_select(0, kept_index), bag_of, num_bags)
         if fast is not None:
             return fast
-    rows = _emb.Embedding.apply(weight, flat.index_select(0, kept_index),
-                                -1 if padding_idx is None else padding_idx, scale_grad_by_freq)
+    lookup = SparseEmbedding if sparse else _emb.Embedding  # sparse: a sparse weight gradient
+    rows = lookup.apply(weight, flat.index_select(0, kept_index),
+                        -1 if padding_idx is None else padding_idx, scale_grad_by_freq)
     if mode == "max":
         return _bag_max(rows, bag_of, num_bags, weight)
     if per_sample_weights is not None:

@@ -320,3 +320,33 @@ def test_sparse_and_dense_gradients_meet(case):
         outs.append((g.is_sparse, dense_of(g)))
     assert outs[0][0] == outs[1][0]
     np.testing.assert_allclose(outs[0][1], outs[1][1])
+
+
+@pytest.mark.parametrize("mode,weighted,padding,last", [
+    ("sum", False, None, False), ("mean", False, None, False), ("sum", True, None, False),
+    ("sum", False, 2, False), ("mean", False, 2, True), ("sum", True, 4, True)])
+def test_embedding_bag_sparse_gradient(mode, weighted, padding, last):
+    outs = []
+    for lib in (ember, torch):
+        bag = lib.nn.EmbeddingBag(6, 2, mode=mode, sparse=True, padding_idx=padding,
+                                  include_last_offset=last)
+        with lib.no_grad():
+            bag.weight.copy_(lib.arange(12.0).reshape(6, 2))
+        x = lib.tensor([1, 2, 4, 5, 4, 3, 2, 3])
+        offsets = lib.tensor([0, 2, 4, 8] if last else [0, 2, 4])
+        w = lib.tensor([0.5, 2.0, 3.0, 1.0, -1.0, 0.25, 1.5, 2.0]) if weighted else None
+        out = bag(x, offsets, per_sample_weights=w)
+        (out * lib.arange(6.0).reshape(3, 2)).sum().backward()
+        g = bag.weight.grad
+        outs.append((dense_of(out), g.is_sparse, g._indices().tolist(), dense_of(g)))
+    (eo, es, ei, eg), (to, ts, ti, tg) = outs
+    np.testing.assert_allclose(eo, to, rtol=1e-6)
+    assert es and ts and ei == ti
+    np.testing.assert_allclose(eg, tg, rtol=1e-6)
+
+
+def test_embedding_bag_sparse_max_is_refused():
+    for lib in (ember, torch):
+        with pytest.raises(ValueError, match="max mode does not support sparse weights"):
+            lib.nn.functional.embedding_bag(lib.tensor([[0, 1]]), lib.ones(3, 2), mode="max",
+                                            sparse=True)
