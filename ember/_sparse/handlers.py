@@ -104,7 +104,7 @@ def _is_sparse(s):
     return True
 
 
-@handles("element_size")
+@handles("element_size", "itemsize")
 def _element_size(s):
     return values_of(s).element_size()
 
@@ -164,7 +164,7 @@ def _grad_fn(s):
     return values_of(s).grad_fn
 
 
-@handles("_get_grad")
+@handles("grad")
 def _grad(s):
     """The gradient at the specified elements, each once (a duplicated index's entries all
     got the same gradient): PyTorch's layout for the gradient of a sparse leaf from
@@ -199,7 +199,33 @@ def _data(s):
     return _detach(s)
 
 
+@handles("__deepcopy__")
+def _deepcopy(s, memo):
+    if id(s) not in memo:
+        memo[id(s)] = make_sparse(indices_of(s).clone(), values_of(s).detach().clone(),
+                                  shape_of(s), is_coalesced(s)).requires_grad_(
+            values_of(s).requires_grad)
+    return memo[id(s)]
+
+
+@handles("__reduce_ex__")
+def _reduce_ex(s, proto):
+    """Pickles as its indices, values and shape (``rebuild_sparse`` makes it again)."""
+    return rebuild_sparse, (indices_of(s).detach(), values_of(s).detach(), shape_of(s),
+                            is_coalesced(s), values_of(s).requires_grad)
+
+
+def rebuild_sparse(indices, values, shape, coalesced, requires_grad):
+    values = values.requires_grad_(True) if requires_grad else values
+    return make_sparse(indices, values, shape, coalesced)
+
+
 # ---- printing ------------------------------------------------------------------------------
+@handles("__format__")
+def _format(s, format_spec):
+    return format(_repr(s), format_spec)
+
+
 @handles("__repr__", "__str__")
 def _repr(s, *args, **kwargs):
     pad = " " * len("tensor(indices=")
@@ -649,6 +675,13 @@ def _addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
 
 
 # ---- shape ---------------------------------------------------------------------------------
+@handles("T", "mT")
+def _T(s):
+    if len(shape_of(s)) != 2:
+        raise RuntimeError("T/mT of a sparse tensor: only 2-D sparse tensors")
+    return _transpose(s, 0, 1)
+
+
 @handles("t")
 def _t(s):
     nd = len(shape_of(s))

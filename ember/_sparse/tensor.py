@@ -45,14 +45,27 @@ class SparseTensor(Tensor):
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
-        if type(func).__name__ == "method-wrapper":  # a property's getter
-            name = func.__self__.fget.__name__
+        if type(func).__name__ == "method-wrapper":  # a property's getter: by its name
+            name = _property_name(func.__self__)
         else:
             name = func.__name__
         handler = HANDLERS.get(name)
         if handler is None:
             raise no_sparse_kernel(name.strip("_"))
         return handler(*args, **(kwargs or {}))
+
+
+_PROPERTY_NAMES = {}
+
+
+def _property_name(prop):
+    """The attribute name of one of Tensor's properties (getters may be lambdas)."""
+    if not _PROPERTY_NAMES:
+        for klass in reversed(Tensor.__mro__):
+            for attr, value in vars(klass).items():
+                if isinstance(value, property):
+                    _PROPERTY_NAMES[value] = attr
+    return _PROPERTY_NAMES.get(prop) or prop.fget.__name__
 
 
 def make_sparse(indices: Tensor, values: Tensor, shape, coalesced: bool = False) -> SparseTensor:
@@ -143,8 +156,6 @@ def to_dense(s: SparseTensor, dtype=None, masked_grad=None) -> Tensor:
     if dtype is not None:
         vals = vals.to(dtype)
     out = zeros(shape_of(s), dtype=vals.dtype, device=vals.device)
-    if idx.shape[1] == 0:
-        return out + vals.sum() * 0 if vals.requires_grad else out
     return out.index_put(tuple(idx[d] for d in range(idx.shape[0])), vals, accumulate=True)
 
 

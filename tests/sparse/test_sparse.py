@@ -184,3 +184,16 @@ def test_dense_tensor_sparse_methods():
     s = t.to_sparse()
     assert s.layout == ember.sparse_coo and s.to_sparse() is s
     assert s.to_dense().tolist() == t.tolist()
+
+
+def test_copies_pickles_and_formatting():
+    import copy
+    import pickle
+    s = ember.sparse_coo_tensor([[0, 2]], [1.0, 2.0], (3,), requires_grad=True)
+    for made in (copy.deepcopy(s), pickle.loads(pickle.dumps(s))):
+        assert made.is_sparse and made.requires_grad and made is not s
+        assert made.to_dense().tolist() == [1.0, 0.0, 2.0]
+    assert f"{s}" == repr(s)
+    m = ember.tensor([[0.0, 1.0], [2.0, 0.0]]).to_sparse()
+    assert m.T.to_dense().tolist() == [[0.0, 2.0], [1.0, 0.0]]
+    assert m.itemsize == 4
