@@ -197,3 +197,23 @@ def test_copies_pickles_and_formatting():
     m = ember.tensor([[0.0, 1.0], [2.0, 0.0]]).to_sparse()
     assert m.T.to_dense().tolist() == [[0.0, 2.0], [1.0, 0.0]]
     assert m.itemsize == 4
+
+
+def test_sparse_tensors_on_the_cuda_stand_in(fake_cuda):
+    """Indices and values on the device: the ops run there, results stay there."""
+    s = ember.sparse_coo_tensor([[0, 1, 1], [2, 0, 2]], [1.0, 2.0, 3.0], (2, 3)).cuda()
+    assert s.device.type == "cuda" and s.is_cuda and s._indices().is_cuda
+    d = ember.arange(12.0).reshape(3, 4).cuda().requires_grad_()
+    out = ember.sparse.mm(s, d)
+    assert out.is_cuda
+    out.sum().backward()
+    assert d.grad.is_cuda
+    assert out.cpu().tolist() == (s.cpu().to_dense() @ ember.arange(12.0).reshape(3, 4)).tolist()
+    assert s.coalesce().to_dense().cpu().tolist() == [[0.0, 0.0, 1.0], [2.0, 0.0, 3.0]]
+    assert (s * 2).sum().item() == 12.0
+    emb = ember.nn.Embedding(4, 2, sparse=True).cuda()
+    opt = ember.optim.SparseAdam(emb.parameters(), lr=0.1)
+    emb(ember.tensor([1, 3]).cuda()).sum().backward()
+    assert emb.weight.grad.is_sparse and emb.weight.grad.is_cuda
+    opt.step()
+    assert emb.weight.is_cuda
