@@ -259,8 +259,9 @@ def interrupt(thread, slot):
 
 rnd = random.Random(2)
 # 200 threads, 8 at a time; on a loaded machine ops may finish before the interrupter gets
-# to them, so waves go on (up to 800 threads) until a few interrupts have landed in an op
-for wave in range(100):
+# to them, so waves go on (up to 1600 threads) until a few interrupts have landed in an op
+# (800 were once not enough for 5 with the machine's two CPUs busy with other work)
+for wave in range(200):
     if wave >= 25 and (not interrupt_some or len(interrupted) >= 5):
         break
     slots = [Slot() for _ in range(8)]
