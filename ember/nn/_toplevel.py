@@ -42,6 +42,12 @@ def _reduction(value, name, position):
     return _REDUCTIONS[value]
 
 
+def _check_p(p):
+    """ATen's dropout check: a RuntimeError where F's is a ValueError."""
+    if p < 0.0 or p > 1.0:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
 def _stride(stride):
     """ATen's pooling stride: empty means the kernel size (F's None)."""
     return None if stride is None or (isinstance(stride, (tuple, list)) and not stride) \
@@ -222,6 +228,7 @@ def dropout(input: Tensor, p: float, train: bool) -> Tensor:
     >>> ember.dropout(ember.ones(3), 0.5, False)
     tensor([1., 1., 1.])
     """
+    _check_p(p)
     return F.dropout(input, p, train)
 
 
@@ -232,6 +239,7 @@ def dropout_(input: Tensor, p: float, train: bool) -> Tensor:
     >>> x = ember.ones(3); ember.dropout_(x, 0.5, False) is x
     True
     """
+    _check_p(p)
     return F.dropout(input, p, train, inplace=True)
 
 
@@ -242,6 +250,7 @@ def alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
     >>> ember.alpha_dropout(ember.ones(2), 0.5, False)
     tensor([1., 1.])
     """
+    _check_p(p)
     return F.alpha_dropout(input, p, train)
 
 
@@ -252,6 +261,7 @@ def alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
     >>> x = ember.ones(2); ember.alpha_dropout_(x, 0.5, False) is x
     True
     """
+    _check_p(p)
     return F.alpha_dropout(input, p, train, inplace=True)
 
 
@@ -262,6 +272,7 @@ def feature_alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
     >>> ember.feature_alpha_dropout(ember.ones(1, 2), 0.5, False)
     tensor([[1., 1.]])
     """
+    _check_p(p)
     return F.feature_alpha_dropout(input, p, train)
 
 
@@ -272,6 +283,7 @@ def feature_alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
     >>> x = ember.ones(1, 2); ember.feature_alpha_dropout_(x, 0.5, False) is x
     True
     """
+    _check_p(p)
     return F.feature_alpha_dropout(input, p, train, inplace=True)
 
 

@@ -81,7 +81,7 @@ def _check_grid_sample(input, grid, mode, padding_mode):
     if input.dtype is not grid.dtype:
         raise RuntimeError(f"expected scalar type {_dtypes.SCALAR_NAMES[input.dtype.name]} but "
                            f"found {_dtypes.SCALAR_NAMES[grid.dtype.name]}")
-    if input.dim() != grid.dim() or input.shape[0] != grid.shape[0]:
+    if input.shape[0] != grid.shape[0]:
         raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
                            f"but got input with sizes {_sizes(input.shape)} and grid with sizes "
                            f"{_sizes(grid.shape)}")
@@ -89,8 +89,9 @@ def _check_grid_sample(input, grid, mode, padding_mode):
     if grid.shape[-1] != nd:
         raise RuntimeError(f"grid_sampler(): expected grid to have size {nd} in last dimension, "
                            f"but got grid with sizes {_sizes(grid.shape)}")
-    if nd not in (2, 3):
-        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number "
+    rank = 4 if input.dim() == 4 else 5  # PyTorch's 2-d kernel, else its 3-d one
+    if input.dim() != rank or grid.dim() != rank:
+        raise RuntimeError(f"grid_sampler(): expected {rank}D input and grid with same number "
                            f"of dimensions, but got input with sizes {_sizes(input.shape)} and "
                            f"grid with sizes {_sizes(grid.shape)}")
     for i in range(2, input.dim()):
