@@ -12,7 +12,11 @@ switch to), and every ember op is already deterministic, so no op warns or raise
 (True, 2)
 >>> ember.use_deterministic_algorithms(False)
 """
+import importlib
+import os
 import warnings
+
+from .backend import dtypes
 
 __all__ = ["set_float32_matmul_precision", "get_float32_matmul_precision",
            "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
@@ -142,3 +146,189 @@ def get_deterministic_debug_mode():
     if not _state.deterministic:
         return 0
     return 1 if _state.warn_only else 2
+
+
+# ---- warnings, denormals, threads, build facts ---------------------------------------------
+# (torch.set_warn_always, set_flush_denormal, the inter-op thread count, has_lapack & co.)
+class _Switches:
+    warn_always = False
+    interop_threads = None  # None: never set (the count reported is the CPUs')
+    tensor_type_warned = False
+
+
+_switches = _Switches()
+
+
+def set_warn_always(b):
+    """Make the warnings PyTorch gives once per process (``set_default_tensor_type``'s
+    deprecation, a complex value cast to a real dtype, ...) warn on every call.
+
+    >>> import ember
+    >>> ember.set_warn_always(True); ember.is_warn_always_enabled()
+    True
+    >>> ember.set_warn_always(False)
+    """
+    if not isinstance(b, bool):
+        raise RuntimeError(f"setWarnOnlyOnce expects a bool, but got {type(b).__name__}")
+    _switches.warn_always = b
+
+
+def is_warn_always_enabled():
+    """True after ``set_warn_always(True)``.
+
+    >>> import ember
+    >>> ember.is_warn_always_enabled()
+    False
+    """
+    return _switches.warn_always
+
+
+def set_flush_denormal(mode):
+    """Flush denormal floats to zero: PyTorch sets the CPU's FTZ/DAZ bits and returns True
+    where it could. NumPy offers no such switch, so ember answers as PyTorch does on a CPU
+    without them: ``False`` for ``True`` (nothing changed, denormals are kept), ``True``
+    for ``False``.
+
+    >>> import ember
+    >>> ember.set_flush_denormal(True), ember.set_flush_denormal(False)
+    (False, True)
+    """
+    if not isinstance(mode, bool):
+        raise RuntimeError(f"flush_denormal expects a bool, but got {type(mode).__name__}")
+    return not mode
+
+
+def _cpu_count():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def get_num_interop_threads():
+    """The inter-op thread count PyTorch programs read (the CPUs ember may use, or the
+    count set). ember runs no inter-op pool: ops run in the caller's thread, and each uses
+    the intra-op pool of ``get_num_threads``.
+
+    >>> import ember
+    >>> ember.get_num_interop_threads() >= 1
+    True
+    """
+    n = _switches.interop_threads
+    return _cpu_count() if n is None else n
+
+
+def set_num_interop_threads(n):
+    """Record the inter-op thread count (once per process, as in PyTorch); it changes
+    nothing on ember, which has no inter-op pool.
+
+    >>> import ember
+    >>> ember.set_num_interop_threads(0)
+    Traceback (most recent call last):
+    ...
+    RuntimeError: set_num_interop_threads expects a positive integer
+    """
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise RuntimeError(f"set_num_interop_threads expects an int, but got "
+                           f"{type(n).__name__}")
+    if n <= 0:
+        raise RuntimeError("set_num_interop_threads expects a positive integer")
+    if _switches.interop_threads is not None:
+        raise RuntimeError("Error: cannot set number of interop threads after parallel work "
+                           "has started or set_num_interop_threads called")
+    _switches.interop_threads = n
+
+
+def init_num_threads():
+    """Nothing to do: ember's thread pool sets itself up on first use.
+
+    >>> import ember
+    >>> ember.init_num_threads()
+    """
+
+
+def compiled_with_cxx11_abi():
+    """True: C++ extensions built for ember use the C++11 ABI of libstdc++ (GCC's default).
+
+    >>> import ember
+    >>> ember.compiled_with_cxx11_abi()
+    True
+    """
+    return True
+
+
+def is_vulkan_available():
+    """False: ember has no Vulkan backend.
+
+    >>> import ember
+    >>> ember.is_vulkan_available()
+    False
+    """
+    return False
+
+
+#: ember's linear algebra runs on LAPACK (NumPy's and SciPy's)
+has_lapack = True
+#: ember calls no MKL routine of its own (NumPy's BLAS does the products)
+has_mkl = False
+#: ember's threads are its own pool, not OpenMP's
+has_openmp = False
+#: ember.fft is available
+has_spectral = True
+
+_TENSOR_TYPE_DEPRECATED = ("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, "
+                           "please use torch.set_default_dtype() and torch.set_default_device() "
+                           "as alternatives.")
+_INVALID_TENSOR_TYPE = ("invalid type object: only floating-point types are supported as the "
+                        "default type")
+
+
+def _legacy_dtype(t):
+    """The dtype of a legacy tensor type given as a class or its name; CUDA ones refused."""
+    if isinstance(t, str):
+        module, _, name = t.rpartition(".")
+        if module in ("torch.cuda", "ember.cuda"):
+            raise TypeError(f"type {t} not available. Torch not compiled with CUDA enabled.")
+        if not module:
+            raise ModuleNotFoundError(f"No module named '{name}'")
+        if module not in ("torch", "ember"):
+            importlib.import_module(module)  # PyTorch imports it: ModuleNotFoundError
+            raise TypeError(_INVALID_TENSOR_TYPE)
+        if name not in dtypes.LEGACY_TENSOR_TYPES:
+            raise AttributeError(f"module '{module}' has no attribute '{name}'")
+        return dtypes.LEGACY_TENSOR_TYPES[name]
+    dt = getattr(t, "_legacy_dtype", None) if isinstance(t, type) else None
+    if dt is None:
+        raise TypeError(_INVALID_TENSOR_TYPE)
+    if getattr(t, "is_cuda", False) is True:
+        raise TypeError(f"type torch.cuda.{t.__name__} not available. Torch not compiled with "
+                        f"CUDA enabled.")
+    return dt
+
+
+def set_default_tensor_type(t, /):
+    """Set the default floating dtype from a legacy tensor type (``ember.DoubleTensor``
+    or its name, ``'torch.DoubleTensor'``); deprecated in PyTorch 2.1 for
+    ``set_default_dtype``, with a warning given once.
+
+    >>> import ember, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     ember.set_default_tensor_type("torch.DoubleTensor")
+    >>> ember.get_default_dtype()
+    ember.float64
+    >>> ember.set_default_dtype(ember.float32)
+    """
+    if not _switches.tensor_type_warned or _switches.warn_always:
+        _switches.tensor_type_warned = True
+        warnings.warn(_TENSOR_TYPE_DEPRECATED, UserWarning, stacklevel=2)
+    dt = _legacy_dtype(t)
+    if not dt.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    dtypes.set_default_dtype(dt)
+
+
+__all__ += ["set_warn_always", "is_warn_always_enabled", "set_flush_denormal",
+            "get_num_interop_threads", "set_num_interop_threads", "init_num_threads",
+            "compiled_with_cxx11_abi", "is_vulkan_available", "has_lapack", "has_mkl",
+            "has_openmp", "has_spectral", "set_default_tensor_type"]

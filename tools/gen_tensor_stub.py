@@ -81,6 +81,8 @@ MEMBERS = {
         "layout": "str",
         "is_leaf": "bool",
         "is_sparse": "bool",
+        **dict.fromkeys(("is_xpu", "is_mps", "is_ipu", "is_xla", "is_mtia", "is_maia",
+                         "is_vulkan", "is_mkldnn", "is_quantized", "is_nested"), "bool"),
         "volatile": "bool",
         "requires_grad": "bool",
         "requires_grad_": "(self, requires_grad: bool = True) -> Tensor",
