@@ -17,6 +17,8 @@ from .backend.dtypes import (dtype, float16, float32, float64, int8, int16, int3
                              memory_format, preserve_format, contiguous_format,
                              channels_last, channels_last_3d)
 from .backend.dtypes import bool_ as bool  # noqa: A001  (PyTorch's spelling: ember.bool)
+from .backend.dtypes import (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz,  # noqa: F401
+                             float8_e5m2fnuz, float8_e8m0fnu)
 from ._tensor import Tensor, Size
 from ._tensor_repr import set_printoptions
 from .device import device, set_default_device, get_default_device, OutOfMemoryError
@@ -62,6 +64,7 @@ from . import nn  # noqa: E402  (after the core: nn builds on it)
 from .nn.functional._distance import cdist  # noqa: E402  (torch.cdist, composed in nn)
 from .nn.functional._normalization import rms_norm  # noqa: E402  (torch.rms_norm, as F's)
 from .nn._toplevel import *  # noqa: E402,F401,F403  (torch.conv2d & co.: F's ops, ATen signatures)
+from .nn._aten_forms import *; from .nn._aten_rnn import *  # noqa: E402,E702,F401,F403  (torch.native_layer_norm, torch.lstm & co.)
 from .nn import _toplevel as _nn_toplevel  # noqa: E402
 from ._functions import fill_, zero_, resize_as_  # noqa: E402,F401  (torch.fill_ & co.)
 from ._functions.storage_dtypes import (UntypedStorage, TypedStorage,  # noqa: E402,F401
@@ -72,6 +75,7 @@ from . import distributed  # noqa: E402  (MPI: mpi4py is imported on init_proces
 from .serialization import save, load  # noqa: E402
 from . import accelerator, backends, cuda, cpu, amp  # noqa: E402  (device queries of a CPU build)
 from . import sparse  # noqa: E402  (torch.sparse: functions of sparse COO tensors)
+from . import quasirandom, signal  # noqa: E402  (SobolEngine; signal.windows)
 from .amp import autocast  # noqa: E402
 from .amp.autocast_mode import (  # noqa: E402,F401  (torch.is_autocast_enabled & co.)
     is_autocast_enabled, set_autocast_enabled, get_autocast_dtype, set_autocast_dtype,
@@ -83,6 +87,11 @@ from . import ops  # noqa: E402  (ember.ops.<namespace>: built-in and custom ope
 from . import compiler  # noqa: E402
 from .compiler import compile  # noqa: E402,A001  (torch.compile: runs eagerly, see compiler/)
 from ._runtime_switches import *  # noqa: E402,F401,F403  (matmul precision, determinism)
+from ._functions.api_surface import (newaxis, typename, AcceleratorError,  # noqa: E402,F401
+                                     conj_physical_)
+from .amp import GradScaler  # noqa: E402,F401
+from .accelerator import Stream, Event  # noqa: E402,F401  (torch.Stream/Event, the CPU's)
+from ._C import DisableTorchFunction, DisableTorchFunctionSubclass  # noqa: E402,F401
 from .ops import aten as _aten  # noqa: E402,F401  (ember.ops.aten: the ops __torch_dispatch__ sees)
 
 from . import _C  # noqa: E402  (the names PyTorch code reaches in torch._C)

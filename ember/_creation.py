@@ -25,6 +25,8 @@ from . import random as _random
 from .backend.meta import MetaArray, meta_module, NO_DATA
 from .backend.dlpack import array_from_dlpack
 from .backend.ranges import linspace_array
+from .backend.kernels import cast as _cast
+from .backend.float8 import check_fits as check_float8_fits
 from .device import check_device, device as _device, meta as _meta, cpu as _cpu, module_of, \
     device_out_of_memory
 
@@ -184,13 +186,13 @@ def to_array(data, dtype=None):
     if isinstance(data, Tensor):
         d = data._data
         arr = get_array_module(d).array(d, copy=True)
-        return arr if dtype is None else arr.astype(_np_dtype(dtype))
+        return arr if dtype is None else _cast(arr, _np_dtype(dtype))
     if isinstance(data, np.ndarray):
         arr = np.array(data, copy=True)
         if dtype is None:
             dtypes.from_numpy_dtype(arr.dtype)  # reject unsupported dtypes
             return arr
-        return arr.astype(_np_dtype(dtype))
+        return _cast(arr, _np_dtype(dtype))
     if isinstance(data, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{_type_name(data)}'")
     leaf_types = _leaf_types(data, set()) if isinstance(data, (list, tuple)) else None
@@ -203,7 +205,7 @@ def to_array(data, dtype=None):
         if arr.dtype.kind == "c" and target.kind != "c":
             raise TypeError("must be real number, not complex")
         _check_fits(arr, target)
-        return arr.astype(target)
+        return _cast(arr, target)
     if arr.dtype.kind == "b":
         return arr
     if isinstance(data, np.generic):  # NumPy scalars keep their dtype
@@ -293,7 +295,7 @@ def _read_like_torch(data, dtype):
     flat = []
     _store_all(data, shape, 0, store, flat)
     with np.errstate(over="ignore"):  # floats beyond the dtype's range become inf
-        return np.array(flat, holder).astype(dt.np, copy=False).reshape(shape)
+        return _cast(np.array(flat, holder), dt.np).reshape(shape)
 
 
 def _python_shape(data):
@@ -567,6 +569,9 @@ def _filled(fill, size, dtype, requires_grad, device, default=None, name="empty"
     """A tensor of ``size`` holding ``fill``, in ``like``'s array module or the default."""
     shape, np_dtype = _sizes(size, name, negative), _np_dtype(dtype, default)
     xp = _module(like, device)
+    if np_dtype.itemsize == 1 and np_dtype in dtypes.FLOAT8_NP:  # PyTorch's rounding
+        arr = _cast(xp.full(shape, fill, dtype=np.float32), np_dtype)
+        return _finish(arr, requires_grad, device, like)
     arr = allocate(lambda: xp.full(shape, fill, dtype=np_dtype), shape, np_dtype)
     return _finish(arr, requires_grad, device, like)
 
@@ -599,7 +604,15 @@ def _empty(size, dtype, requires_grad, device, like=None):
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     if dtype is None:
         dtype = dtypes.scalar_dtype(fill_value)
+    _check_float8_fill(fill_value, dtype, size)
     return _filled(fill_value, (size,), dtype, requires_grad, device, name="full")
+
+
+def _check_float8_fill(value, dtype, size):
+    """PyTorch's fill of a float8 tensor checks that the number fits (not of one element)."""
+    if dtype in dtypes.FLOAT8 and not isinstance(value, Tensor) and \
+            math.prod(_sizes((size,) if isinstance(size, int) else size)) != 1:
+        check_float8_fits(value, dtype)
 
 
 def _like_dtype(t, dtype):
@@ -636,6 +649,7 @@ def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False,
     if getattr(t, "_made_like", None) is not None:  # batched (vmap): batched result
         return t._made_like(full_like, fill_value, dtype=dtype, device=device,
                             requires_grad=requires_grad, memory_format=memory_format)
+    _check_float8_fill(fill_value, _like_dtype(t, dtype), tuple(t.shape))
     return _filled(fill_value, t.shape, _like_dtype(t, dtype), requires_grad, device, like=t)
 
 
@@ -646,7 +660,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     vals = [(v.item() if v.numel() == 1 else float(v)) if isinstance(v, Tensor) else v
             for v in (start, end, step)]
     if dtype is not None and (dtype is dtypes.bool_ or dtype.is_complex
-                              or dtype in dtypes.LIMITED_UNSIGNED) and \
+                              or dtype in dtypes.LIMITED_UNSIGNED or dtype in dtypes.FLOAT8) and \
             _module(None, device) is not meta_module:  # no kernel for them (on the CPU)
         raise NotImplementedError(f"\"arange_cpu\" not implemented for '{dtype.scalar_name}'")
     if step == 0:
@@ -705,7 +719,8 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
         raise RuntimeError("number of steps must be non-negative")
     np_dtype = _np_dtype(dtype)
     if steps > 1 and (np_dtype.kind == "b"  # (one step: the start, no kernel)
-                      or np_dtype.kind == "u" and np_dtype.itemsize > 1):
+                      or np_dtype.kind == "u" and np_dtype.itemsize > 1
+                      or np_dtype in dtypes.FLOAT8_NP):
         raise NotImplementedError(f"\"linspace_cpu\" not implemented for "
                                   f"'{dtypes.from_numpy_dtype(np_dtype).scalar_name}'")
     xp = default_array_module()
@@ -729,13 +744,13 @@ def _random_float(draw, size, dtype, generator, requires_grad, device, name, lik
     dt = _np_dtype(dtype)
     size = _sizes(size, name)
     xp = _module(like, device)
-    floating = dtypes.is_float_np(dt) or dt.kind == "c"
+    floating = (dtypes.is_float_np(dt) and dt not in dtypes.FLOAT8_NP) or dt.kind == "c"
     if xp is meta_module and (floating or name == "rand"):
         # nothing to draw (PyTorch's generator does not advance either); no kernel runs
         # there to refuse an integer dtype, which its meta randn refuses itself
         return _finish(xp.empty(size, dt), requires_grad, device, like)
-    if not floating:
-        _refuse_random(name, dt, xp is meta_module)
+    if not floating and (name == "rand" or math.prod(size) or dt not in dtypes.FLOAT8_NP):
+        _refuse_random(name, dt, xp is meta_module)  # float8's normal draws none of none
     gen = _random.rng(generator)
     drawn = dt if dt in (np.float32, np.float64) else np.float32
     if dt.kind == "c":
@@ -823,6 +838,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     if np_dtype.kind == "c" and _module(None, device) is not meta_module:
         raise RuntimeError("check_random_bounds handles only integral, floating-point and "
                            "boolean types")
+    dtypes.refuse_float8(np_dtype, "random_update_from_to")
     gen = _random.rng(generator)
     xp = default_array_module()
     if _module(None, device) is meta_module:
@@ -845,8 +861,8 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     np_dtype, gen = _np_dtype(dtype, dtypes.int64), _random.rng(generator)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
-    if (np_dtype.kind in "bc" or np_dtype.kind == "u" and np_dtype.itemsize > 1) and \
-            _module(None, device) is not meta_module:
+    if (np_dtype.kind in "bc" or np_dtype.kind == "u" and np_dtype.itemsize > 1
+            or np_dtype in dtypes.FLOAT8_NP) and _module(None, device) is not meta_module:
         # PyTorch's CPU kernel has none of them (empty or not)
         raise NotImplementedError(f"\"randperm\" not implemented for "
                                   f"'{dtypes.from_numpy_dtype(np_dtype).scalar_name}'")

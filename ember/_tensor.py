@@ -22,7 +22,7 @@ from .backend.meta import MetaArray as _MetaArray, NO_NUMPY as _NO_NUMPY
 from .backend.dlpack import DLDeviceType as _DLDeviceType
 
 from ._tensor_repr import tensor_repr
-from .backend.dtypes import _BY_NUMPY, is_float_np as _is_float_np
+from .backend.dtypes import _BY_NUMPY, FLOAT8_NP as _FLOAT8_NP, is_float_np as _is_float_np
 from .device import cpu, device_of as _device_of
 
 
@@ -220,6 +220,12 @@ class Tensor:
     def is_sparse(self):
         return False
 
+    # devices and layouts ember has none of (PyTorch's flags for them): always False
+    is_xpu = is_mps = is_ipu = is_xla = is_mtia = is_maia = is_vulkan = property(
+        lambda self: False, doc="False: ember has no such device.")
+    is_mkldnn = is_quantized = is_nested = property(
+        lambda self: False, doc="False: ember has no such layout.")
+
     @property
     def volatile(self):
         """Pre-0.4 flag; volatile was removed (use no_grad), so it reads False."""
@@ -301,6 +307,8 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         if type(self._data) is not _ndarray:
             _check_on_host(self)
+        if self._data.dtype.itemsize == 1 and self._data.dtype in _FLOAT8_NP:  # as PyTorch
+            raise TypeError(f"Got unsupported ScalarType {_BY_NUMPY[self._data.dtype].scalar_name}")
         return self._data if dtype is None else self._data.astype(dtype)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):

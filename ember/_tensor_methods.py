@@ -12,7 +12,8 @@ import numpy as np
 
 from .backend import get_array_module, broadcast_shapes, device_module as get_device_module
 from . import _functions as F
-from ._creation import legacy_tensor_data, tensor, beside, _filled, _empty, _refuse_random
+from ._creation import legacy_tensor_data, tensor, beside, _filled, _empty, _refuse_random, \
+    _check_float8_fill
 from ._tensor import Tensor
 from ._typing import Any, Number, Sequence, dtype
 from ._registry import DECLARED, method, method_entry, method_impl
@@ -31,6 +32,7 @@ from ._ops.sets import check_probability
 from ._ops import storage as _storage_ops
 from .autograd.batching import INPLACE_BERNOULLI
 from .autograd import grad_mode
+from ._runtime_switches import is_warn_always_enabled
 
 
 # ---- dtype conversion ---------------------------------------------------------------------
@@ -47,7 +49,7 @@ class ToDtype(Primitive):
     def forward(ctx, x, dtype):
         d = x._data
         if d.dtype.kind == "c" and not dtype.is_complex:
-            if not _COMPLEX_CAST_WARNED:  # once per process, as PyTorch
+            if not _COMPLEX_CAST_WARNED or is_warn_always_enabled():  # once, as PyTorch
                 _COMPLEX_CAST_WARNED.append(True)
                 warnings.warn("Casting complex values to real discards the imaginary part",
                               UserWarning, stacklevel=4)
@@ -238,6 +240,7 @@ def new_empty(self, *size: int | Sequence[int], dtype: dtype | None = None,
 @method
 def new_full(self, size: Sequence[int], fill_value: Number, *, dtype: dtype | None = None,
              device: device | str | None = None, requires_grad: bool = False) -> Tensor:
+    _check_float8_fill(fill_value, dtype or self.dtype, size)
     return _filled(fill_value, (size,), dtype or self.dtype, requires_grad, None, name="full",
                    like=self)
 
@@ -253,8 +256,10 @@ class Overwrite(Primitive):
         ctx.value_shape = value._data.shape if isinstance(value, Tensor) else None
         v = value._data if isinstance(value, Tensor) else value
         xp = get_array_module(x._data)
-        return xp.broadcast_to(xp.asarray(v).astype(x._data.dtype, copy=False),
-                               x._data.shape).copy()
+        v = xp.asarray(v)
+        if v.dtype != x._data.dtype:
+            v = _cast(v, x._data.dtype)  # float8's rounding is PyTorch's, not astype's
+        return xp.broadcast_to(v, x._data.shape).copy()
 
     @staticmethod
     def backward(ctx, grad):
@@ -269,6 +274,8 @@ def fill_(self, value: Tensor | Number) -> Tensor:
     if isinstance(value, Tensor) and value.dim() != 0:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                            f"{value.dim()} dimensions.")
+    if self._data.dtype.itemsize == 1:
+        _check_float8_fill(value, self.dtype, tuple(self._data.shape))
     return self._inplace(Overwrite.apply, value)
 
 
@@ -299,7 +306,8 @@ def _random_fill(self, draw, kind):
     PyTorch kernels refuse other than floating dtypes (normal_'s only with elements to draw;
     on meta neither runs)."""
     dt = self._data.dtype
-    if not dtypes.is_float_np(dt) and dt.kind != "c" and not self.is_meta:
+    if (not dtypes.is_float_np(dt) or dt in dtypes.FLOAT8_NP) and dt.kind != "c" and \
+            not self.is_meta:
         if kind == "rand" or self._data.size:
             _refuse_random(kind, dt)
         return self
@@ -336,9 +344,11 @@ def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None)
 def random_(self, from_: int = 0, to: int | None = None, *, generator: Any = None) -> Tensor:
     dt = self.dtype
     bounded = to is not None or bool(from_)  # random_(from, to) or random_(to)
-    if (dt.is_complex or dt in dtypes.LIMITED_UNSIGNED) and not bounded:
+    if (dt.is_complex or dt in dtypes.LIMITED_UNSIGNED or dt in dtypes.FLOAT8) and \
+            not bounded:
         raise NotImplementedError(f"\"random_kernel_cpu\" not implemented for "
                                   f"'{dt.scalar_name}'")
+    dtypes.refuse_float8(dt.np, "random_update_from_to")
     if to is None:  # floats: PyTorch's [0, 2 ** digits] (every integer there is exact)
         from_, to = 0, (from_ if from_ else
                         2 ** (dtypes._np_finfo(dt.np).nmant + 1) + 1 if dt.is_floating_point
@@ -370,7 +380,8 @@ def bernoulli_(self, p: float | Tensor = 0.5, *, generator: Any = None) -> Tenso
     if isinstance(p, Tensor) and p._vmap_level is not None:  # batched p, self not (a
         raise RuntimeError(INPLACE_BERNOULLI)                # BatchedTensor has its own)
     prob = p._data if isinstance(p, Tensor) else check_probability(p)
-    if self.dtype.is_complex:  # PyTorch's kernels (one for a tensor p, one for a number)
+    if self.dtype.is_complex or self.dtype in dtypes.FLOAT8:  # PyTorch's kernels (one for a
+        # tensor p, one for a number)
         kernel = "bernoulli_tensor_cpu_self_" if isinstance(p, Tensor) else "bernoulli_scalar_cpu_"
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{self.dtype.scalar_name}'")
     check_inplace_draw(self)

@@ -6,6 +6,7 @@ import numpy as np
 
 from .backend import to_host
 from .backend.dtypes import get_default_dtype, int64, bool_, _BY_NUMPY
+from .backend.float8 import cast_float8
 
 
 class _PrintOptions:
@@ -48,10 +49,11 @@ class _FloatFormatter:
     """PyTorch's float ``_Formatter``: the mode (integral, fixed, scientific) and the width
     come from the nonzero finite values only; integral values print as ``3.``."""
 
-    def __init__(self, values):
+    def __init__(self, values, stats=None):
         precision = PRINT_OPTS.precision
         self.int_mode, self.sci_mode, self.width = True, False, 1
-        finite = values[np.isfinite(values) & (values != 0)].astype(np.float64)
+        finite = values[np.isfinite(values) & (values != 0)].astype(np.float64) \
+            if stats is None else stats
         if finite.size:
             absv = np.abs(finite)
             big, small = absv.max(), absv.min()
@@ -142,6 +144,11 @@ def _format_array(a, fmt, indent, summarize):
 def _formatter(values, dt):
     if dt.category == 3:  # complex
         return _ComplexFormatter(values)
+    if dt.name == "float8_e8m0fnu":
+        # PyTorch's statistics skip its zero (2 ** -127) but keep NaN (isfinite is True there),
+        # which then turns the integral and scientific modes off
+        values = values.astype(np.float64)
+        return _FloatFormatter(values, values[values != 2.0 ** -127])
     if dt.is_floating_point:
         return _FloatFormatter(values.astype(np.float64))  # bfloat16 prints through float64
     if dt is bool_:
@@ -171,7 +178,10 @@ def tensor_repr(t):
         return _meta_repr(t)
     a = to_host(t._data)
     dt = _BY_NUMPY[a.dtype]
-    if dt.is_floating_point and a.dtype.kind != "f":
+    if dt.is_floating_point and a.itemsize == 1:  # float8 prints through float16, as
+        # PyTorch's (but float8_e8m0fnu, whose 2 ** 127 float16 lacks)
+        a = cast_float8(a, np.float32 if dt.name == "float8_e8m0fnu" else np.float16)
+    elif dt.is_floating_point and a.dtype.kind != "f":
         a = a.astype(np.float32)  # bfloat16: NumPy's own float formatting needs a NumPy float
     cls = type(t)  # a subclass prints its own name, bar those that print as tensors
     prefix = "tensor(" if cls.__dict__.get("_repr_as_tensor") else f"{cls.__name__}("

@@ -40,7 +40,7 @@ LAYERS = [
                    "ember.ops", "ember.overrides", "ember.special", "ember.testing", "ember.fft",
                    "ember.compiler", "ember.multiprocessing", "ember.hub",
                    "ember.jit", "ember.profiler", "ember.autograd.profiler",
-                   "ember.sparse"]),
+                   "ember.sparse", "ember.quasirandom", "ember.signal"]),
     ("package", ["ember"]),  # ember/__init__.py: the public namespace, made of all the above
     ("examples", ["ember.examples"]),
     ("entry points", ["ember.as_torch"]),  # resolves `import torch` to the package's modules

@@ -141,7 +141,8 @@ def remainder(input: Tensor | Number, other: Tensor | Number) -> Tensor:
 
 @op(inplace=True, out=True)
 def fmod(input: Tensor, other: Tensor | Number) -> Tensor:
-    if isinstance(input, Tensor) and input._data.dtype.kind == "u":
+    if isinstance(input, Tensor) and (input._data.dtype.kind == "u" or
+                                      input._data.dtype.itemsize == 1):  # and float8
         dtypes.refuse_limited_unsigned(dtypes.result_type(input, other).np, "fmod_cpu")
     return input - (input / other).trunc() * other if input.is_floating_point() else \
         E.Sub.apply(input, div(input, other, rounding_mode="trunc") * other)
@@ -301,6 +302,10 @@ bitwise_not = unary(E.BitwiseNot, "bitwise_not", inplace=True)
 @per_sample_under_vmap
 def equal(input: Tensor, other: Tensor) -> bool:
     a, b = input._data, other._data
+    if a.dtype.itemsize == 1 and (a is b or a.__array_interface__ == b.__array_interface__
+                                  if type(a) is type(b) is np.ndarray else a is b):
+        # the same memory: PyTorch then only looks for NaN, with no float8 kernel for it
+        dtypes.refuse_float8(a.dtype, "equal_notnan_cpu")
     return input.shape == other.shape and bool(get_array_module(a, b).array_equal(a, b))
 
 
@@ -309,6 +314,7 @@ def equal(input: Tensor, other: Tensor) -> bool:
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
              equal_nan: bool = False) -> bool:
     a, b = input._data, other._data
+    dtypes.refuse_float8(a.dtype, "mul_cpu_reduced_float")  # PyTorch's isclose scales atol
     return bool(get_array_module(a, b).allclose(a, b, rtol, atol, equal_nan))
 
 
@@ -317,6 +323,7 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e
 def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Tensor:
     a, b = input._data, other._data
+    dtypes.refuse_float8(a.dtype, "mul_cpu_reduced_float")  # PyTorch's isclose scales atol
     return Tensor._make(get_array_module(a, b).isclose(a, b, rtol, atol, equal_nan))
 
 
@@ -455,7 +462,8 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     >>> ember.dist(ember.tensor([3., 0.]), ember.tensor([0., 4.]))
     tensor(5.)
     """
-    if input._data.dtype.kind == "u":  # PyTorch subtracts first: no uint16/32/64 kernel
+    if input._data.dtype.kind == "u" or input._data.dtype.itemsize == 1:  # PyTorch subtracts
+        # first: no uint16/32/64 or float8 kernel
         dtypes.refuse_limited_unsigned(result_type(input, other).np, "add_stub")
     if not (input.is_floating_point() or input.is_complex()):
         raise RuntimeError("norm(): input dtype should be either floating point or complex. "

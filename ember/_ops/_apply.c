@@ -104,10 +104,15 @@ static int float_kind(PyObject *array, PyObject **dtype_out) {
         int is_c = PyUnicode_CompareWithASCIIString(k, "c") == 0;
         int is_v = PyUnicode_CompareWithASCIIString(k, "V") == 0;
         Py_DECREF(k);
-        if (is_v) {  /* bfloat16 (ml_dtypes) counts as floating, as in PyTorch */
+        if (is_v) {  /* bfloat16 and the float8 types (ml_dtypes) count as floating, as in PyTorch */
             PyObject *name = PyObject_GetAttrString(dtype, "name");
             if (!name) { Py_DECREF(dtype); return -1; }
-            is_f = PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "bfloat16") == 0;
+            PyObject *prefix = PyUnicode_FromString("float8_");
+            if (!prefix) { Py_DECREF(name); Py_DECREF(dtype); return -1; }
+            is_f = PyUnicode_Check(name) &&
+                (PyUnicode_CompareWithASCIIString(name, "bfloat16") == 0 ||
+                 PyUnicode_Tailmatch(name, prefix, 0, 7, -1) == 1);
+            Py_DECREF(prefix);
             Py_DECREF(name);
         }
         kind = PyLong_FromLong(is_f ? 1 : (is_c ? -2 : 0));

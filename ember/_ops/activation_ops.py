@@ -12,7 +12,7 @@ import numpy as np  # host-side erf fallback only
 from .primitive import Primitive
 from ..backend import get_array_module, kernels, to_host
 from ..backend.meta import is_meta
-from ..backend.dtypes import is_float_np, refuse_limited_unsigned
+from ..backend.dtypes import is_float_np, refuse_limited_unsigned, refuse_float8
 from ..backend.parallel import host_work, parallel_for
 
 _SQRT1_2 = 1 / math.sqrt(2)
@@ -25,6 +25,8 @@ def _float_data(x, name):
     """x's array to compute an activation on: bfloat16 data as float32 (PyTorch computes it
     in float32 and rounds once; ``_rounded`` gives the result back in x's dtype)."""
     d = x._data
+    if d.itemsize == 1:
+        refuse_float8(d.dtype, name)  # float8: none of PyTorch's activation kernels
     if d.dtype.kind != "f":
         if not is_float_np(d.dtype):
             raise NotImplementedError(f"\"{name}\" not implemented for '{x.dtype.scalar_name}'")
@@ -177,8 +179,9 @@ class Relu(Primitive):
 
     @staticmethod
     def forward(ctx, x):
-        if x._data.dtype.kind == "u":  # PyTorch's relu is a clamp: none for uint16/32/64
-            refuse_limited_unsigned(x._data.dtype, "clamp_min_scalar_cpu")
+        dt = x._data.dtype
+        if dt.kind == "u" or dt.itemsize == 1:  # relu is a clamp: PyTorch has none for
+            refuse_limited_unsigned(dt, "clamp_min_scalar_cpu")  # uint16/32/64 and float8
         return relu_array(x._data)
 
     @staticmethod

@@ -83,7 +83,7 @@ def _nan_ignoring(name, input, other, larger):
     for t in (input, other):
         if t.is_complex():
             raise RuntimeError(f"{name} not implemented for complex tensors.")
-    if input._data.dtype.kind == "u":  # PyTorch's kernels here are maximum's and minimum's
+    if input._data.dtype.kind == "u" or input._data.dtype.itemsize == 1:  # maximum's kernels
         dtypes.refuse_limited_unsigned(dtypes.result_type(input, other).np,
                                        "maximum_cpu" if larger else "minimum_cpu")
     # input where it wins (ties included) or other is NaN, as PyTorch's gradient splits it

@@ -14,6 +14,8 @@ from .._tensor import Tensor
 from .._torch_function import OperandTypeError
 from ..backend import get_array_module, broadcast_shapes, is_array, numpy_function, numpy_ndarray
 from ..backend import dtypes
+from ..backend.dtypes import FLOAT8_NP, float8_e5m2
+from ..backend.float8 import cast_float8, refuse_op as _refuse_float8
 from .activation_ops import erf_array, sigmoid_array
 from .primitive import Primitive, unbroadcast, sum_to
 from .complex_ops import cj
@@ -31,8 +33,9 @@ def _arrays(a, b):
                 return x, y
         else:
             x = a._data
-            if x.dtype.kind == "f" and (type(b) is float or type(b) is int):
-                return x, b  # NumPy's weak scalars keep the tensor's float dtype
+            dt = x.dtype
+            if dt.kind == "f" and (type(b) is float or type(b) is int) and x.itemsize > 1:
+                return x, b  # NumPy's weak scalars keep the tensor's float dtype (not float8's)
             # (NumPy scalars are not weak in NumPy 2: they take the general path below, and
             # so does bfloat16, kind "V": ml_dtypes takes a Python float as float32)
     _check_operand(a, 1)
@@ -63,7 +66,11 @@ def _module(*operands):
 def _as(x, dt, xp):
     if isinstance(x, Tensor):
         d = x._data
-        return d if d.dtype == dt else d.astype(dt)
+        if d.dtype == dt:
+            return d
+        return cast_float8(d, dt) if dt.itemsize == 1 and dt in FLOAT8_NP else d.astype(dt)
+    if dt.itemsize == 1 and dt in FLOAT8_NP:  # a number as float8: PyTorch's rounding
+        return cast_float8(xp.asarray(x, dtype=xp.float32), dt)
     try:
         return xp.asarray(x, dtype=dt)
     except OverflowError:  # PyTorch casts an int past an integer dtype's range wrapping
@@ -72,6 +79,10 @@ def _as(x, dt, xp):
         bits = 8 * dt.itemsize
         x %= 1 << bits
         return xp.asarray(x - (1 << bits) if dt.kind == "i" and x >> (bits - 1) else x, dt)
+
+
+def _float32(x):
+    return x.astype("float32") if hasattr(x, "astype") else x
 
 
 def _float_arrays(a, b):
@@ -105,17 +116,18 @@ def _add_arrays(a, b):
         x = a._data
         if isinstance(b, Tensor):
             dt = x.dtype
-            if dt is b._data.dtype and dt.kind != "u":
+            if dt is b._data.dtype and dt.kind != "u" and x.itemsize > 1:
                 return x, b._data
-        elif x.dtype.kind == "f" and (type(b) is float or type(b) is int):
+        elif x.dtype.kind == "f" and (type(b) is float or type(b) is int) and x.itemsize > 1:
             return x, b
     x, y = _arrays(a, b)
-    if x.dtype.kind == "u":  # uint8 computes; the wider ones are refused
+    if x.dtype.kind == "u" or x.itemsize == 1:  # uint8 computes; uint16+ and float8 not
         dtypes.refuse_limited_unsigned(x.dtype, "add_stub")
     return x, y
 
 
 _REAL_NUMBERS = (bool, int, float)
+_E5M2 = float8_e5m2.np  # the float8 type whose NumPy kind is "f"
 
 
 def _by_number(fn, d, number):
@@ -265,8 +277,14 @@ class Mul(Primitive):
             ctx.scalar = number = _weak(b)
             if type(number) in _REAL_NUMBERS and isinstance(a, Tensor) and \
                     a._data.dtype.kind == "V":
+                dtypes.refuse_float8(a._data.dtype, "mul_cpu_reduced_float")  # float8 * number
                 return _by_number(operator.mul, a._data, number)  # bfloat16 times a number
         x, y = _arrays(a, b)
+        if x.itemsize == 1 and x.dtype in FLOAT8_NP:
+            if not isinstance(a, Tensor) or not isinstance(b, Tensor) or not b._data.ndim:
+                # PyTorch's kernel takes a 0-d second operand as a number: none for float8
+                dtypes.refuse_float8(x.dtype, "mul_cpu_reduced_float")
+            return cast_float8(_float32(x) * _float32(y), x.dtype)  # rounded as PyTorch's
         try:
             return x * y
         except ValueError:
@@ -309,6 +327,9 @@ class Div(Primitive):
         if rounding_mode is not None:
             ctx.rounding = True
             x, y = _arrays(a, b)
+            if x.itemsize == 1 and rounding_mode in ("floor", "trunc"):
+                dtypes.refuse_float8(x.dtype, f"div_{rounding_mode}_cpu" + (
+                    "" if isinstance(b, Tensor) else "_reduced_float"))
             if x.dtype.kind == "u" and rounding_mode in ("floor", "trunc"):
                 dtypes.refuse_limited_unsigned(x.dtype, f"div_{rounding_mode}_cpu")
             if rounding_mode == "floor":
@@ -328,8 +349,12 @@ class Div(Primitive):
             ctx.scalar = number = _weak(b)
             if type(number) in _REAL_NUMBERS and isinstance(a, Tensor) and \
                     a._data.dtype.kind == "V":
+                dtypes.refuse_float8(a._data.dtype, "div_cpu_reduced_float")
                 return _by_number(operator.truediv, a._data, number)  # bfloat16 by a number
         x, y = _float_arrays(a, b)
+        if x.itemsize == 1:
+            dtypes.refuse_float8(x.dtype, "div_cpu" if isinstance(b, Tensor) else
+                                 "div_cpu_reduced_float")
         try:  # (NumPy's divide-by-zero warnings are filtered: see ember/backend/process.py)
             return x / y
         except ValueError:
@@ -388,6 +413,8 @@ class FloorDivide(Primitive):
     @staticmethod
     def forward(ctx, a, b):
         x, y = _arrays(a, b)
+        if x.itemsize == 1 and not isinstance(b, Tensor):
+            dtypes.refuse_float8(x.dtype, "div_floor_cpu_reduced_float")  # float8 // number
         dtypes.refuse_limited_unsigned(x.dtype, "div_floor_cpu")
         return _floor_divide(x, y)
 
@@ -432,6 +459,8 @@ class Pow(Primitive):
         if not isinstance(b, Tensor):
             ctx.exponent = b
         x, y = _arrays(a, b)
+        if x.itemsize == 1:
+            dtypes.refuse_float8(x.dtype, "pow")
         xp = get_array_module(x)
         if x.dtype.kind in "iu":
             if not isinstance(b, Tensor):  # the exponent as given (``y`` wrapped into x's dtype)
@@ -521,6 +550,8 @@ class RPow(Primitive):
     def forward(ctx, b, base):
         ctx.base = base
         x, y = _arrays(base, b)
+        if y.itemsize == 1:
+            dtypes.refuse_float8(y.dtype, "pow")
         if y.dtype.kind in "iu":
             dtypes.refuse_limited_unsigned(y.dtype, "pow")
             return _int_power(x, y)
@@ -548,8 +579,9 @@ class Neg(Primitive):
             raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
                                "If you are trying to invert a mask, use the `~` or "
                                "`logical_not()` operator instead.")
-        if x._data.dtype.kind == "u":
-            dtypes.refuse_limited_unsigned(x._data.dtype, "neg_cpu")
+        dt = x._data.dtype
+        if dt.kind == "u" or dt.itemsize == 1:
+            dtypes.refuse_limited_unsigned(dt, "neg_cpu")
         return -x._data
 
     @staticmethod
@@ -579,7 +611,14 @@ def _unary(name, fn, grad_fn, saves="input", float_only=True, array_grad=None, r
         def forward(ctx, x):
             if saves == "input":
                 ctx.save_for_backward(x)
-            d = x._data if not float_only or x._data.dtype.kind not in "biu" else _float_unary(x)
+            d = x._data
+            dt = d.dtype
+            kind = dt.kind
+            if kind in "biuV" or dt is _E5M2:  # (floats pay one test)
+                if d.itemsize == 1 and dt in FLOAT8_NP:
+                    _refuse_float8(dt, name)
+                if float_only and kind in "biu":
+                    d = _float_unary(x)
             if type(d) is numpy_ndarray:  # the fast path: get_array_module's own first test
                 return numpy_fn(d)
             return getattr(get_array_module(d), fn_name)(d)
@@ -587,7 +626,11 @@ def _unary(name, fn, grad_fn, saves="input", float_only=True, array_grad=None, r
         def forward(ctx, x):
             if saves == "input":
                 ctx.save_for_backward(x)
-            d = x._data if not float_only or x._data.dtype.kind not in "biu" else _float_unary(x)
+            d = x._data
+            if d.itemsize == 1 and d.dtype in FLOAT8_NP:
+                _refuse_float8(d.dtype, name)
+            if float_only and d.dtype.kind in "biu":
+                d = _float_unary(x)
             return fn(d)
 
     if refuse is not None:  # only these ops pay for the dtype test
@@ -596,6 +639,8 @@ def _unary(name, fn, grad_fn, saves="input", float_only=True, array_grad=None, r
         def forward(ctx, x):
             if x._data.dtype.kind == "u":
                 dtypes.refuse_limited_unsigned(x._data.dtype, refuse)
+            elif x._data.itemsize == 1:
+                _refuse_float8(x._data.dtype, name)
             return plain_forward(ctx, x)
 
     def backward(ctx, grad):
@@ -721,6 +766,8 @@ class Round(Primitive):
     @staticmethod
     def forward(ctx, x, decimals=0):
         d = x._data
+        if d.itemsize == 1:
+            dtypes.refuse_float8(d.dtype, "round_vml_cpu" if decimals == 0 else "round_cpu")
         return get_array_module(d).round(d, decimals)  # half to even, like PyTorch
 
     @staticmethod
@@ -821,7 +868,7 @@ class Maximum(Primitive):
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
         x, y = _arrays(a, b)
-        if x.dtype.kind == "u":
+        if x.dtype.kind == "u" or x.itemsize == 1:
             dtypes.refuse_limited_unsigned(x.dtype, type(ctx)._forward_cls.pick + "_cpu")
         cls = type(ctx)._forward_cls
         if type(x) is numpy_ndarray:  # the fast path (see _unary)
@@ -904,8 +951,10 @@ def _compare(name, fn, kernel=None):
     def forward(ctx, a, b):
         _check_broadcast(a, b)
         x, y = _arrays(a, b)
-        if kernel is not None and x.dtype.kind == "u":
-            dtypes.refuse_limited_unsigned(x.dtype, kernel)
+        if kernel is not None:
+            dt = x.dtype
+            if dt.kind == "u" or dt.itemsize == 1:
+                dtypes.refuse_limited_unsigned(dt, kernel)
         if type(x) is numpy_ndarray:  # the fast path (see _unary)
             return numpy_fn(x, y)
         return getattr(get_array_module(x, y), fn)(x, y)
@@ -948,6 +997,7 @@ class LogicalNot(Primitive):
     @staticmethod
     def forward(ctx, x):
         d = x._data
+        dtypes.refuse_float8(d.dtype, "logical_not_cpu")
         if d.dtype.kind == "u" and d.dtype.itemsize > 1:  # PyTorch's limited unsigned types
             raise NotImplementedError(f"\"logical_not_cpu\" not implemented for "
                                       f"'{x.dtype.scalar_name}'")
@@ -1077,6 +1127,8 @@ class Addcdiv(Primitive):
 
     @staticmethod
     def forward(ctx, x, t1, t2, value=1):
+        if isinstance(x, Tensor):
+            dtypes.refuse_float8(x._data.dtype, "addcdiv_cpu_out")
         ctx.save_for_backward(t1, t2)
         ctx.value = value
         ctx.x_shape = x._data.shape

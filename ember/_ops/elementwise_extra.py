@@ -29,6 +29,8 @@ def _float_pair(a, b, kernel, name=None, number_first=True):
     x, y = E._float_arrays(a, b)
     if x.dtype.kind == "c":
         raise _not_implemented(kernel, dtypes.result_type(a, b))
+    if x.dtype.itemsize == 1:
+        dtypes.refuse_float8(x.dtype, kernel + "_cpu")  # none of these has a float8 kernel
     if not hasattr(y, "dtype"):  # a Python number kept weak: an array of x's dtype, so
         y = get_array_module(x).asarray(y, dtype=x.dtype)  # NumPy's math keeps that dtype
     return x, y
@@ -105,6 +107,7 @@ class Frac(Primitive):
     @staticmethod
     def forward(ctx, x):
         d = x._data
+        dtypes.refuse_float8(d.dtype, "frac_cpu")
         if not dtypes.is_float_np(d.dtype):
             raise _not_implemented("frac", x.dtype)
         return d - get_array_module(d).trunc(d)
@@ -150,6 +153,7 @@ class Signbit(Primitive):
     @staticmethod
     def forward(ctx, x):
         d = x._data
+        dtypes.refuse_float8(d.dtype, "signbit_cpu")
         xp = get_array_module(d)
         if d.dtype.kind in "bu":
             return xp.zeros(d.shape, bool)

@@ -14,7 +14,9 @@ import numpy as np
 from .._tensor import Tensor, _wrap_dim
 from ..backend import get_array_module, broadcast_shapes, device_type_of, move_array, kernels
 from ..backend.meta import is_meta
-from ..backend.dtypes import is_float_np, refuse_limited_unsigned
+from ..backend.dtypes import is_float_np, refuse_limited_unsigned, refuse_float8, float8_e8m0fnu, \
+    FLOAT8_NP
+from ..backend.float8 import cast_float8
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.batching import per_sample_under_vmap, index_under_vmap
 from .primitive import Primitive, unbroadcast
@@ -257,6 +259,9 @@ class IndexPut(Primitive):
         ctx.v_shape = value._data.shape if isinstance(value, Tensor) else None
         out = x._data.copy()
         v = value._data if isinstance(value, Tensor) else value
+        if out.dtype.itemsize == 1 and out.dtype in FLOAT8_NP and \
+                getattr(v, "dtype", None) != out.dtype:  # PyTorch's rounding, not NumPy's
+            v = cast_float8(get_array_module(out).asarray(v, dtype="float32"), out.dtype)
         try:
             out[index] = v
         except ValueError:
@@ -303,8 +308,11 @@ def setitem(x, index, value):
         else:
             view.fill_(value)
         return
-    if view_cls is None and x._data.dtype.kind == "u":
-        refuse_limited_unsigned(x._data.dtype, _setitem_kernel(index, value))
+    if view_cls is None and (x._data.dtype.kind == "u" or x._data.dtype.itemsize == 1):
+        kernel = _setitem_kernel(index, value)
+        refuse_limited_unsigned(x._data.dtype, kernel)
+        if kernel == "index_put" and x._data.dtype == float8_e8m0fnu.np:
+            refuse_float8(x._data.dtype, kernel)  # the one float8 type without index_put
     if not isinstance(value, Tensor):
         value = float(value) if isinstance(value, float) else value
     x._inplace(lambda s, v: IndexPut.apply(s, v, np_index), value)
@@ -473,6 +481,9 @@ def gather(x: Tensor, dim: int, index: Tensor, sparse_grad: bool = False) -> Ten
                                   "sparse gradients")
     dim = _check_gather(x, dim, index, "gather")
     if index._data.size:
+        if x._data.dtype.itemsize == 1:  # float8: a 1-d index takes PyTorch's other kernel
+            refuse_float8(x._data.dtype, "gather_expanded_index" if index._data.ndim == 1
+                          else "scatter_gather_tensor_cpu")
         refuse_limited_unsigned(x._data.dtype, "scatter_gather_tensor_cpu")
     return Gather.apply(x, dim, index)
 
@@ -776,6 +787,7 @@ class Nonzero(Primitive):
     @staticmethod
     def forward(ctx, x):
         d = x._data
+        refuse_float8(d.dtype, "nonzero_count_cpu")
         if d.dtype.kind == "u" and d.dtype.itemsize > 1:  # PyTorch's limited unsigned types
             raise NotImplementedError(f"\"nonzero_count_cpu\" not implemented for "
                                       f"'{x.dtype.scalar_name}'")
@@ -787,6 +799,7 @@ class Nonzero(Primitive):
 def nonzero(x: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
     if as_tuple:
         d = x._data
+        refuse_float8(d.dtype, "nonzero_count_cpu")
         xp = get_array_module(d)
         if d.ndim == 0:
             return (Tensor._make(xp.nonzero(d.reshape(1))[0].astype(xp.int64)),)
@@ -823,6 +836,8 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False,
     if d.ndim == 0:
         return return_types.sort(SortLike.apply(x, 0, None), Tensor._make(xp.zeros((), xp.int64)))
     dim = _wrap_dim(dim, d.ndim)
+    if d.dtype.itemsize == 1:
+        refuse_float8(d.dtype, "sorting_kernel_method_name")
     if d.dtype.kind == "V":  # bfloat16: NumPy's sort misplaces its NaN; float32 holds it exactly
         d = d.astype(xp.float32)
     key = -d if descending and d.dtype.kind in "fi" else d

@@ -6,6 +6,7 @@ import math
 
 from .._tensor import Tensor
 from ..backend import dtypes, get_array_module, broadcast_shapes
+from ..backend.float8 import cast_float8
 from .primitive import Primitive, sum_to as _sum_to
 from .complex_ops import cj
 from ..autograd.grad_mode import _state as _grad_state
@@ -29,9 +30,17 @@ def _refuse_bool(kernel, dt=dtypes.bool_):
     raise NotImplementedError(f"\"{kernel}\" not implemented for '{dt.scalar_name}'")
 
 
-def _no_kernel(dt):
-    """Whether PyTorch's CPU products lack ``dt`` (bool and uint16/32/64)."""
-    return dt is dtypes.bool_ or dt in dtypes.LIMITED_UNSIGNED
+#: PyTorch's product kernels that have float8 forms (mm's: all but float8_e8m0fnu's)
+_FLOAT8_PRODUCTS = {"addmm_impl_cpu_": ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+                                        "float8_e5m2fnuz")}
+
+
+def _no_kernel(dt, kernel=""):
+    """Whether PyTorch's CPU product ``kernel`` lacks ``dt`` (bool, uint16/32/64, most
+    float8 ones)."""
+    return dt is dtypes.bool_ or dt in dtypes.LIMITED_UNSIGNED or (
+        dt.itemsize == 1 and dt in dtypes.FLOAT8 and
+        dt.name not in _FLOAT8_PRODUCTS.get(kernel, ()))
 
 
 def _mm_checks(sa, sb, ta, tb):
@@ -42,7 +51,7 @@ def _mm_checks(sa, sb, ta, tb):
     if ta is not tb:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {ta.cpp_name} "
                            f"!= {tb.cpp_name}")
-    if _no_kernel(ta) and sa[0] * sb[1] and sa[1]:
+    if _no_kernel(ta, "addmm_impl_cpu_") and sa[0] * sb[1] and sa[1]:
         _refuse_bool("addmm_impl_cpu_", ta)
 
 
@@ -54,7 +63,7 @@ def _mv_checks(sm, sv, tm, tv):
     if tm is not tv:  # the result (vec's dtype), mat, vec
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
                            f"{tv.scalar_name}, {tm.scalar_name}, and {tv.scalar_name}")
-    if _no_kernel(tm) and sm[0] * sm[1]:
+    if _no_kernel(tm, "addmv_impl_cpu") and sm[0] * sm[1]:
         _refuse_bool("addmv_impl_cpu", tm)
 
 
@@ -67,7 +76,7 @@ def _dot_checks(n1, n2, t1, t2):
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{n1}] and src [{n2}] to "
                            f"have the same number of elements, but got {n1} and {n2} elements "
                            f"respectively")
-    if _no_kernel(t1):  # even empty
+    if _no_kernel(t1, "dot"):  # even empty
         _refuse_bool("dot", t1)
 
 
@@ -81,7 +90,7 @@ def _bmm_checks(sa, sb, ta, tb, operands=()):
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{sa[0]}, {sa[2]}] but got: [{sb[0]}, {sb[1]}].")
     if not (sa[0] * sa[1] * sb[2] and sa[2]) or sa[1] * sa[2] * sb[2] < 400:
-        if _no_kernel(ta) and sa[0] * sa[1] * sb[2] and sa[2]:
+        if _no_kernel(ta, "bmm") and sa[0] * sa[1] * sb[2] and sa[2]:
             _refuse_bool("bmm", ta)
         if ta is not tb:
             raise RuntimeError(f"expected scalar type {ta.scalar_name} but found "
@@ -92,6 +101,8 @@ def _bmm_checks(sa, sb, ta, tb, operands=()):
             raise RuntimeError(f"expected scalar type {tb.scalar_name} but found "
                                f"{ta.scalar_name}")
     else:
+        if ta.itemsize == 1 and ta in dtypes.FLOAT8:
+            _refuse_bool("baddbmm_with_gemm", ta)
         _mm_checks(sa[1:], sb[1:], ta, tb)
 
 
@@ -194,6 +205,10 @@ class Matmul(Primitive):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
+        if a._data.itemsize == 1 and a._data.dtype in dtypes.FLOAT8_NP:
+            # float8: PyTorch sums in float32 and rounds once
+            return cast_float8(_gemm(a._data.astype("float32"), b._data.astype("float32")),
+                               a._data.dtype)
         return _gemm(a._data, b._data)
 
     @staticmethod
@@ -284,7 +299,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{len(sa)}D and {len(sb)}D")
     if input._data.dtype != other._data.dtype or input._data.dtype.kind in "bu" \
-            or not _fits(sa, sb):
+            or input._data.itemsize == 1 or not _fits(sa, sb):
         _matmul_checks(input, other)  # an error (or an empty bool product)
     return Matmul.apply(input, other)
 
@@ -521,7 +536,7 @@ def einsum(spec: str, *operands: Tensor | Sequence[Tensor]) -> Tensor:
         if o.dtype is not first:  # PyTorch does not promote einsum operands
             raise RuntimeError(f"expected scalar type {first.scalar_name} but found "
                                f"{o.dtype.scalar_name}")
-    if first in dtypes.LIMITED_UNSIGNED and _contracts(spec):
+    if (first in dtypes.LIMITED_UNSIGNED or first in dtypes.FLOAT8) and _contracts(spec):
         _refuse_bool("bmm", first)  # PyTorch contracts pairs of operands with bmm
     return Einsum.apply(spec, *operands)
 

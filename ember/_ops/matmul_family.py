@@ -452,6 +452,9 @@ def tensordot(a: Tensor, b: Tensor,
     >>> ember.tensordot(ember.ones(2, 3, 4), ember.ones(4, 3), dims=([1, 2], [1, 0]))
     tensor([12., 12.])
     """
+    if isinstance(a, Tensor) and a.dtype in dtypes.FLOAT8:  # PyTorch contracts with dot/mm
+        # kernels float8 lacks
+        raise NotImplementedError(f"\"dot\" not implemented for '{a.dtype.scalar_name}'")
     if not isinstance(dims, (tuple, list, Tensor, int)):
         raise RuntimeError(f"tensordot expects dims to be int or tuple[list[int], list[int]] or "
                            f"list[list[int]] containing two lists, but got dims={dims}")
@@ -521,6 +524,8 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
     ember.Size([2, 4])
     """
     _tensor_args("inner", ("input", input), ("other", other))
+    if input.dtype in dtypes.FLOAT8 and input.dim() and other.dim():
+        raise NotImplementedError(f"\"dot\" not implemented for '{input.dtype.scalar_name}'")
     if input.dim() == 0 or other.dim() == 0:
         return input * other
     if input.shape[-1] != other.shape[-1]:

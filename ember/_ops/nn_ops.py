@@ -8,6 +8,7 @@ import numpy as np  # the float32 dtype bfloat16 data is computed in
 from .._tensor import _wrap_dim
 from ..backend import dtypes, get_array_module, kernels
 from ..backend.parallel import host_work, parallel_for
+from ..backend.dtypes import refuse_float8
 from .primitive import Primitive
 from .activation_ops import float32_formula
 from .._typing import dtype
@@ -43,6 +44,8 @@ class Softmax(Primitive):
 
     @staticmethod
     def forward(ctx, x, dim, dtype=None):
+        if dtype is None and x._data.itemsize == 1:  # float8: no kernel in PyTorch
+            refuse_float8(x._data.dtype, "softmax_lastdim_kernel_impl")
         d, dim = _prepare(x, dim, dtype)
         ctx.dim = dim
         xp = get_array_module(d)
@@ -129,6 +132,8 @@ class LogSoftmax(Primitive):
 
     @staticmethod
     def forward(ctx, x, dim, dtype=None):
+        if dtype is None and x._data.itemsize == 1:  # float8: no kernel in PyTorch
+            refuse_float8(x._data.dtype, "log_softmax_lastdim_kernel_impl")
         d, dim = _prepare(x, dim, dtype)
         ctx.dim = dim
         xp = get_array_module(d)

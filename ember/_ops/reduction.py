@@ -84,6 +84,8 @@ class Sum(Primitive):
     @staticmethod
     def forward(ctx, x, dim=None, keepdim=False, dtype=None):
         d = x._data
+        if dtype is None and d.itemsize == 1:  # float8: PyTorch has no kernel
+            dtypes.refuse_float8(d.dtype, "sum_cpu")
         dims = reduce_dims(dim, d.ndim)
         ctx.in_shape, ctx.dims, ctx.keepdim = d.shape, dims, keepdim
         if dtype is not None:  # PyTorch casts first, then sums in the given dtype
@@ -122,6 +124,8 @@ class SumAll(Sum):
     @staticmethod
     def forward(ctx, x, dim=None, keepdim=False, dtype=None):
         d = x._data
+        if dtype is None and d.itemsize == 1:  # float8: PyTorch has no kernel
+            dtypes.refuse_float8(d.dtype, "sum_cpu")
         if dim is not None or keepdim or dtype is not None or d.dtype.kind in "iubV" or \
                 d.dtype.char == "e":
             return Sum.forward(ctx, x, dim, keepdim, dtype)  # (half types: an accumulator)
@@ -137,6 +141,8 @@ class Mean(Primitive):
     @staticmethod
     def forward(ctx, x, dim=None, keepdim=False, dtype=None):
         d = x._data
+        if dtype is None and d.itemsize == 1:  # float8: PyTorch has no kernel
+            dtypes.refuse_float8(d.dtype, "sum_cpu")
         if dtype is not None:
             d = d.astype(dtype.np)
         elif d.dtype.kind in "biu":
@@ -176,6 +182,8 @@ class Prod(Primitive):
     @staticmethod
     def forward(ctx, x, dim=None, keepdim=False, dtype=None):
         d = x._data
+        if dtype is None and d.itemsize == 1:  # float8: PyTorch has no kernel
+            dtypes.refuse_float8(d.dtype, "prod_out_cpu")
         ctx.save_for_backward(x)
         ctx.dim_given = dim is not None
         ctx.keepdim = keepdim
@@ -363,6 +371,8 @@ class Var(Primitive):
     @staticmethod
     def forward(ctx, x, dim, correction, keepdim, take_sqrt):
         d = x._data
+        if d.itemsize == 1 and d.dtype in dtypes.FLOAT8_NP:
+            raise RuntimeError(f"std_var_all: Unsupported dtype {x.dtype.scalar_name}")
         if d.dtype.kind not in "fcV":
             raise RuntimeError("std and var only support floating point and complex dtypes")
         dims = reduce_dims(dim, d.ndim)
@@ -399,6 +409,8 @@ class LogSumExp(Primitive):
     @staticmethod
     def forward(ctx, x, dim, keepdim):
         d = x._data
+        if d.itemsize == 1:  # float8: PyTorch has no kernel
+            dtypes.refuse_float8(d.dtype, "max_values_cpu")
         xp = get_array_module(d)
         d, low = _widen_bfloat16(xp, d)
         if d.dtype.kind not in "fc":  # integers: the default float (complex stays complex)
@@ -434,6 +446,8 @@ class Norm(Primitive):
     @staticmethod
     def forward(ctx, x, p, dim, keepdim):
         d = x._data
+        if d.itemsize == 1:  # float8: PyTorch has no kernel
+            dtypes.refuse_float8(d.dtype, "norm_cpu")
         if d.dtype.kind not in "fcV":
             raise RuntimeError("linalg.vector_norm: Expected a floating point or complex "
                                f"tensor as input. Got {x.dtype.scalar_name}")
@@ -549,6 +563,8 @@ class Cumsum(Primitive):
     @staticmethod
     def forward(ctx, x, dim, dtype=None):
         d = x._data
+        if dtype is None and d.itemsize == 1:  # float8: PyTorch has no kernel
+            dtypes.refuse_float8(d.dtype, "cumsum_out_cpu")
         ctx.dim = dim = _wrap_dim(dim, d.ndim)
         xp = get_array_module(d)
         if dtype is not None:
@@ -573,6 +589,8 @@ class Cumprod(Primitive):
     @staticmethod
     def forward(ctx, x, dim, dtype=None):
         d = x._data
+        if dtype is None and d.itemsize == 1:  # float8: PyTorch has no kernel
+            dtypes.refuse_float8(d.dtype, "cumprod_out_cpu")
         ctx.save_for_backward(x)
         ctx.dim = dim = _wrap_dim(dim, d.ndim)
         xp = get_array_module(d)

@@ -216,8 +216,15 @@ CauchyFill = _fill_node("CauchyFill", "CauchyBackward0")
 LogNormalFill = _fill_node("LogNormalFill", "LogNormalBackward0")
 
 
+#: PyTorch's kernels of the draws, which refuse float8
+_FLOAT8_KERNELS = {"ExponentialFill": "exponential_cpu", "GeometricFill": "geometric_cpu",
+                   "CauchyFill": "cauchy_cpu", "LogNormalFill": "log_normal_cpu"}
+
+
 def _fill(self, node, draw):
     """Write ``draw(gen, shape)`` (float64 host numbers) into self through ``node``."""
+    if self._data.size:  # (nothing drawn, no kernel run)
+        dtypes.refuse_float8(self._data.dtype, _FLOAT8_KERNELS[node.__name__])
     check_inplace_draw(self)
     if self.is_meta:
         return self
@@ -296,8 +303,8 @@ def logspace(start: float | Tensor, end: float | Tensor, steps: int, base: float
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dt = dtype or dtypes.get_default_dtype()
-    if dt is dtypes.bool_:
-        raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
+    if dt is dtypes.bool_ or dt in dtypes.FLOAT8:
+        raise NotImplementedError(f"\"logspace_cpu\" not implemented for '{dt.scalar_name}'")
     start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
     with grad_mode.no_grad():
         exponents = _creation.linspace(start, end, steps, dtype=dtypes.float64, device=device)

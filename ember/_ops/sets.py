@@ -30,6 +30,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
     >>> ember.unique(ember.tensor([3, 1, 3]), return_counts=True)
     (tensor([1, 3]), tensor([1, 2]))
     """
+    dtypes.refuse_float8(input._data.dtype, "unique")
     d = input._data
     xp = get_array_module(d)
     if dim is None:
@@ -82,6 +83,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False,
     >>> ember.unique_consecutive(ember.tensor([1, 1, 2, 1]))
     tensor([1, 2, 1])
     """
+    dtypes.refuse_float8(input._data.dtype, "unique")
     d = input._data
     xp = get_array_module(d)
     if dim is None:
@@ -116,6 +118,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     tensor([1, 1])
     """
     d = input._data
+    dtypes.refuse_float8(d.dtype, "aminmax_cpu")  # PyTorch first checks the range
     if not input.is_floating_point():
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
                            f"{input.dtype.scalar_name}")
@@ -199,6 +202,7 @@ def searchsorted(sorted_sequence: Tensor, input: Tensor | float, *, out_int32: b
     >>> ember.searchsorted(ember.tensor([1, 3, 5]), ember.tensor([3, 6]))
     tensor([1, 3])
     """
+    dtypes.refuse_float8(sorted_sequence._data.dtype, "searchsorted_out_cpu")
     if side is not None:
         if side not in ("left", "right"):
             raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but "

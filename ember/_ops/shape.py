@@ -7,8 +7,8 @@ import math
 from .._tensor import Tensor, _wrap_dim
 from ..backend import get_array_module, reshaped_view
 from ..autograd.function import _expandable
-from ..backend.dtypes import SCALAR_NAMES, dtype as _dtype, result_type, \
-    refuse_limited_unsigned
+from ..backend.dtypes import SCALAR_NAMES, FLOAT8_NP, dtype as _dtype, result_type, \
+    refuse_limited_unsigned, refuse_float8
 from .indexing import BasicIndex, SelectIndex
 from .primitive import Primitive, unbroadcast, sum_to
 from .._typing import Any, Sequence
@@ -322,6 +322,7 @@ class SumToSize(Primitive):
     @staticmethod
     def forward(ctx, x, shape):
         ctx.in_shape = x._data.shape
+        refuse_float8(x._data.dtype, "sum_cpu")
         return sum_to(x._data, tuple(shape))
 
     @staticmethod
@@ -468,7 +469,7 @@ class Flip(Primitive):
     def forward(ctx, x, dims):
         ctx.dims = dims
         d = x._data
-        if d.dtype.kind == "u" and d.itemsize > 1 and d.size and \
+        if (d.dtype.kind == "u" and d.itemsize > 1 or d.dtype in FLOAT8_NP) and d.size and \
                 _flip_needs_dtype_kernel(x, dims):
             refuse_limited_unsigned(d.dtype, "flip_cpu")
         return get_array_module(d).flip(d, dims).copy() if dims else d.copy()

@@ -148,6 +148,7 @@ class Lgamma(Primitive):
 
     @staticmethod
     def forward(ctx, x):
+        dtypes.refuse_float8(x._data.dtype, "lgamma_vml_cpu")
         ctx.save_for_backward(x)
         d, out_dtype = _float64(x._data)
         return lgamma_array(d).astype(out_dtype, copy=False)
@@ -163,6 +164,7 @@ class Digamma(Primitive):
 
     @staticmethod
     def forward(ctx, x):
+        dtypes.refuse_float8(x._data.dtype, "digamma")
         ctx.save_for_backward(x)
         d, out_dtype = _float64(x._data)
         return digamma_array(d).astype(out_dtype, copy=False)
@@ -195,6 +197,7 @@ class Erfinv(Primitive):
 
     @staticmethod
     def forward(ctx, y):
+        dtypes.refuse_float8(y._data.dtype, "erfinv_vml_cpu")
         d, out_dtype = _float64(y._data)
         return erfinv_array(d).astype(out_dtype, copy=False)
 

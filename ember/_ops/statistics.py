@@ -102,6 +102,7 @@ class LogCumSumExp(Primitive):
 
     @staticmethod
     def forward(ctx, x, dim):
+        dtypes.refuse_float8(x._data.dtype, "logcumsumexp_out_cpu")
         d = x._data
         ctx.save_for_backward(x)
         ctx.dim = dim

@@ -75,7 +75,8 @@ def histc(input: Tensor, bins: int = 100, min: Number = 0, max: Number = 0) -> T
     tensor([0., 2., 1., 0.])
     """
     d = input._data
-    if d.dtype.kind == "u":  # PyTorch finds the range (aminmax) or the edges (linspace) first
+    if d.dtype.kind == "u" or d.dtype.itemsize == 1:  # PyTorch finds the range (aminmax)
+        # or the edges (linspace) first
         dtypes.refuse_limited_unsigned(d.dtype, "aminmax_cpu" if float(min) == float(max)
                                        else "linspace_cpu")
     if not _is_float(input):
@@ -222,6 +223,8 @@ def isin(elements: Tensor | Number, test_elements: Tensor | Number, *,
     >>> ember.isin(ember.tensor([1, 2, 3]), ember.tensor([2, 5]))
     tensor([False,  True, False])
     """
+    if isinstance(elements, Tensor):
+        dtypes.refuse_float8(elements._data.dtype, "isin_default_cpu")
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError(
             f"isin() received an invalid combination of arguments - got "

@@ -23,14 +23,23 @@ def _float_data(x):
     return d
 
 
+#: PyTorch's kernel names where they are not "<name>_cpu" (what refuses float8)
+_FLOAT8_KERNELS = {"Asin": "asin_vml_cpu", "Acos": "acos_vml_cpu", "Atan": "atan_vml_cpu",
+                   "Deg2Rad": "mul_cpu_reduced_float", "Rad2Deg": "mul_cpu_reduced_float"}
+
+
 def _unary_op(name, compute, gradient, saves="input"):
     """A unary Primitive: ``compute(xp, array)`` forward, ``gradient(grad, x, out)`` (tensors)
     backward; ``saves``: "input" or "output" (what the gradient reads)."""
+
+    kernel = _FLOAT8_KERNELS.get(name, name.lower() + "_cpu")
 
     def forward(ctx, x):
         if saves == "input":
             ctx.save_for_backward(x)
         d = _float_data(x)
+        if d.dtype.itemsize == 1:
+            dtypes.refuse_float8(d.dtype, kernel)  # PyTorch has none of these for float8
         return compute(get_array_module(d), d)
 
     def backward(ctx, grad):
@@ -80,7 +89,7 @@ def _binary_arrays(a, b, name, ints_allowed, complex_ok=False):
         raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
                         f"{type(b).__name__}")
     dt = dtypes.result_type(a, b)
-    if dt.is_complex and not complex_ok:
+    if dt.is_complex and not complex_ok or dt in dtypes.FLOAT8:
         raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{dt.scalar_name}'")
     if not dt.is_floating_point and not dt.is_complex:
         if not ints_allowed:
@@ -167,9 +176,19 @@ class LogAddExp(Primitive):
 
 
 # ---- tests for infinities and NaN ---------------------------------------------------------
+#: PyTorch's kernels of the tests, and the float8 types each has a kernel for
+_TEST_KERNELS = {"IsInf": ("isinf", ("float8_e5m2",)),
+                 "IsFinite": ("isfinite", ("float8_e5m2", "float8_e8m0fnu")),
+                 "IsPosInf": ("isposinf_cpu", ()), "IsNegInf": ("isneginf_cpu", ())}
+
+
 def _test(name, check):
+    kernel, float8_kernels = _TEST_KERNELS[name]
+
     def forward(ctx, x):
         d = x._data
+        if d.dtype.itemsize == 1 and x.dtype.name not in float8_kernels:
+            dtypes.refuse_float8(d.dtype, kernel)
         xp = get_array_module(d)
         if not dtypes.is_float_np(d.dtype) and d.dtype.kind != "c":
             return xp.zeros(d.shape, bool) if check is not _finite else xp.ones(d.shape, bool)
@@ -195,6 +214,7 @@ class NanToNum(Primitive):
 
     @staticmethod
     def forward(ctx, x, nan, posinf, neginf):
+        dtypes.refuse_float8(x._data.dtype, "nan_to_num")
         ctx.save_for_backward(x)
         d = x._data
         if not dtypes.is_float_np(d.dtype) and d.dtype.kind != "c":

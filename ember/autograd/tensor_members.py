@@ -9,7 +9,7 @@ imported, as ``ember/_tensor_methods.py`` attaches the ops.
 import warnings
 import weakref
 
-from ..backend import numpy_ndarray, to_host
+from ..backend import dtypes, numpy_ndarray, to_host
 from .._tensor import Tensor, _check_on_host as check_on_host
 from . import grad_mode
 from .backprop import backward as _run_backward
@@ -126,6 +126,8 @@ def numpy(self, *, force=False):
     ...     x.numpy()
     array([1., 1.], dtype=float32)
     """
+    if self._data.dtype.itemsize == 1 and self._data.dtype in dtypes.FLOAT8_NP:  # as PyTorch
+        raise TypeError(f"Got unsupported ScalarType {self.dtype.scalar_name}")
     if type(self._data) is not numpy_ndarray:
         if force and not self.is_meta:  # PyTorch: detach().cpu().numpy()
             return to_host(self._data)

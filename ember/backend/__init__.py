@@ -229,6 +229,10 @@ def strided_view(array, shape, strides, writeable=True):
     [[0.0, 1.0], [1.0, 2.0], [2.0, 3.0]]
     """
     stride_tricks = get_array_module(array).lib.stride_tricks
+    if array.dtype.kind == "f" and array.dtype.itemsize == 1:  # float8_e5m2: its typestr
+        # '<f1' means nothing to NumPy's array interface, its bytes are viewed instead
+        return strided_view(array.view(numpy.uint8), shape, strides,
+                            writeable).view(array.dtype)
     if hasattr(getattr(array, "flags", None), "writeable"):
         return stride_tricks.as_strided(array, shape, strides, writeable=writeable)
     return stride_tricks.as_strided(array, shape, strides)

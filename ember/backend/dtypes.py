@@ -59,7 +59,7 @@ class dtype:
         """The complex dtype with parts of this dtype (complex64 for float32)."""
         if self.category == _COMPLEX:
             return self
-        if self.category != _FLOAT:
+        if self.category != _FLOAT or self.itemsize == 1:  # float8 has no complex type
             raise RuntimeError(f"Unknown Complex ScalarType for {self.scalar_name}")
         return complex128 if self.name == "float64" else complex64
 
@@ -118,16 +118,37 @@ if _ml_dtypes is not None:
 else:  # pragma: no cover
     bfloat16 = _MissingDtype("bfloat16", _FLOAT, "BFloat16", "c10::BFloat16", "ml_dtypes")
 
+# PyTorch's float8 types (ml_dtypes' arrays): creation, casts, views, copies and a few kernels;
+# they promote with nothing but themselves, and most kernels refuse them (refuse_float8)
+_FLOAT8_NAMES = ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
+                 "float8_e8m0fnu")
+
+
+def _float8(name):
+    scalar = "F" + name[1:]
+    if _ml_dtypes is None:  # pragma: no cover
+        return _MissingDtype(name, _FLOAT, scalar, "c10::" + scalar, "ml_dtypes")
+    d = dtype(name, getattr(_ml_dtypes, name), _FLOAT, scalar, "c10::" + scalar, None)
+    d.is_signed = name != "float8_e8m0fnu"  # e8m0: an exponent only, no sign bit
+    return d
+
+
+float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu = \
+    (_float8(n) for n in _FLOAT8_NAMES)
+FLOAT8 = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
+
 ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_, complex64,
        complex128) + \
-    ((bfloat16,) if _ml_dtypes is not None else ()) + (uint16, uint32, uint64)
+    ((bfloat16,) if _ml_dtypes is not None else ()) + (uint16, uint32, uint64) + \
+    (FLOAT8 if _ml_dtypes is not None else ())
 #: the unsigned types wider than a byte (PyTorch has no legacy tensor types of them)
 LIMITED_UNSIGNED = (uint16, uint32, uint64)
 
 
 def refuse_limited_unsigned(np_dtype, kernel):
     """PyTorch's NotImplementedError for one of its kernels that has no uint16/32/64 form,
-    where ``np_dtype`` (a NumPy dtype) is one of them.
+    where ``np_dtype`` (a NumPy dtype) is one of them; the float8 types are refused too,
+    but for the few of these kernels they have (``_FLOAT8_KERNELS``).
 
     >>> import numpy as np
     >>> refuse_limited_unsigned(np.dtype("uint32"), "max_all")
@@ -138,20 +159,46 @@ def refuse_limited_unsigned(np_dtype, kernel):
     if np_dtype.kind == "u" and np_dtype.itemsize > 1:
         raise NotImplementedError(f"\"{kernel}\" not implemented for "
                                   f"'{_BY_NUMPY[np_dtype].scalar_name}'")
+    if np_dtype.itemsize == 1 and np_dtype in FLOAT8_NP and (
+            kernel not in _FLOAT8_KERNELS or kernel == "index_put" and np_dtype.name ==
+            "float8_e8m0fnu"):
+        refuse_float8(np_dtype, kernel)  # most kernels PyTorch lacks for both
 _BY_NUMPY = {d.np: d for d in ALL}
 _BFLOAT16_NP = bfloat16.np if _ml_dtypes is not None else None
+#: the NumPy dtypes of the float8 types (ml_dtypes'; float8_e5m2's kind is "f", the others' "V")
+FLOAT8_NP = frozenset(d.np for d in FLOAT8) if _ml_dtypes is not None else frozenset()
+
+
+def refuse_float8(np_dtype, kernel):
+    """PyTorch's NotImplementedError for one of its kernels that has no float8 form, where
+    ``np_dtype`` (a NumPy dtype) is one of the float8 types.
+
+    >>> import ember
+    >>> refuse_float8(ember.float8_e4m3fn.np, "add_stub")
+    Traceback (most recent call last):
+        ...
+    NotImplementedError: "add_stub" not implemented for 'Float8_e4m3fn'
+    """
+    if np_dtype.itemsize == 1 and np_dtype in FLOAT8_NP:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                  f"'{_BY_NUMPY[np_dtype].scalar_name}'")
+
+
+#: kernels PyTorch has for float8 but not for uint16/32/64 (refuse_limited_unsigned's names)
+_FLOAT8_KERNELS = frozenset(("index_select", "masked_select", "index_put"))
 
 
 def is_float_np(np_dtype):
     """Whether a NumPy dtype is a real floating type, as PyTorch counts them: NumPy's own
-    floats (kind "f") and ml_dtypes' bfloat16 (kind "V", which ``kind == "f"`` misses).
+    floats (kind "f") and ml_dtypes' bfloat16 and float8 types (kind "V", which
+    ``kind == "f"`` misses; float8_e5m2's kind is "f").
 
     >>> import numpy as np, ember
     >>> is_float_np(ember.bfloat16.np), is_float_np(np.dtype("f2")), is_float_np(np.dtype("i8"))
     (True, True, False)
     """
     kind = np_dtype.kind
-    return kind == "f" or (kind == "V" and np_dtype == _BFLOAT16_NP)
+    return kind == "f" or (kind == "V" and (np_dtype == _BFLOAT16_NP or np_dtype in FLOAT8_NP))
 _BY_NAME = {d.name: d for d in ALL}
 SCALAR_NAMES = {d.name: d.scalar_name for d in ALL}  # {"float32": "Float", ...}
 
@@ -162,7 +209,8 @@ def legacy_type_name(d):
 
 
 #: {"FloatTensor": float32, ...}
-LEGACY_TENSOR_TYPES = {legacy_type_name(d): d for d in ALL if d not in LIMITED_UNSIGNED}
+LEGACY_TENSOR_TYPES = {legacy_type_name(d): d for d in ALL
+                       if d not in LIMITED_UNSIGNED and d not in FLOAT8}
 
 
 def from_name(name):
@@ -208,6 +256,8 @@ def set_default_dtype(d):
     ember.float64
     >>> ember.set_default_dtype(ember.float32)
     """
+    if d in FLOAT8:  # PyTorch looks for a storage type it does not have
+        raise TypeError(f"couldn't find storage object {d.scalar_name}Storage")
     if not isinstance(d, dtype) or not d.is_floating_point:
         raise TypeError("only floating-point types are supported as the default type")
     _default.value = d
@@ -242,6 +292,9 @@ def promote_types(a, b):
     """Promote two dtypes the way PyTorch does (higher category wins outright)."""
     if a is b:
         return a
+    if a.itemsize == 1 and a in FLOAT8 or b.itemsize == 1 and b in FLOAT8:
+        raise RuntimeError(f"Promotion for Float8 Types is not supported, attempted to "
+                           f"promote {a.scalar_name} and {b.scalar_name}")
     if (a in LIMITED_UNSIGNED or b in LIMITED_UNSIGNED) and a.category <= _INT \
             and b.category <= _INT:
         raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, "
@@ -302,12 +355,24 @@ class finfo:
         if not type.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use "
                             "torch.iinfo to handle 'torch.finfo'")
+        if type in FLOAT8:
+            self._float8(type)
+            return
         info = _np_finfo(type.np)
         self.bits = type.itemsize * 8
         self.eps, self.max, self.min = builtins.float(info.eps), builtins.float(info.max), \
             builtins.float(info.min)
         self.tiny = self.smallest_normal = builtins.float(info.smallest_normal)
         self.resolution = 10.0 ** -info.precision  # PyTorch's: a power of ten, exactly
+        self.dtype = type.name
+
+    def _float8(self, type):
+        # PyTorch's numeric_limits of its float8 types (ml_dtypes' eps of float8_e5m2fnuz
+        # differs, and e8m0's lowest is its smallest value); resolution 10 ** -0
+        eps, top, tiny = _FLOAT8_LIMITS[type.name]
+        self.bits, self.eps, self.max, self.resolution = 8, eps, top, 1.0
+        self.min = tiny if type.name == "float8_e8m0fnu" else -top
+        self.tiny = self.smallest_normal = tiny
         self.dtype = type.name
 
     def __eq__(self, other):
@@ -320,6 +385,14 @@ class finfo:
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
                 f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
                 f"tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+#: name: (eps, max, smallest normal), as PyTorch's finfo gives them
+_FLOAT8_LIMITS = {"float8_e4m3fn": (0.125, 448.0, 2.0 ** -6),
+                  "float8_e5m2": (0.25, 57344.0, 2.0 ** -14),
+                  "float8_e4m3fnuz": (0.125, 240.0, 2.0 ** -7),
+                  "float8_e5m2fnuz": (0.125, 57344.0, 2.0 ** -15),
+                  "float8_e8m0fnu": (1.0, 2.0 ** 127, 2.0 ** -127)}
 
 
 def _np_finfo(np_dtype):

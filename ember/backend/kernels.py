@@ -20,6 +20,7 @@ False
 """
 import numpy as np
 
+from .float8 import cast_float8, involves_float8
 from .parallel import host_work, parallel_for
 
 try:
@@ -283,6 +284,13 @@ _cast_path = [-1]
 _CAST_FLAGS = ((1, "over"), (2, "under"), (4, "invalid"))
 
 
+def _astype(array, dt):
+    """astype, but PyTorch's rounding where either end is a float8 type (backend.float8)."""
+    if involves_float8(array.dtype, dt):
+        return cast_float8(array, dt)
+    return array.astype(dt)
+
+
 def cast(array, dtype):
     """``array.astype(dtype)``: the same array, bit for bit (NaN payloads, subnormals,
     overflow to inf included), the same floating-point warnings or errors under
@@ -298,11 +306,11 @@ def cast(array, dtype):
     array([0.    , 0.3333, 0.6665], dtype=float16)
     """
     if type(array) is not np.ndarray or not _enabled[0] or _casts is None:
-        return array.astype(dtype)
+        return _astype(array, np.dtype(dtype))
     dt = np.dtype(dtype)
     kind = _CAST_KINDS.get((array.dtype, dt))
     if kind is None:
-        return array.astype(dt)
+        return _astype(array, dt)
     kind, least = kind
     n = array.size
     if n < least:

@@ -151,9 +151,11 @@ def encode(obj):
 
 
 def stored_dtype(np_dtype):
-    """The dtype an array is written to .npy as: bfloat16, which .npy cannot name, as the
-    uint16 of its bits (the tensor record names the dtype)."""
-    return np.dtype(np.uint16) if np_dtype.name == "bfloat16" else np_dtype
+    """The dtype an array is written to .npy as: bfloat16 and the float8 types, which .npy
+    cannot name, as the uint16 or uint8 of their bits (the tensor record names the dtype)."""
+    if np_dtype.name == "bfloat16":
+        return np.dtype(np.uint16)
+    return np.dtype(np.uint8) if np_dtype.name.startswith("float8_") else np_dtype
 
 
 def write_zip(fh, meta, arrays):

@@ -7,7 +7,7 @@ lie inside it), so views of one storage share memory after loading, as in PyTorc
 """
 import numpy as np
 
-from ..backend import contiguous_strides
+from ..backend import contiguous_strides, strided_view
 
 
 # ---- saving -----------------------------------------------------------------------------------
@@ -48,8 +48,7 @@ def plan_storages(arrays):
                 store_alone(i)
             return
         first = arrays[group[0][1]]  # its data pointer is lo
-        storage = np.lib.stride_tricks.as_strided(first, shape=((hi - lo) // item,),
-                                                  strides=(item,), writeable=False)
+        storage = strided_view(first, ((hi - lo) // item,), (item,), writeable=False)
         for start, i in group:
             placements[i] = (len(storages), (start - lo) // item,
                              tuple(s // item for s in arrays[i].strides))

@@ -157,8 +157,10 @@ def _as_tensor(value):
 
 
 def _host(t):
-    """``t``'s values as a NumPy array (a copy from the device where it lives)."""
-    return t.detach().cpu().numpy()
+    """``t``'s values as a NumPy array (a copy from the device where it lives); float8 ones as
+    ml_dtypes arrays (their ``numpy()`` refuses, as PyTorch's)."""
+    t = t.detach().cpu()
+    return t._data if t.dtype in dtypes.FLOAT8 else t.numpy()
 
 
 class _TensorCheck:
@@ -202,6 +204,11 @@ class _TensorCheck:
                     f"{name} must be greater than or equal to zero, but got {tol}")
         dtype = a.dtype if a.dtype == e.dtype else dtypes.promote_types(a.dtype, e.dtype)
         ha, he = (_host(t).astype(dtype.np, copy=False) for t in (a, e))
+        if dtype in dtypes.FLOAT8:
+            text = _float8_message(ha, he, self.rtol, self.atol)
+            if text is not None:
+                raise _Mismatch(AssertionError, text, self.path)
+            return
         matches = _isclose(ha, he, dtype, self.rtol, self.atol, self.options["equal_nan"])
         if matches.all():
             return
@@ -262,6 +269,24 @@ def _isclose(a, e, dtype, rtol, atol, equal_nan):
 
 def _unravel(flat, shape):
     return tuple(int(i) for i in np.unravel_index(flat, shape))
+
+
+def _float8_message(a, e, rtol, atol):
+    """PyTorch's check of float8 tensors: exact equality of the values (NaN never equal), no
+    tolerance; the message of a failure, or None."""
+    if rtol or atol:
+        return (f"Rtol={rtol} and atol={atol} are not supported for bitwise comparison of low "
+                f"dimensional floats. Please use rtol=0.0 and atol=0.0.")
+    matches = a == e
+    if matches.all():
+        return None
+    if a.ndim == 0:
+        return _scalar_message(float(a), float(e), 0.0, 0.0)
+    total = matches.size
+    bad = total - int(np.count_nonzero(matches))
+    first = _unravel(int(np.argmin(matches.ravel())), matches.shape)
+    return (f"Tensor-likes are not 'equal'!\n\nMismatched elements: {bad} / {total} "
+            f"({bad / total:.1%})\nThe first mismatched element is at index {first}.")
 
 
 def _tensor_message(a, e, matches, dtype, rtol, atol):

@@ -1,6 +1,6 @@
 """conv1d/2d/3d, conv_transpose1d/2d/3d (PyTorch's argument checks and wording)."""
 from ..._ops.conv import ConvForward, ConvInputGrad, _Geom
-from ...backend.dtypes import SCALAR_NAMES as _TYPE
+from ...backend.dtypes import SCALAR_NAMES as _TYPE, FLOAT8 as _FLOAT8
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d"]
@@ -65,6 +65,9 @@ def _add_bias(out, bias, nd):
 
 def _convnd(input, weight, bias, stride, padding, dilation, groups, nd, name):
     input, batched = _check_common(input, weight, bias, nd, name)
+    if input.dtype in _FLOAT8:  # PyTorch's CPU convolutions have no float8 kernel
+        raise NotImplementedError(f"\"slow_conv{3 if nd == 3 else 2}d_cpu\" not implemented "
+                                  f"for '{input.dtype.scalar_name}'")
     stride = _tuple(stride, nd, "stride")
     dilation = _tuple(dilation, nd, "dilation")
     ksize = tuple(weight.shape[2:])

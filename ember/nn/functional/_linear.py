@@ -22,6 +22,12 @@ def linear(input, weight, bias=None):
     if input.dtype is dt is _dtypes.bool_ and in_f and out_f and rows:
         # PyTorch's product (addmm, or mm through matmul) has no bool kernel
         raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
+    if input.dtype is dt and dt in _dtypes.FLOAT8:  # PyTorch: float32 sums, one rounding
+        if dt is _dtypes.float8_e8m0fnu and in_f and out_f and rows:
+            raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for "
+                                      "'Float8_e8m0fnu'")
+        out = _fn.matmul(input.float(), weight.float().t())
+        return (out if bias is None else out + bias.float()).to(dt)
     if input.dtype is dt and (bias is None or (bias.dtype is dt and tuple(bias.shape) ==
                                                (out_f,))):
         if input.dim() == 2:

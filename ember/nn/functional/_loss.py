@@ -83,6 +83,8 @@ def _weighted(loss, weight, input, reduction, mean_by_weight=True):
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error ``(input - target)**2``, reduced."""
     _warn_size(input, target)
+    if input.dtype in _dt.FLOAT8 and input.dtype is target.dtype:  # no float8 kernel
+        raise NotImplementedError(f"\"mse_cpu\" not implemented for '{input.dtype.scalar_name}'")
     reduction = _resolve(reduction, size_average, reduce)
     x, y = _broadcast(input, target)
     if weight is not None:

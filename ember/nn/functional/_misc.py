@@ -1,6 +1,7 @@
 """``F.pad`` (constant, reflect, replicate, circular), ``F.one_hot`` and ``F.normalize``."""
 from ... import _functions as _fn
 from ...backend import dtypes as _dtypes
+from ...backend.float8 import check_fits as _check_float8_fits
 from ..._ops.indexing import index_select_any as _index_select_any
 
 _NON_CONSTANT_HELP = (
@@ -86,6 +87,8 @@ def pad(input, pad, mode="constant", value=None):
                            f"dimension {ndim}")
     pairs = [(ndim - 1 - k, (pad[2 * k], pad[2 * k + 1])) for k in range(len(pad) // 2)]
     if mode == "constant":
+        if input.dtype in _dtypes.FLOAT8:  # PyTorch's fill of the result checks the number
+            _check_float8_fits(0 if value is None else value, input.dtype)
         return _pad_constant(input, pairs, 0 if value is None else value)
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")

@@ -259,6 +259,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     >>> ember.nn.functional.layer_norm(x, (2,), ember.ones(2), ember.zeros(2))
     tensor([[-1.,  1.]], dtype=ember.float16)
     """
+    if input.dtype in _dtypes.FLOAT8:  # PyTorch has no float8 kernel
+        raise NotImplementedError(f"\"LayerNormKernelImpl\" not implemented for "
+                                  f"'{input.dtype.scalar_name}'")
     normalized_shape = _normalized_shape(normalized_shape, "layer_norm")
     _check_same_shape("weight", weight, normalized_shape)  # PyTorch's order
     _check_same_shape("bias", bias, normalized_shape)

@@ -4,7 +4,7 @@ import math
 import warnings
 
 from ... import _creation
-from ...backend.dtypes import bfloat16 as _bfloat16
+from ...backend.dtypes import bfloat16 as _bfloat16, FLOAT8 as _FLOAT8
 from ..._ops.interpolate import nearest_index, linear_matrix
 from ..._ops.vision_ops import antialias_matrix, cubic_matrix, nearest_exact_index
 from ._pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
@@ -34,6 +34,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     """
     dim = input.dim()
     nd = dim - 2
+    if input.dtype in _FLOAT8 and mode in ("nearest", "nearest-exact", "linear"):
+        kind = "linear" if mode == "linear" else "nearest"  # PyTorch's index tables refuse it
+        raise NotImplementedError(f"\"compute_indices_weights_{kind}\" not implemented for "
+                                  f"'{input.dtype.scalar_name}'")
     if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and dim == 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
                          "modes and requires a 4-D tensor as input")
