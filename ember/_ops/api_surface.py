@@ -17,13 +17,13 @@ import warnings
 import numpy as np
 
 from .._creation import beside, tensor
-from .._tensor import Tensor, _wrap_dim
+from .._tensor import Tensor
 from .._typing import Any, Number, Sequence
 from ..autograd.batching import per_sample_under_vmap
 from ..backend.meta import is_meta
 from . import shape as S
 from .basics import _check_strided, _positions, storage_geometry
-from .scatter_family import index_put
+from .scatter_family import index_put, slice_index
 
 
 def _copy(t: Tensor) -> Tensor:
@@ -141,19 +141,7 @@ def slice_copy(input: Tensor, dim: int = 0, start: int | None = None, end: int |
     >>> ember.slice_copy(ember.arange(6), 0, 1, None, 2)
     tensor([1, 3, 5])
     """
-    if input.dim() == 0:
-        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
-    dim = _wrap_dim(dim, input.dim())
-    if step is None:
-        step = 1
-    if step <= 0:
-        raise RuntimeError("slice step must be positive")
-    size = input.shape[dim]
-    lo = 0 if start is None else start
-    hi = size if end is None else end
-    lo, hi = (lo + size if lo < 0 else lo), (hi + size if hi < 0 else hi)
-    lo, hi = min(max(lo, 0), size), min(max(hi, lo, 0), size)
-    return _copy(input[(slice(None),) * dim + (slice(lo, hi, step),)])
+    return _copy(input[slice_index(input, dim, start, end, step)])
 
 
 def diagonal_copy(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:

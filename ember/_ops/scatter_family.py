@@ -118,15 +118,10 @@ def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
     return SelectScatter.apply(input, src, where)
 
 
-def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: int | None = None,
-                  end: int | None = None, step: int = 1) -> Tensor:
-    """A copy of ``input`` with ``input[start:end:step]`` along ``dim`` replaced by ``src``.
-
-    >>> import ember
-    >>> ember.slice_scatter(ember.zeros(4), ember.ones(2), start=1, end=3)
-    tensor([0., 1., 1., 0.])
-    """
-    _tensor_arg(src, "slice_scatter", "src", 2)
+def slice_index(input: Tensor, dim: int, start: int | None, end: int | None,
+                step: int | None) -> tuple:
+    """The index of ``aten::slice(input, dim, start, end, step)``: PyTorch's checks, and
+    its clamping of out-of-range and negative bounds."""
     if input.dim() == 0:
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     dim = _wrap_dim(dim, input.dim())
@@ -139,9 +134,22 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: int | None = 
     hi = size if end is None else end
     lo, hi = (lo + size if lo < 0 else lo), (hi + size if hi < 0 else hi)
     lo, hi = min(max(lo, 0), size), min(max(hi, lo, 0), size)
-    where = ("slice", (slice(None),) * dim + (slice(lo, hi, step),))
+    return (slice(None),) * dim + (slice(lo, hi, step),)
+
+
+def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: int | None = None,
+                  end: int | None = None, step: int = 1) -> Tensor:
+    """A copy of ``input`` with ``input[start:end:step]`` along ``dim`` replaced by ``src``.
+
+    >>> import ember
+    >>> ember.slice_scatter(ember.zeros(4), ember.ones(2), start=1, end=3)
+    tensor([0., 1., 1., 0.])
+    """
+    _tensor_arg(src, "slice_scatter", "src", 2)
+    index = slice_index(input, dim, start, end, step)
+    where = ("slice", index)
     target = list(input.shape)
-    target[dim] = len(range(lo, hi, step))
+    target[len(index) - 1] = len(range(index[-1].start, index[-1].stop, index[-1].step))
     _check_region(src, target)
     return SliceScatter.apply(input, src, where)
 
