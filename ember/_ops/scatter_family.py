@@ -29,6 +29,7 @@ from ..autograd.batching import per_sample_under_vmap
 from .primitive import Primitive, unbroadcast
 from . import shape as S
 from .indexing import (BasicIndex, AdvancedIndex, IndexPut, Gather, ScatterAdd, IndexGrad,
+                       add_rows, _row_index,
                        normalize_index, first_out_of_range, _check_gather, _grid, _nonempty,
                        _src_block, _broadcast_shape, _sizes_str,
                        _check_scatter_gather_range)
@@ -190,7 +191,11 @@ class IndexPutAccumulate(Primitive):
             raise RuntimeError(f"shape mismatch: value tensor of shape "
                                f"{_sizes_str(values._data.shape)} cannot be broadcast to "
                                f"indexing result of shape {_sizes_str(target)}") from None
-        xp.add.at(out, index, v)
+        rows = _row_index(index)
+        if rows is not None and out.ndim > 1:  # whole rows: the compiled add_rows, same bits
+            add_rows(out, rows.reshape(-1), v.reshape((-1,) + out.shape[1:]))
+        else:
+            xp.add.at(out, index, v)
         return out
 
     @staticmethod

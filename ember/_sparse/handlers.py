@@ -17,8 +17,10 @@ from .. import _functions as F
 from .._creation import zeros
 from .._tensor import Size, Tensor
 from .._tensor_repr import tensor_repr
+from .._ops.sparse_ops import SpMM
 from ..backend.dtypes import get_default_dtype, int64
-from .tensor import (HANDLERS, SparseTensor, coalesce, dense_to_sparse, indices_of, is_coalesced,
+from .tensor import (HANDLERS, SparseTensor, accumulate_, coalesce, dense_to_sparse,
+                     indices_of, is_coalesced,
                      is_sparse, make_sparse, numel, shape_of, sparse_coo, sparse_dim,
                      to_dense, unravel, linear_index, values_of, with_values)
 
@@ -454,11 +456,9 @@ def _add_(input, other, *, alpha=1):
         state["_sp_coalesced"] = False
         return input
     vals = values_of(other) if alpha == 1 else values_of(other) * alpha
-    idx = indices_of(other)
     if tuple(input.shape) != shape_of(other):
         _add_into_dense(input, other)  # raises the size error
-    return input.index_put_(tuple(idx[k] for k in range(idx.shape[0])),
-                            vals.to(input.dtype), accumulate=True)
+    return accumulate_(input, indices_of(other), vals)
 
 
 @handles("sub_", "__isub__")
@@ -619,8 +619,7 @@ def _spmm(s, d):
     rows, cols = indices_of(s)[0], indices_of(s)[1]
     vals = values_of(s)
     dtype = F.promote_types(vals.dtype, d.dtype)
-    contrib = vals.to(dtype)[:, None] * d.to(dtype)[cols]
-    return zeros((m, d.shape[1]), dtype=dtype, device=d.device).index_add(0, rows, contrib)
+    return SpMM.apply(vals.to(dtype), d.to(dtype), rows, cols, m)
 
 
 def _transpose2(s):

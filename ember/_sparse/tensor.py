@@ -26,6 +26,8 @@ import weakref
 from .. import _functions as F
 from .._creation import zeros, tensor as _tensor
 from .._tensor import Tensor
+from .._ops.indexing import add_rows
+from ..autograd.grad_mode import is_grad_enabled
 from .._torch_function import hold_dispatch
 from ..backend.dtypes import bool_, int64
 from ..backend.sparse_data import SparseCOOData, no_sparse_kernel
@@ -175,6 +177,27 @@ def dense_to_sparse(t: Tensor, sparse_dims: int | None = None) -> SparseTensor:
     idx = F.nonzero(flags).t().contiguous()  # row-major order: already coalesced
     values = t[tuple(idx[d] for d in range(k))]
     return make_sparse(idx, values, tuple(t.shape), True)
+
+
+def accumulate_(t: Tensor, indices: Tensor, values: Tensor) -> Tensor:
+    """``t[indices columns] += values`` in place, duplicates adding up, recording nothing
+    (optimizer steps, gradient accumulation): one compiled pass over the rows named
+    (``add_rows``), no copy of ``t``; ``index_put_`` where it must record or where ``t``'s
+    memory is not one C-ordered block."""
+    k = indices.shape[0]
+    data = t._data
+    recording = is_grad_enabled() and (t.requires_grad or values.requires_grad)
+    if recording or not getattr(data, "flags", None) or not data.flags.c_contiguous:
+        return t.index_put_(tuple(indices[d] for d in range(k)), values.to(t.dtype),
+                            accumulate=True)
+    rows = data.reshape((-1,) + data.shape[k:])
+    if rows.ndim == 1:
+        rows = rows.reshape(-1, 1)
+    lin = linear_index(indices, data.shape[:k])._data
+    add = values._data.astype(data.dtype, copy=False).reshape((lin.shape[0],) + rows.shape[1:])
+    add_rows(rows, lin, add)
+    t._vc[0] += 1
+    return t
 
 
 def new_sparse(indices, values, size=None, dtype=None, device=None, requires_grad=False,

@@ -23,6 +23,8 @@
  *   maxpool2_backward(g, code, gx, is_double, dims) gradient of 2x2 stride-2 max pooling
  *   add_rows(out, index, rows, is_double)       out[index[i]] += rows[i] for i in order
  *                                               (np.add.at's additions and order: its bits)
+ *   spmm_rows(out, rows, cols, vals, dense, width, is_double)
+ *                                               out[rows[i]] += vals[i] * dense[cols[i]]
  *
  * dims = (N, C, H, W, G, KH, KW, OH, OW, SH, SW, DH, DW, PH, PW); strides = (g, n, p, k, c)
  * in elements of dst (im2col) or cols (col2im), k = kh * KW + kw. The caller (ember/_ops/conv.py)
@@ -653,7 +655,72 @@ done:
     return result;
 }
 
+/* out[rows[i], :] += vals[i] * dense[cols[i], :] for i = 0, 1, ... in order: a sparse (COO)
+ * matrix times a dense one, without the (nnz, F) products laid out. Indices are int64; one
+ * outside out's or dense's rows stops the loop with an IndexError. */
+#define SPMM_ROWS_LOOP(T)                                                                    \
+    do {                                                                                     \
+        T *o = (T *)out_buf.buf;                                                             \
+        const T *d = (const T *)dense_buf.buf;                                               \
+        const T *v = (const T *)vals_buf.buf;                                                \
+        for (Py_ssize_t i = 0; i < count; i++) {                                             \
+            int64_t r = ri[i], c = ci[i];                                                    \
+            if (r < 0 || r >= out_rows || c < 0 || c >= dense_rows) { bad = i; break; }      \
+            T *dst = o + r * width;                                                          \
+            const T *src = d + c * width;                                                    \
+            const T a = v[i];                                                                \
+            for (Py_ssize_t k = 0; k < width; k++) dst[k] = dst[k] + a * src[k];             \
+        }                                                                                    \
+    } while (0)
+
+static PyObject *spmm_rows(PyObject *self, PyObject *args) {
+    Py_buffer out_buf, rows_buf, cols_buf, vals_buf, dense_buf;
+    int is_double;
+    Py_ssize_t width;
+    if (!PyArg_ParseTuple(args, "w*y*y*y*y*np", &out_buf, &rows_buf, &cols_buf, &vals_buf,
+                          &dense_buf, &width, &is_double))
+        return NULL;
+    Py_ssize_t size = is_double ? 8 : 4;
+    Py_ssize_t count = rows_buf.len / 8;
+    Py_ssize_t out_rows = width ? out_buf.len / size / width : 0;
+    Py_ssize_t dense_rows = width ? dense_buf.len / size / width : 0;
+    const int64_t *ri = (const int64_t *)rows_buf.buf, *ci = (const int64_t *)cols_buf.buf;
+    Py_ssize_t bad = -1;
+    PyObject *result = NULL;
+    if (width < 0 || cols_buf.len != rows_buf.len || vals_buf.len != count * size ||
+            out_buf.len != out_rows * width * size || dense_buf.len != dense_rows * width * size) {
+        PyErr_SetString(PyExc_ValueError, "_kernels.spmm_rows: buffers of mismatched sizes");
+        goto done;
+    }
+    if (width && count) {
+        Py_BEGIN_ALLOW_THREADS
+        if (is_double)
+            SPMM_ROWS_LOOP(double);
+        else
+            SPMM_ROWS_LOOP(float);
+        Py_END_ALLOW_THREADS
+    }
+    if (bad >= 0) {
+        PyErr_Format(PyExc_IndexError, "_kernels.spmm_rows: index pair (%lld, %lld) out of "
+                     "range", (long long)ri[bad], (long long)ci[bad]);
+        goto done;
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&out_buf);
+    PyBuffer_Release(&rows_buf);
+    PyBuffer_Release(&cols_buf);
+    PyBuffer_Release(&vals_buf);
+    PyBuffer_Release(&dense_buf);
+    return result;
+}
+
 static PyMethodDef kernel_functions[] = {
+    {"spmm_rows", spmm_rows, METH_VARARGS,
+     "spmm_rows(out, rows, cols, vals, dense, width, is_double)\n--\n\nout[rows[i]] += "
+     "vals[i] * dense[cols[i]] for each i in order (C-contiguous float arrays, int64 "
+     "indices)."},
     {"add_rows", add_rows, METH_VARARGS,
      "add_rows(out, index, rows, is_double)\n--\n\nout[index[i]] += rows[i] for each i in "
      "order (C-contiguous float rows, int64 index), np.add.at's bits."},

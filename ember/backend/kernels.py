@@ -353,3 +353,12 @@ def add_rows(out, index, rows):
     dtype and an int64 ``index`` (N,) within [0, T)."""
     _native.add_rows(out, np.ascontiguousarray(index, dtype=np.int64), rows,
                      out.dtype == np.float64)
+
+
+def spmm_rows(out, rows, cols, vals, dense):
+    """``out[rows[i]] += vals[i] * dense[cols[i]]`` for every i in order: a sparse COO
+    matrix times a dense one, on C-contiguous float ``out`` (M, F), ``dense`` (K, F) and
+    ``vals`` (nnz,) of one dtype, int64 ``rows``/``cols`` (bounds checked: IndexError)."""
+    _native.spmm_rows(out, np.ascontiguousarray(rows, dtype=np.int64),
+                      np.ascontiguousarray(cols, dtype=np.int64), vals, dense,
+                      out.shape[1] if out.ndim > 1 else 1, out.dtype == np.float64)

@@ -5,6 +5,7 @@ from typing import Any, Optional
 
 from .optimizer import LossClosure, Optimizer, ParamsT
 from .._tensor import Tensor
+from .._sparse.tensor import accumulate_
 from ._common import (_lr_check, _weight_decay_check, _eps_check, new_step, full_like,
                       check_fused, check_fused_params, to_scalar, check_foreach_differentiable)
 
@@ -86,9 +87,9 @@ def _sparse_step(p: Tensor, grad: Tensor, state_sum: Tensor, clr: float, eps: fl
     idx = grad._indices()
     at = tuple(idx[d] for d in range(idx.shape[0]))
     values = grad._values()
-    state_sum.index_put_(at, values.pow(2), accumulate=True)
+    accumulate_(state_sum, idx, values.pow(2))
     std = state_sum[at].sqrt_().add_(eps)
-    p.index_put_(at, (values / std) * -clr, accumulate=True)
+    accumulate_(p, idx, (values / std) * -clr)
 
 
 __all__ = ["Adagrad"]

@@ -8,6 +8,7 @@ from typing import Any, Optional, Union
 from .optimizer import LossClosure, Optimizer, ParamsT
 from .._tensor import Tensor
 from .._creation import zeros_like
+from .._sparse.tensor import accumulate_
 
 
 class SparseAdam(Optimizer):
@@ -76,15 +77,15 @@ class SparseAdam(Optimizer):
             # old <- b * old + (1 - b) * new, written old += (1 - b) * (new - old)
             old_avg = exp_avg[at]
             avg_step = (values - old_avg).mul_(1 - beta1)
-            exp_avg.index_put_(at, avg_step, accumulate=True)
+            accumulate_(exp_avg, idx, avg_step)
             old_sq = exp_avg_sq[at]
             sq_step = values.pow(2).sub_(old_sq).mul_(1 - beta2)
-            exp_avg_sq.index_put_(at, sq_step, accumulate=True)
+            accumulate_(exp_avg_sq, idx, sq_step)
             numer = avg_step.add_(old_avg)
             denom = sq_step.add_(old_sq).sqrt_().add_(eps)
             step = state["step"]
             step_size = lr * math.sqrt(1 - beta2 ** step) / (1 - beta1 ** step)
-            p.index_put_(at, numer.div_(denom) * -step_size, accumulate=True)
+            accumulate_(p, idx, numer.div_(denom) * -step_size)
 
 
 __all__ = ["SparseAdam"]
