@@ -4,7 +4,7 @@ import numpy as np
 
 from .primitive import Primitive, devices_differ
 from .._tensor import Tensor
-from ..backend import get_array_module
+from ..backend import get_array_module, kernels
 from ..backend.meta import is_meta
 from ..backend.dtypes import _BY_NUMPY
 from .indexing import add_rows
@@ -87,3 +87,23 @@ def embedding_renorm_(weight, indices, max_norm, norm_type):
 
 
 __all__ = ["Embedding", "embedding_renorm_"]
+
+
+def bag_max_rows(weight, entries, bag_of, num_bags):
+    """For ``embedding_bag(mode='max')``: per bag and column, the row of ``weight`` holding
+    the bag's first maximum and whether the bag has one (``bag_of``: each entry's bag,
+    non-decreasing), in one compiled pass over the entries (no (N, D) gather); None where
+    the kernel does not take the arrays (the caller's array form then runs).
+
+    >>> import numpy as np
+    >>> w = np.array([[1.0, 5.0], [3.0, 2.0]], dtype=np.float32)
+    >>> rows, filled = bag_max_rows(w, np.array([0, 1]), np.array([0, 0]), 2)
+    >>> rows.tolist(), filled[:, 0].tolist()
+    ([[1, 0], [0, 0]], [True, False])
+    """
+    if not kernels.native_for(weight) or weight.ndim != 2 or not weight.shape[1]:
+        return None
+    counts = np.bincount(bag_of, minlength=num_bags)
+    rows = kernels.bag_max_rows(weight, entries, np.cumsum(counts) - counts, counts)
+    return rows.astype(entries.dtype, copy=False), \
+        np.broadcast_to((counts > 0)[:, None], rows.shape)

@@ -25,6 +25,8 @@
  *                                               (np.add.at's additions and order: its bits)
  *   spmm_rows(out, rows, cols, vals, dense, width, is_double)
  *                                               out[rows[i]] += vals[i] * dense[cols[i]]
+ *   bag_max_rows(weight, entries, starts, counts, best, rows, width, is_double)
+ *                                               per bag and column, the first max's row
  *
  * dims = (N, C, H, W, G, KH, KW, OH, OW, SH, SW, DH, DW, PH, PW); strides = (g, n, p, k, c)
  * in elements of dst (im2col) or cols (col2im), k = kh * KW + kw. The caller (ember/_ops/conv.py)
@@ -716,7 +718,82 @@ done:
     return result;
 }
 
+/* Per bag b (entries starts[b] .. starts[b] + counts[b] - 1 of entries) and column c, the
+ * weight row holding the bag's first maximum: a running maximum that replaces only on ">",
+ * so the first of equal values wins, a NaN later in a bag is passed over and a NaN opening
+ * it stays (ATen's embedding_bag max). best (bags, D) receives the maxima, rows (bags, D)
+ * the rows; empty bags are left as they are. Entries are checked against weight's rows. */
+#define BAG_MAX_LOOP(T)                                                                      \
+    do {                                                                                     \
+        const T *w = (const T *)w_buf.buf;                                                   \
+        T *best = (T *)best_buf.buf;                                                         \
+        int64_t *out = (int64_t *)rows_buf.buf;                                              \
+        for (Py_ssize_t b = 0; b < bags && bad < 0; b++) {                                   \
+            int64_t s = st[b], n = ct[b];                                                    \
+            if (n <= 0) continue;                                                            \
+            if (s < 0 || s + n > count) { bad = b; break; }                                  \
+            T *mx = best + b * width;                                                        \
+            int64_t *arg = out + b * width;                                                  \
+            for (int64_t i = s; i < s + n; i++) {                                            \
+                int64_t r = ent[i];                                                          \
+                if (r < 0 || r >= targets) { bad = b; break; }                               \
+                const T *row = w + r * width;                                                \
+                if (i == s) {                                                                \
+                    for (Py_ssize_t c = 0; c < width; c++) { mx[c] = row[c]; arg[c] = r; }   \
+                } else {                                                                     \
+                    for (Py_ssize_t c = 0; c < width; c++)                                   \
+                        if (row[c] > mx[c]) { mx[c] = row[c]; arg[c] = r; }                  \
+                }                                                                            \
+            }                                                                                \
+        }                                                                                    \
+    } while (0)
+
+static PyObject *bag_max_rows(PyObject *self, PyObject *args) {
+    Py_buffer w_buf, ent_buf, st_buf, ct_buf, best_buf, rows_buf;
+    int is_double;
+    Py_ssize_t width;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*w*w*np", &w_buf, &ent_buf, &st_buf, &ct_buf,
+                          &best_buf, &rows_buf, &width, &is_double))
+        return NULL;
+    Py_ssize_t size = is_double ? 8 : 4;
+    Py_ssize_t count = ent_buf.len / 8, bags = st_buf.len / 8;
+    Py_ssize_t targets = width ? w_buf.len / size / width : 0;
+    const int64_t *ent = (const int64_t *)ent_buf.buf, *st = (const int64_t *)st_buf.buf,
+                  *ct = (const int64_t *)ct_buf.buf;
+    Py_ssize_t bad = -1;
+    PyObject *result = NULL;
+    if (width <= 0 || ct_buf.len != st_buf.len || w_buf.len != targets * width * size ||
+            best_buf.len != bags * width * size || rows_buf.len != bags * width * 8) {
+        PyErr_SetString(PyExc_ValueError, "_kernels.bag_max_rows: buffers of mismatched sizes");
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (is_double)
+        BAG_MAX_LOOP(double);
+    else
+        BAG_MAX_LOOP(float);
+    Py_END_ALLOW_THREADS
+    if (bad >= 0) {
+        PyErr_Format(PyExc_IndexError, "_kernels.bag_max_rows: bag %lld out of range",
+                     (long long)bad);
+        goto done;
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&w_buf);
+    PyBuffer_Release(&ent_buf);
+    PyBuffer_Release(&st_buf);
+    PyBuffer_Release(&ct_buf);
+    PyBuffer_Release(&best_buf);
+    PyBuffer_Release(&rows_buf);
+    return result;
+}
+
 static PyMethodDef kernel_functions[] = {
+    {"bag_max_rows", bag_max_rows, METH_VARARGS,
+     "bag_max_rows(weight, entries, starts, counts, best, rows, width, is_double)\n--\n\n"
+     "Per bag and column the weight row of the bag's first maximum (ATen's running max)."},
     {"spmm_rows", spmm_rows, METH_VARARGS,
      "spmm_rows(out, rows, cols, vals, dense, width, is_double)\n--\n\nout[rows[i]] += "
      "vals[i] * dense[cols[i]] for each i in order (C-contiguous float arrays, int64 "

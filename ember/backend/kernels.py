@@ -362,3 +362,18 @@ def spmm_rows(out, rows, cols, vals, dense):
     _native.spmm_rows(out, np.ascontiguousarray(rows, dtype=np.int64),
                       np.ascontiguousarray(cols, dtype=np.int64), vals, dense,
                       out.shape[1] if out.ndim > 1 else 1, out.dtype == np.float64)
+
+
+def bag_max_rows(weight, entries, starts, counts):
+    """Per bag (``counts[b]`` entries from ``starts[b]`` of ``entries``, rows of the
+    C-contiguous float ``weight`` (T, D)) and column, the weight row of the bag's first
+    maximum, as ATen's running maximum finds it (a NaN later in a bag passed over, one
+    opening it kept): (rows (bags, D) int64, zeros for empty bags)."""
+    bags, width = starts.shape[0], weight.shape[1]
+    best = np.empty((bags, width), dtype=weight.dtype)
+    rows = np.zeros((bags, width), dtype=np.int64)
+    _native.bag_max_rows(weight, np.ascontiguousarray(entries, dtype=np.int64),
+                         np.ascontiguousarray(starts, dtype=np.int64),
+                         np.ascontiguousarray(counts, dtype=np.int64), best, rows, width,
+                         weight.dtype == np.float64)
+    return rows

@@ -203,7 +203,10 @@ def _bag_max_by_rows(weight, entries, bag_of, num_bags):
     ``_first_max_rows`` does not apply (vmap too: the rows come from the bare arrays)."""
     if _batching[0] is not None or entries.numel() == 0:
         return None
-    found = _first_max_rows(weight._data[entries._data], entries._data, bag_of._data, num_bags)
+    w, ent = weight._data, entries._data
+    found = _emb.bag_max_rows(w, ent, bag_of._data, num_bags)  # compiled, where it applies
+    if found is None:
+        found = _first_max_rows(w[ent], ent, bag_of._data, num_bags)
     if found is None:
         return None
     rows, filled = (Tensor._make(a) for a in found)
