@@ -5,6 +5,7 @@ from ... import _functions as _fn
 from ..._ops import activation_ops as _act
 from ...backend import dtypes as _dtypes
 from ..._ops.nn_ops import softmax as _softmax, log_softmax as _log_softmax
+from ..._ops.api_surface import prelu as _prelu
 
 
 def _maybe_inplace(x, inplace, op, *args):
@@ -299,19 +300,6 @@ def softshrink(input, lambd=0.5):
 _LEGACY_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double"}
 
 
-def _check_prelu_weight(input, weight):
-    if weight.dtype is not input.dtype:  # PyTorch's kernel takes one dtype, no promotion
-        raise RuntimeError(f"prelu: Type promoting not supported. Got "
-                           f"{input.dtype.scalar_name} and {weight.dtype.scalar_name}")
-    if weight.dim() > 1:
-        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
-                           f"ndim = {weight.dim()}")
-    channels = input.size(1) if input.dim() >= 2 else 1
-    if weight.numel() != 1 and weight.numel() != channels:
-        raise RuntimeError("Mismatch of parameter numbers and input channel size. Found "
-                           f"parameter numbers = {weight.numel()} and channel size = {channels}.")
-
-
 def prelu(input, weight):
     """``x`` where positive, else ``weight * x``; ``weight`` has one slope or one per
     channel (dimension 1).
@@ -320,13 +308,7 @@ def prelu(input, weight):
     >>> F.prelu(ember.tensor([[-2.0, 3.0]]), ember.tensor([0.25]))
     tensor([[-0.5000,  3.0000]])
     """
-    _check_prelu_weight(input, weight)
-    slope = weight
-    if weight.numel() > 1:  # one slope per channel: broadcast along dimension 1
-        slope = weight.reshape((weight.numel(),) + (1,) * (input.dim() - 2))
-    elif weight.dim() == 1 and input.dim() == 0:
-        slope = weight.reshape(())
-    return _fn.where(input > 0, input, input * slope)
+    return _prelu(input, weight)  # Tensor.prelu's: PyTorch's checks, one slope or per channel
 
 
 def _rrelu(x, lower, upper, training):
