@@ -99,11 +99,14 @@ def _combine(input, prod, beta, alpha):
 
 
 def _rounded_once(product, input, a, b, beta, alpha):
-    """``beta * input + alpha * product(a, b)`` in float32 for half-precision host tensors,
-    rounded once to their dtype (PyTorch's CPU addmm/baddbmm accumulate and combine in
-    float32); other dtypes and device tensors combine directly."""
+    """``beta * input + alpha * product(a, b)`` in float32 for half-precision and float8 host
+    tensors, rounded once to their dtype (PyTorch's CPU addmm/baddbmm accumulate and combine
+    in float32); other dtypes and device tensors combine directly."""
     dt = a.dtype
-    if dt not in (dtypes.float16, dtypes.bfloat16) or type(a._data) is not np.ndarray:
+    low = dt in (dtypes.float16, dtypes.bfloat16) or (dt.itemsize == 1 and dt.is_floating_point)
+    if dt is dtypes.float8_e8m0fnu:  # no products of exponents only, as PyTorch's kernel
+        dtypes.refuse_float8(a._data.dtype, "addmm_impl_cpu_")
+    if not low or type(a._data) is not np.ndarray:
         return _combine(input, product(a, b), _scalar(beta, dt), _scalar(alpha, dt))
     f32 = dtypes.float32
     combined = _combine(input.to(f32), product(a.to(f32), b.to(f32)), _scalar(beta, f32),
@@ -196,6 +199,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Number = 1,
     """
     input = _expand(input, _baddbmm_meta(input, batch1, batch2))
     _no_bool(batch1, "baddbmm")
+    dtypes.refuse_float8(batch1._data.dtype, "baddbmm")  # addmm computes float8; this not
     if batch2.dtype is not batch1.dtype:
         raise RuntimeError(f"expected scalar type {batch1.dtype.scalar_name} but found "
                            f"{batch2.dtype.scalar_name}")

@@ -736,3 +736,21 @@ def test_assert_close_and_numpy_interop(name):
     if DEVICE is not None:  # (a device tensor refuses NumPy for its own reason)
         t, e = t[1][0], e[1][0]
     assert t == e
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("call", ["addmm", "addmm_scaled", "addmm_broadcast", "addmm_",
+                                  "baddbmm"])
+def test_addmm_computes_in_float32_and_baddbmm_refuses(name, call):
+    def run(lib):
+        dt = getattr(lib, name)
+        a = lib.tensor([[1.0, 2.0], [3.0, 0.5]]).to(dt)
+        b = lib.tensor([[0.5, 1.0], [1.5, 2.0]]).to(dt)
+        c = lib.tensor([[0.25, 0.125], [1.0, 3.0]]).to(dt)
+        return {"addmm": lambda: lib.addmm(c, a, b),
+                "addmm_scaled": lambda: lib.addmm(c, a, b, beta=0.5, alpha=2),
+                "addmm_broadcast": lambda: lib.addmm(c[0], a, b),
+                "addmm_": lambda: c.clone().addmm_(a, b),
+                "baddbmm": lambda: lib.baddbmm(c[None], a[None], b[None])}[call]()
+    theirs, ours = _both(run)
+    assert ours == theirs
