@@ -18,6 +18,16 @@ def pool2():
 
 
 @pytest.fixture
+def no_dispatch():
+    """A dispatch subclass another test left alive turns the fused and array fast paths off;
+    this holds dispatch off for one test that checks those paths are taken."""
+    active = ember.autograd.dispatch.active
+    saved, active[0] = active[0], False
+    yield
+    active[0] = saved
+
+
+@pytest.fixture
 def fake_cuda():
     """A stand-in "cuda" array module (tests/backend/fake_cuda.py) registered for one test:
     ``device="cuda"``, ``.cuda()`` and ``ember.cuda`` work on it; yields its runtime."""

@@ -78,13 +78,7 @@ class Adam(Optimizer):
         for p in group["params"]:
             if p.grad is None:
                 continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = new_step()
-                state["exp_avg"] = zeros_like(p)
-                state["exp_avg_sq"] = zeros_like(p)
-                if amsgrad:
-                    state["max_exp_avg_sq"] = zeros_like(p)
+            state = self._state_of(p, amsgrad)
             if on_arrays and _plain_arrays(p, p.grad, state["exp_avg"], state["exp_avg_sq"]):
                 _adam_step_arrays(p, state, group, lr, eps, wd)
                 continue

@@ -61,14 +61,6 @@ def _nodes(out):
     return names
 
 
-@pytest.fixture
-def no_dispatch():
-    """A dispatch subclass that another test left alive would turn the fused path off."""
-    active = ember.autograd.dispatch.active
-    saved, active[0] = active[0], False
-    yield
-    active[0] = saved
-
 
 def test_gru_layer_records_one_fused_node_per_step(monkeypatch, no_dispatch):
     gru = ember.nn.GRU(3, 4)

@@ -37,14 +37,6 @@ def test_array_step_matches_the_tensor_ops(monkeypatch, dtype, cls, kw):
     assert fast_versions == slow_versions
 
 
-@pytest.fixture
-def no_dispatch():
-    """A dispatch subclass that another test left alive would turn the array step off."""
-    active = ember.autograd.dispatch.active
-    saved, active[0] = active[0], False
-    yield
-    active[0] = saved
-
 
 def test_array_step_is_taken_for_plain_parameters(monkeypatch, no_dispatch):
     taken = []
