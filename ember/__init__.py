@@ -25,6 +25,7 @@ from .device import device, set_default_device, get_default_device, OutOfMemoryE
 from .backend.parallel import get_num_threads, set_num_threads  # intra-op threads
 from . import autograd
 from .autograd.anomaly import is_anomaly_enabled, is_anomaly_check_nan_enabled, set_detect_anomaly
+from .autograd.anomaly import set_anomaly_enabled  # noqa: F401
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
                                  is_grad_enabled, is_inference_mode_enabled)
 from ._creation import (tensor, as_tensor, from_numpy, zeros, ones, empty, full, zeros_like,

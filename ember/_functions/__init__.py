@@ -12,11 +12,11 @@ tensor([3., 3.])
 """
 # imported in this order: a family may use the names of those before it
 from . import core, arrangement, basics, elementwise_extra, special_names, shared_memory
-from . import lu_forms, signal, storage_dtypes, api_surface, aten_forms
+from . import lu_forms, signal, storage_dtypes, api_surface, aten_forms, surface_extra
 
 __all__: list[str] = []
 for _family in (core, arrangement, basics, elementwise_extra, special_names, shared_memory,
-                lu_forms, signal, storage_dtypes, api_surface, aten_forms):
+                lu_forms, signal, storage_dtypes, api_surface, aten_forms, surface_extra):
     globals().update((name, getattr(_family, name)) for name in _family.__all__)
     __all__ += _family.__all__
 del _family

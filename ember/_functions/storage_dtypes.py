@@ -19,7 +19,7 @@ _method(_ST.is_set_to)
 _method(_ST.set_)
 
 
-@_method
+@op
 def is_signed(self: Tensor) -> bool:
     """Whether the tensor's dtype is signed (every dtype but bool and the unsigned ones).
 
@@ -67,4 +67,4 @@ del _fn
 # not declarations (ember/__init__ imports them by name, with addmv_ and as_strided_)
 UntypedStorage, TypedStorage = _ST.UntypedStorage, _ST.TypedStorage
 
-__all__ = ["nonzero_static", "is_storage"]
+__all__ = ["nonzero_static", "is_storage", "is_signed"]

@@ -9,8 +9,6 @@ tensor([ 3., 12.], grad_fn=<MulBackward0>)
 >>> g.sum().backward(); x.grad                          # 6x
 tensor([ 6., 12.])
 """
-import warnings
-
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: F401
                         is_grad_enabled, is_inference_mode_enabled)
 from .grad_mode import set_multithreading_enabled, is_multithreading_enabled  # noqa: F401
@@ -24,6 +22,8 @@ from . import gradcheck  # noqa: F401  (a callable module: gradcheck(...) and gr
 from .gradcheck import gradgradcheck, GradcheckError  # noqa: F401
 from . import forward_ad  # noqa: F401
 from . import tensor_members  # noqa: F401  (attaches Tensor's autograd members)
+from . import variable  # noqa: F401  (PyTorch's module name for Variable)
+from .variable import Variable  # noqa: F401
 
 
 def __getattr__(name):
@@ -31,13 +31,3 @@ def __getattr__(name):
         import importlib  # (not "from . import": that asks this __getattr__ again)
         return importlib.import_module(__name__ + "." + name)
     raise AttributeError(f"module 'ember.autograd' has no attribute '{name}'")
-
-
-def Variable(data, requires_grad=False, volatile=False):
-    """The pre-0.4 wrapper: returns ``data`` itself (a tensor), ``requires_grad`` set."""
-    if volatile:
-        warnings.warn("volatile was removed and now has no effect. Use `with ember.no_grad():` "
-                      "instead.", UserWarning, stacklevel=2)
-    if requires_grad:
-        data.requires_grad_(True)
-    return data

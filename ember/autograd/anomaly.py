@@ -30,6 +30,17 @@ def is_enabled():
     return _state.enabled
 
 
+def set_anomaly_enabled(enabled, check_nan=True):
+    """Turns anomaly detection on or off for the process (``check_nan``: also check every
+    gradient for NaN), as ``torch.set_anomaly_enabled``.
+
+    >>> import ember
+    >>> ember.set_anomaly_enabled(False); ember.is_anomaly_enabled()
+    False
+    """
+    _state.enabled, _state.check_nan = bool(enabled), check_nan
+
+
 def is_anomaly_enabled():
     return _state.enabled
 

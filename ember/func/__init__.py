@@ -11,3 +11,4 @@ from .._functorch.eager_transforms import (grad, grad_and_value, vjp, jvp, jacre
 from .._functorch.functional_call import functional_call, stack_module_state  # noqa: F401
 
 from .._functorch.vmap import vmap  # noqa: F401
+from .._functorch.linearize import linearize, functionalize  # noqa: F401

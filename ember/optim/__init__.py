@@ -24,6 +24,7 @@ from .lbfgs import LBFGS
 from .adafactor import Adafactor
 from .muon import Muon
 from .sparse_adam import SparseAdam
+from ._stateless import swap_in_optimizer_params_and_state
 
 
 def __getattr__(name):
@@ -35,4 +36,4 @@ def __getattr__(name):
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
            "NAdam", "RAdam", "ASGD", "Rprop", "LBFGS", "Adafactor", "Muon", "SparseAdam",
-           "lr_scheduler", "swa_utils"]
+           "lr_scheduler", "swa_utils", "swap_in_optimizer_params_and_state"]

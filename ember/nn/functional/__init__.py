@@ -24,11 +24,13 @@ from ._pooling_extra import *  # noqa: F401,F403  lp_pool, max_unpool
 from ._misc_extra import *  # noqa: F401,F403  local_response_norm, channel_shuffle, gumbel
 from ._loss_ctc import *  # noqa: F401,F403  ctc_loss
 from ._pooling_fractional import *  # noqa: F401,F403  fractional_max_pool2d/3d
+from ._linear_cross_entropy import *  # noqa: F401,F403
 
 from ..._torch_function import wrap_namespace as _wrap_namespace  # noqa: E402
 from . import (_activation, _linear, _dropout, _sparse, _misc, _loss, _conv,  # noqa: E402
                _pooling, _normalization, _vision, _attention, _fold, _grid, _distance,
-               _loss_extra, _pooling_extra, _misc_extra, _loss_ctc, _pooling_fractional)
+               _loss_extra, _pooling_extra, _misc_extra, _loss_ctc, _pooling_fractional,
+               _linear_cross_entropy)
 
 # Every public function is an entry point of __torch_function__ (reported as
 # ember.nn.functional.<name>), as PyTorch's are. Most of PyTorch's are Python functions,
@@ -47,7 +49,8 @@ _IN_TORCH_NN = {"avg_pool2d", "avg_pool3d", "elu_", "gelu", "hardtanh_", "leaky_
 _PUBLIC = ["softmax", "log_softmax", "relu", "sigmoid", "tanh"] + [
     name for m in (_activation, _linear, _dropout, _sparse, _misc, _loss, _conv, _pooling,
                    _normalization, _vision, _attention, _fold, _grid, _distance, _loss_extra,
-                   _pooling_extra, _misc_extra, _loss_ctc, _pooling_fractional)
+                   _pooling_extra, _misc_extra, _loss_ctc, _pooling_fractional,
+                   _linear_cross_entropy)
     for name in m.__all__]
 # PyTorch's get_ignored_functions: these call another public function (or a method) and
 # have no dispatch of their own; ember's run their code directly.

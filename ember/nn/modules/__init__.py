@@ -21,3 +21,5 @@ from .instancenorm import *  # noqa: F401,F403  InstanceNorm1d/2d/3d
 from .fold import *  # noqa: F401,F403  Fold, Unfold
 from .channelshuffle import *  # noqa: F401,F403  ChannelShuffle
 from .adaptive import *  # noqa: F401,F403  AdaptiveLogSoftmaxWithLoss
+from .legacy import *  # noqa: F401,F403  CrossMapLRN2d, NLLLoss2d, Container
+from .linear_cross_entropy import *  # noqa: F401,F403  LinearCrossEntropyLoss
