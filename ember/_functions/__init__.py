@@ -13,10 +13,12 @@ tensor([3., 3.])
 # imported in this order: a family may use the names of those before it
 from . import core, arrangement, basics, elementwise_extra, special_names, shared_memory
 from . import lu_forms, signal, storage_dtypes, api_surface, aten_forms, surface_extra
+from . import foreach
 
 __all__: list[str] = []
 for _family in (core, arrangement, basics, elementwise_extra, special_names, shared_memory,
-                lu_forms, signal, storage_dtypes, api_surface, aten_forms, surface_extra):
+                lu_forms, signal, storage_dtypes, api_surface, aten_forms, surface_extra,
+                foreach):
     globals().update((name, getattr(_family, name)) for name in _family.__all__)
     __all__ += _family.__all__
 del _family
