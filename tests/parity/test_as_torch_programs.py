@@ -23,7 +23,7 @@ def _run(*args):
 @pytest.mark.parametrize("program", ["dcgan.py", "idioms.py", "resnet_seq2seq.py", "stn.py",
                                      "char_rnn.py", "gcn_triplet.py", "vae_style.py", "vit.py",
                                      "data_amp.py", "sparse_models.py", "gpt.py",
-                                     "ddpm.py", "ppo.py", "llama.py"])
+                                     "ddpm.py", "ppo.py", "llama.py", "bilstm_crf.py"])
 def test_program_prints_torchs_numbers(program):
     path = str(PROGRAMS / program)
     on_torch = _run(path)
