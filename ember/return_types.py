@@ -1,5 +1,34 @@
-"""Named tuples returned by ops with several results (``ember.max(x, dim)``...)."""
-from collections import namedtuple
+"""Named tuples returned by ops with several results (``ember.max(x, dim)``...).
+
+They behave as PyTorch's structseqs (``torch.return_types.max``): built from one sequence
+(``max((values, indices))``) as well as from the fields, and printed one field per line.
+
+>>> import ember
+>>> r = ember.return_types.max((ember.tensor([2.]), ember.tensor([0])))
+>>> r.values
+tensor([2.])
+"""
+from collections import namedtuple as _namedtuple
+
+
+def namedtuple(name, fields):
+    """A named tuple class ``name`` that also takes PyTorch's structseq arguments."""
+    base = _namedtuple(name, fields)
+    n = len(fields)
+
+    def __new__(cls, *args, **kwargs):
+        if (not kwargs and 1 <= len(args) <= 2 and isinstance(args[0], (tuple, list))
+                and len(args[0]) == n and (len(args) == 1 or isinstance(args[1], dict))):
+            return base.__new__(cls, *args[0])
+        return base.__new__(cls, *args, **kwargs)
+
+    def __repr__(self):
+        inner = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
+        return f"ember.return_types.{name}(\n{inner})"
+
+    return type(name, (base,), {"__slots__": (), "__new__": __new__, "__repr__": __repr__,
+                                "__module__": __name__, "__doc__": base.__doc__})
+
 
 max = namedtuple("max", ["values", "indices"])
 min = namedtuple("min", ["values", "indices"])

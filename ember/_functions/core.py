@@ -376,6 +376,8 @@ def mean(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = 
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
          dtype: dtype | None = None) -> Tensor:
     _refuse_unsigned_result(input, dtype, "prod_out_cpu")
+    if dim is not None and not hasattr(dim, "__index__"):
+        _dim_must_be_int("prod", dim)
     return R.Prod.apply(input, dim, keepdim, dtype)
 
 
@@ -403,12 +405,22 @@ def amin(input: Tensor, dim: int | Sequence[int] = (), keepdim: bool = False) ->
 
 @op(out=True)
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    if dim is not None and not hasattr(dim, "__index__"):
+        _dim_must_be_int("argmax", dim)
     return R.ArgExtreme.apply(input, dim, keepdim, True)
 
 
 @op(out=True)
 def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    if dim is not None and not hasattr(dim, "__index__"):
+        _dim_must_be_int("argmin", dim)
     return R.ArgExtreme.apply(input, dim, keepdim, False)
+
+
+def _dim_must_be_int(name, dim):
+    """PyTorch's TypeError for a reduction that takes one dim given several (a tuple)."""
+    raise TypeError(f"{name}(): argument 'dim' (position 1) must be int, not "
+                    f"{type(dim).__name__}")
 
 
 def _correction(unbiased, correction):

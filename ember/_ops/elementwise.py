@@ -852,10 +852,10 @@ class ClampTensor(Primitive):
             gx = unbroadcast(grad.masked_fill(out, 0.0), x._data.shape)
         if lo is not None and ctx.needs_input_grad[1]:
             take = below if hi is None else below & (lo < hi)
-            gl = unbroadcast(Where.apply(take, grad, grad * 0), lo._data.shape)
+            gl = unbroadcast(grad.masked_fill(~take, 0.0), lo._data.shape)
         if hi is not None and ctx.needs_input_grad[2]:
             take = above if lo is None else above | (hi < lo)
-            gh = unbroadcast(Where.apply(take, grad, grad * 0), hi._data.shape)
+            gh = unbroadcast(grad.masked_fill(~take, 0.0), hi._data.shape)
         return gx, gl, gh
 
 
@@ -1055,10 +1055,11 @@ class Where(Primitive):
     @staticmethod
     def backward(ctx, grad):
         cond, = ctx.saved_tensors
-        zero = grad * 0
-        ga = unbroadcast(Where.apply(cond, grad, zero), ctx.a_shape) \
+        # masked_fill selects, so an inf or NaN gradient leaves exact zeros behind, as
+        # PyTorch's (grad * 0 would make them NaN)
+        ga = unbroadcast(grad.masked_fill(~cond, 0.0), ctx.a_shape) \
             if ctx.needs_input_grad[1] else None
-        gb = unbroadcast(Where.apply(cond, zero, grad), ctx.b_shape) \
+        gb = unbroadcast(grad.masked_fill(cond, 0.0), ctx.b_shape) \
             if ctx.needs_input_grad[2] else None
         return None, ga, gb
 
@@ -1090,7 +1091,7 @@ class MaskedFill(Primitive):
         gx = unbroadcast(grad.masked_fill(mask, 0.0), ctx.x_shape)
         gv = None
         if len(ctx.needs_input_grad) > 2 and ctx.needs_input_grad[2]:
-            gv = Where.apply(mask, grad, grad * 0).sum()
+            gv = grad.masked_fill(~mask, 0.0).sum()
         return gx, None, gv
 
 

@@ -388,7 +388,9 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False
 
     >>> import ember
     >>> ember.kthvalue(ember.tensor([3., 1., 2.]), 2)
-    kthvalue(values=tensor(2.), indices=tensor(2))
+    ember.return_types.kthvalue(
+    values=tensor(2.),
+    indices=tensor(2))
     """
     _check_sortable(input, "kthvalue_cpu")
     dim = _selection_dim(input, dim, "kthvalue")
@@ -412,7 +414,9 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple[Tensor, T
 
     >>> import ember
     >>> ember.mode(ember.tensor([3., 1., 2., 1., 3.]))
-    mode(values=tensor(1.), indices=tensor(3))
+    ember.return_types.mode(
+    values=tensor(1.),
+    indices=tensor(3))
     """
     if input.dtype.is_complex:
         raise _not_implemented("mode", input)
@@ -566,7 +570,9 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False
 
     >>> import ember
     >>> ember.aminmax(ember.tensor([[1., 5.], [0., 2.]]))
-    aminmax(min=tensor(0.), max=tensor(5.))
+    ember.return_types.aminmax(
+    min=tensor(0.),
+    max=tensor(5.))
     """
     if input.dtype.is_complex:
         raise _not_implemented("aminmax_cpu", input)
