@@ -13,7 +13,7 @@ import numpy as np
 from .backend import get_array_module, broadcast_shapes, device_module as get_device_module
 from . import _functions as F
 from ._creation import legacy_tensor_data, tensor, beside, _filled, _empty, _refuse_random, \
-    _check_float8_fill
+    _check_float8_fill, _check_layout, _check_pin_memory
 from ._tensor import Tensor
 from ._typing import Any, Number, Sequence, dtype
 from ._registry import DECLARED, method, method_entry, method_impl
@@ -219,9 +219,16 @@ def new_tensor(self, data: Any, dtype: dtype | None = None, device: device | str
     return beside(tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad), self)
 
 
+def _new_checks(layout, pin_memory, name):
+    _check_layout(layout, name)
+    _check_pin_memory(pin_memory)
+
+
 def _new_filled(name, fill):
     def make(self, *size: int | Sequence[int], dtype: dtype | None = None,
-             device: device | str | None = None, requires_grad: bool = False) -> Tensor:
+             device: device | str | None = None, requires_grad: bool = False,
+             layout=None, pin_memory: bool = False) -> Tensor:
+        _new_checks(layout, pin_memory, name)
         return _filled(fill, size, dtype or self.dtype, requires_grad, device, like=self)
     make.__name__ = make.__qualname__ = name
     return method(make)
@@ -233,15 +240,19 @@ _new_filled("new_ones", 1)
 
 @method
 def new_empty(self, *size: int | Sequence[int], dtype: dtype | None = None,
-              device: device | str | None = None, requires_grad: bool = False) -> Tensor:
-    return _empty(size, dtype or self.dtype, requires_grad, None, like=self)
+              device: device | str | None = None, requires_grad: bool = False,
+              layout=None, pin_memory: bool = False) -> Tensor:
+    _new_checks(layout, pin_memory, "new_empty")
+    return _empty(size, dtype or self.dtype, requires_grad, device, like=self)
 
 
 @method
 def new_full(self, size: Sequence[int], fill_value: Number, *, dtype: dtype | None = None,
-             device: device | str | None = None, requires_grad: bool = False) -> Tensor:
+             device: device | str | None = None, requires_grad: bool = False,
+             layout=None, pin_memory: bool = False) -> Tensor:
+    _new_checks(layout, pin_memory, "new_full")
     _check_float8_fill(fill_value, dtype or self.dtype, size)
-    return _filled(fill_value, (size,), dtype or self.dtype, requires_grad, None, name="full",
+    return _filled(fill_value, (size,), dtype or self.dtype, requires_grad, device, name="full",
                    like=self)
 
 
