@@ -484,6 +484,7 @@ def wrap_namespace(namespace, names, module, *, python_level=False, modes_only=(
                             modes_only=name in modes_only)
         entry._public_module = module
         entry._tf_modes_only = name in modes_only
+        entry.__module__ = module  # pickled by reference under its public name, as torch's
         namespace[name] = entry
 
 
