@@ -227,7 +227,7 @@ def _new_checks(layout, pin_memory, name):
 def _new_filled(name, fill):
     def make(self, *size: int | Sequence[int], dtype: dtype | None = None,
              device: device | str | None = None, requires_grad: bool = False,
-             layout=None, pin_memory: bool = False) -> Tensor:
+             layout: Any = None, pin_memory: bool = False) -> Tensor:
         _new_checks(layout, pin_memory, name)
         return _filled(fill, size, dtype or self.dtype, requires_grad, device, like=self)
     make.__name__ = make.__qualname__ = name
@@ -241,7 +241,7 @@ _new_filled("new_ones", 1)
 @method
 def new_empty(self, *size: int | Sequence[int], dtype: dtype | None = None,
               device: device | str | None = None, requires_grad: bool = False,
-              layout=None, pin_memory: bool = False) -> Tensor:
+              layout: Any = None, pin_memory: bool = False) -> Tensor:
     _new_checks(layout, pin_memory, "new_empty")
     return _empty(size, dtype or self.dtype, requires_grad, device, like=self)
 
@@ -249,7 +249,7 @@ def new_empty(self, *size: int | Sequence[int], dtype: dtype | None = None,
 @method
 def new_full(self, size: Sequence[int], fill_value: Number, *, dtype: dtype | None = None,
              device: device | str | None = None, requires_grad: bool = False,
-             layout=None, pin_memory: bool = False) -> Tensor:
+             layout: Any = None, pin_memory: bool = False) -> Tensor:
     _new_checks(layout, pin_memory, "new_full")
     _check_float8_fill(fill_value, dtype or self.dtype, size)
     return _filled(fill_value, (size,), dtype or self.dtype, requires_grad, device, name="full",

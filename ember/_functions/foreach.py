@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numbers
 
+from .._registry import op
 from .._tensor import Tensor
 from ..linalg._norms import vector_norm
 from .core import pow as _pow
@@ -298,3 +299,6 @@ def _foreach_mm(self, other):
 
 __all__ = sorted(name for name in globals() if name.startswith("_foreach_")
                  and name != "_foreach_pow_list")
+for _name in __all__:  # declared as the other public functions (entry points, no methods)
+    globals()[_name] = op(globals()[_name], name=_name, method=False)
+del _name

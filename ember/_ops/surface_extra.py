@@ -101,7 +101,8 @@ def empty_permuted(size: Sequence[int], physical_layout: Sequence[int], *, dtype
                          requires_grad=requires_grad)
 
 
-def hash_tensor(input: Tensor, dim=None, *, keepdim: bool = False, mode: int = 0) -> Tensor:
+def hash_tensor(input: Tensor, dim: int | Sequence[int] | None = None, *, keepdim: bool = False,
+                mode: int = 0) -> Tensor:
     """The xor of the elements' bit patterns after widening each to 64 bits (float64 or
     int64), over ``dim`` (all dims when None), as a uint64 tensor.
 
