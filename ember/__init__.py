@@ -37,6 +37,9 @@ from .random import (Generator, manual_seed, seed, initial_seed, get_rng_state,
                      set_rng_state, default_generator)
 from ._functions import *  # noqa: F401,F403
 from ._sparse import sparse_coo_tensor, smm, spmm, sparse_coo  # noqa: F401
+from ._sparse import (sparse_csr, sparse_csc, sparse_bsr, sparse_bsc,  # noqa: F401
+                      sparse_compressed_tensor, sparse_csr_tensor, sparse_csc_tensor,
+                      sparse_bsr_tensor, sparse_bsc_tensor)
 from ._registry import factory_with_out as _factory_with_out
 # out= of the factories (the _creation functions take no out: their dtype comes from it)
 zeros, ones, empty, full, arange, range, linspace, eye, rand, randn, randint, randperm = (
@@ -76,6 +79,8 @@ from . import distributed  # noqa: E402  (MPI: mpi4py is imported on init_proces
 from .serialization import save, load  # noqa: E402
 from . import accelerator, backends, cuda, cpu, amp  # noqa: E402  (device queries of a CPU build)
 from . import sparse  # noqa: E402  (torch.sparse: functions of sparse COO tensors)
+from . import nested  # noqa: E402  (torch.nested: nested tensors)
+from ._nested import jagged  # noqa: E402,F401  (the jagged layout, beside strided)
 from . import quasirandom, signal  # noqa: E402  (SobolEngine; signal.windows)
 from .amp import autocast  # noqa: E402
 from .amp.autocast_mode import (  # noqa: E402,F401  (torch.is_autocast_enabled & co.)
@@ -114,7 +119,8 @@ _wrap_namespace(globals(), _FACTORIES + ("zeros_like", "ones_like", "empty_like"
 # ``ember.testing`` (assert_close, make_tensor). ``import ember.func`` and
 # ``from ember import func`` work as for any submodule.
 _LAZY_SUBMODULES = frozenset({"distributions", "onnx", "func", "library", "special", "testing",
-                              "fft", "jit", "profiler", "multiprocessing", "hub"})
+                              "fft", "jit", "profiler", "multiprocessing", "hub", "masked",
+                              "fx"})
 _LAZY_ATTRIBUTES = {"vmap": "func"}
 
 

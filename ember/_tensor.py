@@ -220,6 +220,10 @@ class Tensor:
     def is_sparse(self):
         return False
 
+    @property
+    def is_sparse_csr(self):
+        return False
+
     # devices and layouts ember has none of (PyTorch's flags for them): always False
     is_xpu = is_mps = is_ipu = is_xla = is_mtia = is_maia = is_vulkan = property(
         lambda self: False, doc="False: ember has no such device.")

@@ -27,7 +27,7 @@ LAYERS = [
     ("autograd", ["ember.autograd"]),
     ("ops", ["ember._ops"]),
     ("functional API and methods", ["ember._registry", "ember._functions", "ember._tensor_methods",
-                                    "ember._sparse",
+                                    "ember._sparse", "ember._nested",
                                     "ember.linalg", "ember.ops.aten"]),
     # collectives on tensors and DDP's gradient reducer (hooks on the autograd engine),
     # beneath nn.parallel.DistributedDataParallel
@@ -40,7 +40,8 @@ LAYERS = [
                    "ember.ops", "ember.overrides", "ember.special", "ember.testing", "ember.fft",
                    "ember.compiler", "ember.multiprocessing", "ember.hub",
                    "ember.jit", "ember.profiler", "ember.autograd.profiler",
-                   "ember.sparse", "ember.quasirandom", "ember.signal"]),
+                   "ember.sparse", "ember.quasirandom", "ember.signal", "ember.masked",
+                   "ember.fx", "ember.nested"]),
     ("package", ["ember"]),  # ember/__init__.py: the public namespace, made of all the above
     ("examples", ["ember.examples"]),
     ("entry points", ["ember.as_torch"]),  # resolves `import torch` to the package's modules
@@ -59,6 +60,8 @@ ALLOWED_IN_FUNCTIONS = {
     ("ember._ops.indexing", "ember._ops.scatter_family"),
     # nn.utils.stateless.functional_call (deprecated) delegates to ember.func's, a later layer
     ("ember.nn.utils.stateless", "ember._functorch.functional_call"),
+    # fx names ember's public functions (torch.relu) and binds the namespace in generated code
+    ("ember.fx.node", "ember"),
 }
 
 

@@ -81,6 +81,13 @@ MEMBERS = {
         "layout": "str",
         "is_leaf": "bool",
         "is_sparse": "bool",
+        "is_sparse_csr": "bool",
+        # quantized tensors' accessors (a dense tensor refuses all but dequantize)
+        **dict.fromkeys(("int_repr", "dequantize", "q_per_channel_scales",
+                         "q_per_channel_zero_points"), "(self) -> Tensor"),
+        "q_scale": "(self) -> float",
+        **dict.fromkeys(("q_zero_point", "q_per_channel_axis"), "(self) -> int"),
+        "qscheme": "(self) -> Any",
         **dict.fromkeys(("is_xpu", "is_mps", "is_ipu", "is_xla", "is_mtia", "is_maia",
                          "is_vulkan", "is_mkldnn", "is_quantized", "is_nested"), "bool"),
         "volatile": "bool",

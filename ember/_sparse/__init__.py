@@ -18,8 +18,16 @@ from .handlers import HANDLERS, matmul, sparse_softmax, sparse_sum  # noqa: F401
 from .tensor import SparseTensor, is_sparse, make_sparse, sparse_coo  # noqa: F401
 
 #: ``ember.sparse.check_sparse_tensor_invariants``' state: checks on by default? (PyTorch's
-#: default is off, and its factory then warns once that they are implicitly disabled)
-INVARIANTS = {"enabled": False, "explicit": False, "warned": False}
+#: default is off, and its factory then warns once that they are implicitly disabled);
+#: compressed_factory's dict, shared by both kinds
+from .compressed_factory import INVARIANTS  # noqa: E402
+from . import compressed_handlers as _compressed_handlers  # noqa: E402,F401  (registers)
+from .compressed import (is_compressed, sparse_bsc, sparse_bsr, sparse_csc,  # noqa: E402,F401
+                         sparse_csr)
+from .compressed_factory import (convert as _convert_compressed,  # noqa: E402,F401
+                                 sparse_bsc_tensor, sparse_bsr_tensor,
+                                 sparse_compressed_tensor, sparse_csc_tensor,
+                                 sparse_csr_tensor)
 
 
 def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
@@ -78,7 +86,7 @@ def indices(self) -> Tensor:
 @method
 def values(self) -> Tensor:
     """The values of a coalesced sparse tensor."""
-    raise _layout_error("values")
+    raise RuntimeError("values expected sparse tensor layout but got Strided")
 
 
 @method
@@ -146,9 +154,9 @@ def to_sparse(self, sparse_dim: int | None = None, *, layout: str | None = None,
             [1, 0]]), tensor([1., 2.]))
     """
     if layout not in (None, sparse_coo):
-        raise NotImplementedError(f"ember has no {layout} layout: only sparse_coo")
+        return _convert_compressed(self, layout, blocksize, dense_dim)
     if blocksize is not None or dense_dim is not None:
-        raise NotImplementedError("to_sparse(blocksize=, dense_dim=): compressed layouts")
+        raise NotImplementedError("to_sparse(blocksize=, dense_dim=) of the COO layout")
     return _T.dense_to_sparse(self, sparse_dim)
 
 
@@ -201,4 +209,6 @@ sparse_coo_tensor = dispatching(sparse_coo_tensor)
 smm = dispatching(smm)
 spmm = dispatching(spmm)
 
-__all__ = ["sparse_coo_tensor", "smm", "spmm", "sparse_coo"]
+__all__ = ["sparse_coo_tensor", "smm", "spmm", "sparse_coo", "sparse_csr", "sparse_csc",
+           "sparse_bsr", "sparse_bsc", "sparse_compressed_tensor", "sparse_csr_tensor",
+           "sparse_csc_tensor", "sparse_bsr_tensor", "sparse_bsc_tensor"]

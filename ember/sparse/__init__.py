@@ -12,6 +12,8 @@ from __future__ import annotations
 import functools
 
 from .._sparse import INVARIANTS, matmul, sparse_softmax, sparse_sum
+from .._sparse import compressed_products as _compressed
+from .._sparse.compressed import is_compressed, layout_name
 from .._sparse.tensor import is_sparse, to_dense
 
 
@@ -21,11 +23,15 @@ def mm(mat1, mat2, reduce: str = "sum"):
     (whose gradient is sparse, with its indices)."""
     if reduce != "sum":
         raise NotImplementedError(f"sparse.mm(reduce={reduce!r}): only 'sum'")
+    if is_compressed(mat1) or is_compressed(mat2):
+        return _compressed.matmul(mat1, mat2)
     return matmul(mat1, mat2)
 
 
 def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
     """``beta * mat + alpha * (mat1 @ mat2)`` with a sparse ``mat1``."""
+    if is_compressed(mat) or is_compressed(mat1) or is_compressed(mat2):
+        return _compressed.addmm(mat, mat1, mat2, beta, alpha)
     product = matmul(mat1, mat2)
     if is_sparse(mat):
         mat = to_dense(mat)
@@ -41,7 +47,24 @@ def sum(input, dim=None, dtype=None):  # noqa: A001  (torch.sparse.sum)
     >>> ember.sparse.sum(s), ember.sparse.sum(s, 0).to_dense()
     (tensor(6.), tensor([2., 4.]))
     """
+    if is_compressed(input):  # PyTorch's sparse.sum coalesces first: COO only
+        raise RuntimeError(f"coalesce expected sparse coordinate tensor layout but got "
+                           f"{layout_name(input)}")
     return sparse_sum(input, dim, dtype)
+
+
+def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
+    """``beta * input + alpha * (mat1 @ mat2)`` computed only at the elements the CSR
+    ``input`` specifies: a CSR tensor of ``input``'s indices.
+
+    >>> import ember
+    >>> mask = ember.eye(2).to_sparse_csr()
+    >>> ember.sparse.sampled_addmm(mask, ember.ones(2, 3), ember.ones(3, 2)).values()
+    tensor([4., 4.])
+    """
+    if out is not None:
+        raise NotImplementedError("sparse.sampled_addmm(out=)")
+    return _compressed.sampled_addmm(input, mat1, mat2, beta, alpha)
 
 
 def softmax(input, dim, *, dtype=None):
@@ -101,4 +124,5 @@ class check_sparse_tensor_invariants:
         return run
 
 
-__all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "check_sparse_tensor_invariants"]
+__all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "check_sparse_tensor_invariants",
+           "sampled_addmm"]

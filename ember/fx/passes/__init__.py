@@ -1,0 +1,4 @@
+"""``ember.fx.passes``: analyses and rewrites of fx graphs (``shape_prop``)."""
+from . import shape_prop
+
+__all__ = ["shape_prop"]
