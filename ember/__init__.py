@@ -33,10 +33,12 @@ from ._creation import (tensor, as_tensor, from_numpy, zeros, ones, empty, full,
                         rand_like, randn_like, randint, randint_like, randperm, from_dlpack)
 from ._creation import range_ as range  # noqa: A001  (PyTorch's deprecated inclusive range)
 from ._creation import STRIDED as strided
+from ._layouts import layout, _mkldnn  # noqa: F401  (ember.layout: the layouts' type)
 from .random import (Generator, manual_seed, seed, initial_seed, get_rng_state,
                      set_rng_state, default_generator)
 from ._functions import *  # noqa: F401,F403
 from ._sparse import sparse_coo_tensor, smm, spmm, sparse_coo  # noqa: F401
+from ._quantized import *  # noqa: F401,F403  (quantized dtypes, qschemes, fake quantization)
 from ._sparse import (sparse_csr, sparse_csc, sparse_bsr, sparse_bsc,  # noqa: F401
                       sparse_compressed_tensor, sparse_csr_tensor, sparse_csc_tensor,
                       sparse_bsr_tensor, sparse_bsc_tensor)
@@ -120,7 +122,7 @@ _wrap_namespace(globals(), _FACTORIES + ("zeros_like", "ones_like", "empty_like"
 # ``from ember import func`` work as for any submodule.
 _LAZY_SUBMODULES = frozenset({"distributions", "onnx", "func", "library", "special", "testing",
                               "fft", "jit", "profiler", "multiprocessing", "hub", "masked",
-                              "fx"})
+                              "fx", "ao", "quantization"})
 _LAZY_ATTRIBUTES = {"vmap": "func"}
 
 

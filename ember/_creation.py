@@ -16,6 +16,7 @@ import warnings
 
 import numpy as np
 
+from . import _layouts
 from ._tensor import Tensor, Size, _init
 from .backend import get_array_module, default_array_module, move_array, to_host, \
     device_type_of, device_module
@@ -461,7 +462,7 @@ def _to_module(array, data, like=None):
 
 
 #: the one layout ember's tensors have (``Tensor.layout``); ``ember.strided``
-STRIDED = "strided"
+STRIDED = _layouts.strided
 
 
 def _check_layout(layout, name):

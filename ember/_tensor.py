@@ -16,6 +16,7 @@ op on a view can be replayed onto the base's graph (``ember.autograd.views``).
 import copy
 import warnings
 
+from . import _layouts
 from .backend import as_array as _as_array, broadcast_shapes as _broadcast_shapes, \
     contiguous_strides as _contiguous_strides, numpy_ndarray as _ndarray
 from .backend.meta import MetaArray as _MetaArray, NO_NUMPY as _NO_NUMPY
@@ -206,7 +207,7 @@ class Tensor:
 
     @property
     def layout(self):
-        return "strided"
+        return _layouts.strided
 
     @property
     def is_leaf(self):

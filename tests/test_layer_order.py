@@ -20,14 +20,14 @@ ROOT = pathlib.Path(__file__).resolve().parents[1] / "ember"  # read, not import
 # longest entry that matches a module decides its layer.
 LAYERS = [
     ("backend", ["ember.backend", "ember.device", "ember._typing", "ember.accelerator",
-                 "ember.backends", "ember._runtime_switches"]),
+                 "ember.backends", "ember._runtime_switches", "ember._layouts"]),
     ("tensor", ["ember._tensor", "ember._tensor_repr", "ember.random", "ember._creation",
                 "ember.return_types", "ember._checks", "ember._torch_function",
                 "ember._autocast", "ember._C"]),
     ("autograd", ["ember.autograd"]),
     ("ops", ["ember._ops"]),
     ("functional API and methods", ["ember._registry", "ember._functions", "ember._tensor_methods",
-                                    "ember._sparse", "ember._nested",
+                                    "ember._sparse", "ember._nested", "ember._quantized",
                                     "ember.linalg", "ember.ops.aten"]),
     # collectives on tensors and DDP's gradient reducer (hooks on the autograd engine),
     # beneath nn.parallel.DistributedDataParallel
@@ -41,7 +41,7 @@ LAYERS = [
                    "ember.compiler", "ember.multiprocessing", "ember.hub",
                    "ember.jit", "ember.profiler", "ember.autograd.profiler",
                    "ember.sparse", "ember.quasirandom", "ember.signal", "ember.masked",
-                   "ember.fx", "ember.nested"]),
+                   "ember.fx", "ember.ao", "ember.quantization", "ember.nested"]),
     ("package", ["ember"]),  # ember/__init__.py: the public namespace, made of all the above
     ("examples", ["ember.examples"]),
     ("entry points", ["ember.as_torch"]),  # resolves `import torch` to the package's modules

@@ -26,13 +26,14 @@ from __future__ import annotations
 import itertools
 import weakref
 
+from .. import _layouts
 from .._creation import tensor as _tensor
 from .._functions import cat
 from .._tensor import Tensor
 from .._torch_function import hold_dispatch
 
-strided = "strided"
-jagged = "jagged"  # the layout (ember's layouts are their names, as ember.strided)
+strided = _layouts.strided
+jagged = _layouts.jagged  # the layout object (ember.jagged)
 
 #: call name -> the code a nested tensor runs for it (filled by handlers.py); each takes
 #: the public function first, then the call's arguments

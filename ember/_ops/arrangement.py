@@ -476,7 +476,7 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
 def _triangle_indices(name, lower, row, col, offset, dtype, device, layout):
     if dtype is None:
         dtype = dtypes.int64
-    if layout is not None and str(layout) not in ("torch.strided", "strided"):
+    if layout is not None and str(layout) not in ("torch.strided", "ember.strided", "strided"):
         raise NotImplementedError(f"{name}: only the strided layout is supported")
     if row < 0:
         raise RuntimeError(f"row must be non-negative, got{row}")

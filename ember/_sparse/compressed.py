@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import weakref
 
+from .. import _layouts
 from .. import _functions as F
 from .._creation import arange, zeros
 from .._tensor import Tensor
@@ -32,10 +33,10 @@ from ..backend.dtypes import bool_, get_default_dtype, int64
 from ..backend.sparse_data import SparseCOOData, no_sparse_kernel
 from .tensor import is_sparse
 
-sparse_csr = "sparse_csr"
-sparse_csc = "sparse_csc"
-sparse_bsr = "sparse_bsr"
-sparse_bsc = "sparse_bsc"
+sparse_csr = _layouts.sparse_csr
+sparse_csc = _layouts.sparse_csc
+sparse_bsr = _layouts.sparse_bsr
+sparse_bsc = _layouts.sparse_bsc
 COMPRESSED_LAYOUTS = (sparse_csr, sparse_csc, sparse_bsr, sparse_bsc)
 ROW_LAYOUTS = (sparse_csr, sparse_bsr)
 BLOCK_LAYOUTS = (sparse_bsr, sparse_bsc)

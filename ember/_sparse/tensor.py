@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import weakref
 
+from .. import _layouts
 from .. import _functions as F
 from .._creation import zeros, tensor as _tensor
 from .._tensor import Tensor
@@ -32,7 +33,7 @@ from .._torch_function import hold_dispatch
 from ..backend.dtypes import bool_, int64
 from ..backend.sparse_data import SparseCOOData, no_sparse_kernel
 
-sparse_coo = "sparse_coo"  # the layout (ember's layouts are their names, as ember.strided)
+sparse_coo = _layouts.sparse_coo  # the layout object (ember.sparse_coo)
 
 
 #: call name -> the code a sparse tensor runs for it (filled by handlers.py)

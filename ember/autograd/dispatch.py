@@ -233,7 +233,7 @@ def make_wrapper_subclass(cls, size, strides=None, storage_offset=None, memory_f
         if not any(value is d or (d is not None and value == d) for d in defaults):
             raise NotImplementedError(f"_make_wrapper_subclass: ember does not support "
                                       f"{name}={value!r}")
-    if layout is not None and str(layout) not in ("strided", "torch.strided"):
+    if layout is not None and str(layout) not in ("strided", "torch.strided", "ember.strided"):
         raise NotImplementedError(f"_make_wrapper_subclass: ember supports the strided "
                                   f"layout only, not {layout}")
     if device is not None and _device(device).type != "cpu":

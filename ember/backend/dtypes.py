@@ -200,6 +200,38 @@ def is_float_np(np_dtype):
     kind = np_dtype.kind
     return kind == "f" or (kind == "V" and (np_dtype == _BFLOAT16_NP or np_dtype in FLOAT8_NP))
 _BY_NAME = {d.name: d for d in ALL}
+
+
+class QuantizedDtype(dtype):
+    """A quantized tensor's element type (``ember.quint8``, ``qint8``, ``qint32``, the packed
+    ``quint4x2``/``quint2x4``), made only by ``quantize_per_tensor`` and the like (see
+    ember/_quantized): ``repr_np`` is the NumPy type of its integer representation, and
+    ``np`` raises PyTorch's error, so a dense tensor is never made of one (``zeros(2,
+    dtype=quint8)``); it maps to no NumPy dtype (``_BY_NUMPY`` keeps uint8 as uint8)."""
+    __slots__ = ("repr_np",)
+
+    def __init__(self, name, np_dtype, scalar_name):
+        self.name, self.repr_np, self.category = name, np.dtype(np_dtype), _INT
+        self.itemsize, self.is_floating_point = self.repr_np.itemsize, False
+        self.scalar_name, self.cpp_name, self.alias = scalar_name, "c10::" + name, None
+
+    @property
+    def np(self):
+        raise RuntimeError("empty_strided not supported on quantized tensors yet see "
+                           "https://github.com/pytorch/pytorch/issues/74540")
+
+    @property
+    def is_signed(self):
+        raise RuntimeError("isSignedType not supported for quantized types")
+
+
+quint8 = QuantizedDtype("quint8", np.uint8, "QUInt8")
+qint8 = QuantizedDtype("qint8", np.int8, "QInt8")
+qint32 = QuantizedDtype("qint32", np.int32, "QInt32")
+quint4x2 = QuantizedDtype("quint4x2", np.uint8, "QUInt4x2")
+quint2x4 = QuantizedDtype("quint2x4", np.uint8, "QUInt2x4")
+QUANTIZED = (quint8, qint8, qint32, quint4x2, quint2x4)
+_BY_NAME.update((d.name, d) for d in QUANTIZED)
 SCALAR_NAMES = {d.name: d.scalar_name for d in ALL}  # {"float32": "Float", ...}
 
 
@@ -435,9 +467,9 @@ class iinfo:
 
 # ---- memory formats -------------------------------------------------------------------------
 class memory_format:
-    """A tensor memory layout (``ember.contiguous_format``...). ember's tensors are row-major:
-    ``preserve_format`` and ``contiguous_format`` are honoured, the channels-last layouts
-    raise NotImplementedError where a function is asked for them."""
+    """A tensor memory layout (``ember.contiguous_format``, ``channels_last``...): strides
+    of the tensor's array (``backend/memory_layout.py``); a function that cannot lay its
+    result out so raises NotImplementedError."""
     __slots__ = ("name",)
 
     def __init__(self, name):
@@ -463,12 +495,13 @@ def _memory_format_named(name):
 
 
 def check_memory_format(fmt, name):
-    """``fmt`` as ``name`` accepts it: None, preserve_format and contiguous_format (what a
-    row-major tensor has); NotImplementedError for the channels-last layouts."""
+    """``fmt`` as ``name`` accepts it where only row-major results are made: None,
+    preserve_format and contiguous_format; NotImplementedError for the channels-last
+    layouts (functions that honour them check with ``memory_layout.checked_format``)."""
     if fmt is None or fmt is preserve_format or fmt is contiguous_format:
         return
     if isinstance(fmt, memory_format):
-        raise NotImplementedError(f"{name}(): memory_format={fmt!r} is not supported: ember's "
-                                  f"tensors are always row-major (contiguous_format)")
+        raise NotImplementedError(f"{name}(): memory_format={fmt!r} is not supported: this "
+                                  f"function makes row-major (contiguous_format) tensors only")
     raise TypeError(f"{name}(): argument 'memory_format' must be torch.memory_format, not "
                     f"{builtins.type(fmt).__name__}")

@@ -17,3 +17,15 @@ def test_new_factories_take_device_and_layout():
             assert error_of(lambda: getattr(x, name)(*args, pin_memory=True)) is not None
         assert results[1] == results[0]
         assert getattr(ember.ones(1), name)(*args, requires_grad=True).requires_grad
+
+
+def test_layouts_are_layout_objects():
+    import pickle
+    for name in ["strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr",
+                 "sparse_bsc", "jagged", "_mkldnn"]:
+        e, t = getattr(ember, name), getattr(torch, name)
+        assert isinstance(e, ember.layout) and isinstance(t, torch.layout)
+        assert repr(e) == repr(t).replace("torch.", "ember.")
+        assert pickle.loads(pickle.dumps(e)) is e
+    assert ember.ones(2).layout is ember.strided
+    assert ember.ones(2, 2).to_sparse().layout is ember.sparse_coo
