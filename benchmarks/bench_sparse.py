@@ -1,4 +1,4 @@
-"""Sparse COO workloads side by side with PyTorch.
+"""Sparse (COO and CSR) workloads side by side with PyTorch.
 
     python benchmarks/bench_sparse.py [--rounds N] [--min-round SECONDS]
 
@@ -6,7 +6,9 @@
   graph of 5000 nodes and 50000 edges (coalesced), 64 features, float32;
 * a sparse embedding step: ``Embedding(20000, 64, sparse=True)`` looked up by 4096 indices,
   backward (a sparse gradient), then one ``SparseAdam`` step;
-* ``to_dense`` and ``coalesce`` of an uncoalesced (2000, 2000) tensor with 100000 entries.
+* ``to_dense`` and ``coalesce`` of an uncoalesced (2000, 2000) tensor with 100000 entries;
+* the GCN propagation with the adjacency in CSR (``to_sparse_csr()``): forward alone, and
+  forward and backward into ``h``.
 
 Timing is benchmarks/run.py's: a warm-up, then alternating rounds, medians per call and the
 ratio ember/torch (lower is better).
@@ -31,6 +33,7 @@ except ImportError:
     torch = None
 
 warnings.filterwarnings("ignore", message="Sparse invariant checks")
+warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta state")
 
 
 def gcn_case(lib, rng_state):
@@ -78,8 +81,28 @@ def coalesce_case(lib, rng_state):
     return step
 
 
+def csr_case(lib, rng_state, backward):
+    rng = np.random.default_rng(rng_state)
+    n, e, f = 5000, 50000, 64
+    idx = lib.tensor(rng.integers(0, n, (2, e)))
+    adj = lib.sparse_coo_tensor(idx, lib.tensor(rng.random(e).astype(np.float32)),
+                                (n, n)).coalesce().to_sparse_csr()
+    h = lib.tensor(rng.standard_normal((n, f)).astype(np.float32), requires_grad=backward)
+
+    def step():
+        h.grad = None
+        out = adj @ h
+        if backward:
+            out.sum().backward()
+            return out, h.grad
+        return (out,)
+    return step
+
+
 CASES = {"GCN sparse.mm fwd+bwd": gcn_case, "sparse Embedding + SparseAdam": embedding_case,
-         "coalesce + to_dense": coalesce_case}
+         "coalesce + to_dense": coalesce_case,
+         "GCN CSR @ dense fwd": lambda lib, seed: csr_case(lib, seed, False),
+         "GCN CSR @ dense fwd+bwd": lambda lib, seed: csr_case(lib, seed, True)}
 
 
 def main():
