@@ -62,6 +62,9 @@ ALLOWED_IN_FUNCTIONS = {
     ("ember.nn.utils.stateless", "ember._functorch.functional_call"),
     # fx names ember's public functions (torch.relu) and binds the namespace in generated code
     ("ember.fx.node", "ember"),
+    # selective checkpointing names ember.ops.aten overloads; ember.ops imports ember.utils,
+    # whose __init__ imports checkpoint: its names load on first use (a module __getattr__)
+    ("ember.utils.checkpoint", "ember.utils._selective_checkpoint"),
 }
 
 

@@ -6,6 +6,7 @@ of it and runs the function; the ops inside go to their batching rules
 installed only while some vmap runs. ``autograd.grad`` and user ``autograd.Function``s
 take their own paths here (``_batched_grad``, ``_batched_function``).
 """
+import collections
 import functools
 import threading
 
@@ -19,14 +20,16 @@ from .._ops.shape import cat as _cat, stack
 from .._creation import ones_like
 from . import batch_rules as _rules
 from .batched import BatchedTensor, Level, levels, wrap, expose, hide, ERROR_MSG
+from .pytree import SUPPORTED_NODES
 
 _RANDOMNESS = ("error", "different", "same")
 
 
 # ---- pytrees (tuples, lists, dicts), with PyTorch's TreeSpec text --------------------------
 class _Spec:
-    def __init__(self, kind, context, children):
+    def __init__(self, kind, context, children, rebuild=None):
         self.kind, self.context, self.children = kind, context, children
+        self.rebuild = rebuild  # a registered container's unflatten_fn (ember.utils._pytree)
 
     def __eq__(self, other):
         return (isinstance(other, _Spec) and self.kind is other.kind
@@ -47,9 +50,20 @@ class _Spec:
 
 
 _LEAF = _Spec(None, None, [])
+_NODES = SUPPORTED_NODES
+_PLAIN = (tuple, list, dict)
 
 
 def tree_flatten(tree):
+    node = _NODES.get(type(tree))
+    if node is not None and type(tree) not in _PLAIN:  # a registered container type
+        children, context = node.flatten_fn(tree)
+        leaves, specs = [], []
+        for child in children:
+            sub, spec = tree_flatten(child)
+            leaves += sub
+            specs.append(spec)
+        return leaves, _Spec(type(tree), context, specs, node.unflatten_fn)
     if isinstance(tree, (tuple, list)):
         leaves, children = [], []
         for item in tree:
@@ -74,6 +88,8 @@ def tree_unflatten(leaves, spec):
         if s.kind is None:
             return next(it)
         items = [build(c) for c in s.children]
+        if s.rebuild is not None:
+            return s.rebuild(items, s.context)
         if s.kind is dict:
             return dict(zip(s.context, items))
         if s.kind not in (tuple, list):  # a named result (ember.max(x, 0), linalg.qr, ...)
@@ -85,15 +101,24 @@ def tree_unflatten(leaves, spec):
 def _broadcast_to_spec(dims, spec):
     """Flat per-leaf dims of ``dims`` (an int/None, or a tree a prefix of ``spec``), or
     None when the structures don't match."""
-    if not isinstance(dims, (tuple, list, dict)):  # one dim (checked later) for the subtree
-        return [dims] * _count(spec)
+    # a registered container of dims for an input of its type (ember.utils._pytree)
+    registered = spec.rebuild is not None and type(dims) is spec.kind \
+        and not isinstance(dims, dict)
+    if not registered and not isinstance(dims, (tuple, list, dict)):
+        return [dims] * _count(spec)  # one dim (checked later) for the subtree
     if spec.kind is None:
         return None
-    if isinstance(dims, dict):
-        if spec.kind is not dict or list(dims) != spec.context:
+    is_dict = isinstance(spec.kind, type) and issubclass(spec.kind, dict)
+    if registered:
+        dims = _NODES[spec.kind].flatten_fn(dims)[0]
+        if len(dims) != len(spec.children):
+            return None
+    elif isinstance(dims, dict):
+        keys = spec.context[1] if spec.kind is collections.defaultdict else spec.context
+        if not is_dict or list(dims) != list(keys):
             return None
         dims = list(dims.values())
-    elif not isinstance(dims, (tuple, list)) or spec.kind is dict \
+    elif not isinstance(dims, (tuple, list)) or is_dict or spec.rebuild is not None \
             or len(dims) != len(spec.children):
         return None
     out = []

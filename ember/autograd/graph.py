@@ -24,6 +24,7 @@ import weakref
 
 from .._tensor import Tensor
 from ..backend import get_array_module, is_writeable
+from ..backend.memory_layout import copy_in_layout_of
 from ..backend.dtypes import from_numpy_dtype, legacy_type_name as _dtype_legacy_name
 from ..backend.sparse_data import SparseCOOData
 from . import grad_mode
@@ -31,6 +32,9 @@ from . import dispatch as _dispatch
 from .dispatch import active as _dispatch_active, is_dispatch_subclass
 from .saved_hooks import (saved_tensors_hooks, save_on_cpu,  # noqa: F401  (public here, as torch)
                           disable_saved_tensors_hooks, current_hooks as _current_saved_hooks)
+from ._graph_extras import (  # noqa: F401  (public here, as torch)
+    allow_mutation_on_saved_tensors, region_activation_memory_budget,
+    set_override_stale_capture_stream, set_warn_on_accumulate_grad_stream_mismatch)
 
 _sequence = itertools.count()
 
@@ -339,7 +343,10 @@ def _first_grad(data, like, owned):
         if owned and data.base is None and data.flags.c_contiguous \
                 and is_writeable(data):
             return Tensor._make(data)
-        return Tensor._make(data.copy(order="C"))
+        if like.flags.c_contiguous:
+            return Tensor._make(data.copy(order="C"))
+        # PyTorch's gradient layout contract: a channels-last leaf gets a channels-last .grad
+        return Tensor._make(copy_in_layout_of(data, like))
     if data.dtype != like.dtype:
         data = data.astype(like.dtype)
     return Tensor._make((data + _zeros(like)).copy())

@@ -29,11 +29,32 @@ from .. import nn
 from .._tensor import Tensor
 from .. import _autocast
 from ..autograd import backward as _autograd_backward, enable_grad, Function
+from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import current_graph_task, saved_tensors_hooks
 from ..random import get_rng_state, set_rng_state
+from ._checkpoint_extras import (
+    _switches, DefaultDeviceType, GraphExecGroup, check_backward_validity, detach_variable,
+    get_device_states, set_checkpoint_debug_enabled, set_checkpoint_early_stop,
+    set_device_states)
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
-           "noop_context_fn"]
+           "check_backward_validity", "detach_variable", "get_device_states",
+           "set_device_states", "noop_context_fn", "set_checkpoint_early_stop",
+           "DefaultDeviceType", "set_checkpoint_debug_enabled", "GraphExecGroup"]
+
+
+_SELECTIVE = ("CheckpointPolicy", "SelectiveCheckpointContext",
+              "create_selective_checkpoint_contexts", "SAC_IGNORED_OPS")
+__all__ += _SELECTIVE
+
+
+def __getattr__(name):
+    # Selective checkpointing names ember.ops.aten's overloads, and ember.ops imports
+    # ember.utils (whose __init__ imports this module): its names load on first use.
+    if name in _SELECTIVE:
+        from . import _selective_checkpoint
+        return getattr(_selective_checkpoint, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class CheckpointError(RuntimeError):
@@ -199,7 +220,8 @@ class _Frame:
         return _Holder(self, len(self.metadata) - 1)
 
     def unpack(self, holder):
-        task = current_graph_task()
+        # under a GraphExecGroup, one recomputation serves all its backward calls
+        task = GraphExecGroup._get_current_group() or current_graph_task()
         if self.values is None or self.task is None or self.task() is not task:
             self.values = self._recomputed()
             self.task = weakref.ref(task) if task is not None else None
@@ -255,7 +277,9 @@ def _checkpoint_without_reentrant(function, preserve, context_fn, determinism_ch
     if determinism_check not in _METADATA_FNS:
         raise ValueError(f"determinism_check should be one of {list(_METADATA_FNS)}, but got "
                          f"{determinism_check}")
-    if debug:
+    if debug if _switches["debug"] is None else _switches["debug"]:
+        if context_fn is not noop_context_fn:
+            raise ValueError("debug=True is incompatible with non-default context_fn")
         raise NotImplementedError("ember.utils.checkpoint: debug=True (operator traces of the "
                                   "forward and the recomputation) is not supported")
     forward_context, recompute_context = context_fn()
@@ -267,9 +291,24 @@ def _checkpoint_without_reentrant(function, preserve, context_fn, determinism_ch
                 recompute_context:
             function(*args, **kwargs)
 
+    if _switches["early_stop"] is not None:
+        early_stop = _switches["early_stop"]
     frame = _Frame(recompute, _METADATA_FNS[determinism_check], early_stop)
-    with saved_tensors_hooks(frame.pack, _unpack_holder), forward_context:
+    if not is_grad_enabled():  # nothing is saved: no hooks, and no forward context
         return function(*args, **kwargs)
+    failed = False
+    with saved_tensors_hooks(frame.pack, _unpack_holder), forward_context:
+        try:
+            out = function(*args, **kwargs)
+        except BaseException:
+            failed = True
+            raise
+    if failed:  # forward_context swallowed the exception: there is no output to return
+        raise RuntimeError(
+            "ember.utils.checkpoint: the forward context provided by context_fn suppressed an "
+            "exception raised during the checkpointed forward. This is not supported because "
+            "checkpoint cannot return a value for a failed forward.")
+    return out
 
 
 def _unpack_holder(holder):
