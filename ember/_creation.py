@@ -24,6 +24,7 @@ from .backend import dtypes
 from .backend.dtypes import get_default_dtype
 from . import random as _random
 from .backend.meta import MetaArray, meta_module, NO_DATA
+from .backend import memory_layout
 from .backend.dlpack import array_from_dlpack
 from .backend.ranges import linspace_array
 from .backend.kernels import cast as _cast
@@ -132,6 +133,22 @@ def _sizes(size, name="empty", negative=None):
         raise RuntimeError(negative or f"Trying to create tensor with negative dimension "
                                        f"{min(shape)}: [{', '.join(map(str, shape))}]")
     return tuple(shape)
+
+
+def keyword_sizes(positional, given, name, keyword):
+    """A ``*sizes`` parameter given by its keyword instead (``zeros(size=(2, 3))``,
+    ``x.flip(dims=[0])``): ``given`` as the one-sequence positional form, with PyTorch's
+    TypeErrors for a keyword given besides positional sizes or holding no sequence.
+
+    >>> keyword_sizes((), [2, 3], "zeros", "size")
+    ([2, 3],)
+    """
+    if positional:
+        raise TypeError(f"{name}() got multiple values for argument '{keyword}'")
+    if not isinstance(given, (tuple, list)):
+        raise TypeError(f"{name}(): argument '{keyword}' must be tuple of ints, not "
+                        f"{type(given).__name__}")
+    return (given,)
 
 
 def storage_nbytes(shape, itemsize):
@@ -577,23 +594,48 @@ def _filled(fill, size, dtype, requires_grad, device, default=None, name="empty"
     return _finish(arr, requires_grad, device, like)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, layout=None):
+def zeros(*size_args, size=None, dtype=None, device=None, requires_grad=False, layout=None):
+    size = size_args if size is None else keyword_sizes(size_args, size, "zeros", "size")
     _check_layout(layout, "zeros")
     return _filled(0, size, dtype, requires_grad, device, name="zeros",
                    negative="zeros: Dimension size must be non-negative.")
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, layout=None):
+def ones(*size_args, size=None, dtype=None, device=None, requires_grad=False, layout=None):
+    size = size_args if size is None else keyword_sizes(size_args, size, "ones", "size")
     _check_layout(layout, "ones")
     return _filled(1, size, dtype, requires_grad, device, name="ones")
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None,
-          layout=None, pin_memory=False):
-    dtypes.check_memory_format(memory_format, "empty")
+def empty(*size_args, size=None, dtype=None, device=None, requires_grad=False,
+          memory_format=None, layout=None, pin_memory=False):
+    size = size_args if size is None else keyword_sizes(size_args, size, "empty", "size")
     _check_layout(layout, "empty")
     _check_pin_memory(pin_memory)
-    return _empty(size, dtype, requires_grad, device)
+    return _laid_out(_empty(size, dtype, requires_grad, device), memory_format, None, "empty")
+
+
+def _laid_out(result, fmt, like, name):
+    """``result`` (a tensor just made) laid out as ``memory_format=fmt`` asks: for the
+    ``*_like`` factories None and preserve_format keep ``like``'s channels-last layout
+    (a row-major ``like`` costs one flag test); ``empty`` refuses preserve_format."""
+    if fmt is None:
+        flags = None if like is None else getattr(like._data, "flags", None)
+        if flags is None or flags.c_contiguous:
+            return result
+    fmt = memory_layout.checked_format(fmt, name)
+    if like is None:
+        if fmt is dtypes.preserve_format:
+            raise RuntimeError("unsupported memory format Preserve")
+    else:
+        fmt = memory_layout.like_format(like._data, fmt)
+    if fmt is dtypes.contiguous_format:
+        return result
+    data = result._data
+    memory_layout.check_rank(fmt, data.ndim)
+    if type(data) is not MetaArray:  # meta tensors have no memory to lay out
+        result._data = memory_layout.copy_in_format(data, get_array_module(data), fmt)
+    return result
 
 
 def _empty(size, dtype, requires_grad, device, like=None):
@@ -621,37 +663,37 @@ def _like_dtype(t, dtype):
 
 
 def zeros_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    dtypes.check_memory_format(memory_format, "zeros_like")
     if getattr(t, "_made_like", None) is not None:  # batched (vmap): batched result
         return t._made_like(zeros_like, dtype=dtype, device=device,
                             requires_grad=requires_grad, memory_format=memory_format)
-    return _filled(0, t.shape, _like_dtype(t, dtype), requires_grad, device, like=t)
+    return _laid_out(_filled(0, t.shape, _like_dtype(t, dtype), requires_grad, device, like=t),
+                     memory_format, t, "zeros_like")
 
 
 def ones_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    dtypes.check_memory_format(memory_format, "ones_like")
     if getattr(t, "_made_like", None) is not None:  # batched (vmap): batched result
         return t._made_like(ones_like, dtype=dtype, device=device,
                             requires_grad=requires_grad, memory_format=memory_format)
-    return _filled(1, t.shape, _like_dtype(t, dtype), requires_grad, device, like=t)
+    return _laid_out(_filled(1, t.shape, _like_dtype(t, dtype), requires_grad, device, like=t),
+                     memory_format, t, "ones_like")
 
 
 def empty_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    dtypes.check_memory_format(memory_format, "empty_like")
     if getattr(t, "_made_like", None) is not None:  # batched (vmap): batched result
         return t._made_like(empty_like, dtype=dtype, device=device,
                             requires_grad=requires_grad, memory_format=memory_format)
-    return _empty((t.shape,), _like_dtype(t, dtype), requires_grad, device, like=t)
+    return _laid_out(_empty((t.shape,), _like_dtype(t, dtype), requires_grad, device, like=t),
+                     memory_format, t, "empty_like")
 
 
 def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None):
-    dtypes.check_memory_format(memory_format, "full_like")
     if getattr(t, "_made_like", None) is not None:  # batched (vmap): batched result
         return t._made_like(full_like, fill_value, dtype=dtype, device=device,
                             requires_grad=requires_grad, memory_format=memory_format)
     _check_float8_fill(fill_value, _like_dtype(t, dtype), tuple(t.shape))
-    return _filled(fill_value, t.shape, _like_dtype(t, dtype), requires_grad, device, like=t)
+    return _laid_out(_filled(fill_value, t.shape, _like_dtype(t, dtype), requires_grad, device,
+                             like=t), memory_format, t, "full_like")
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
@@ -801,26 +843,29 @@ def _normal(gen, shape, dtype):
     return gen.standard_normal(shape, dtype=dtype)
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def rand(*size_args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples on [0, 1)."""
+    size = size_args if size is None else keyword_sizes(size_args, size, "rand", "size")
     return _random_float(_uniform, size, dtype, generator, requires_grad, device, "rand")
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def randn(*size_args, size=None, generator=None, dtype=None, device=None,
+          requires_grad=False):
     """Standard normal samples."""
+    size = size_args if size is None else keyword_sizes(size_args, size, "randn", "size")
     return _random_float(_normal, size, dtype, generator, requires_grad, device, "randn")
 
 
 def rand_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    dtypes.check_memory_format(memory_format, "rand_like")
-    return _random_float(_uniform, (t.shape,), _like_dtype(t, dtype), None, requires_grad,
-                         device, "rand", like=t)
+    return _laid_out(_random_float(_uniform, (t.shape,), _like_dtype(t, dtype), None,
+                                   requires_grad, device, "rand", like=t),
+                     memory_format, t, "rand_like")
 
 
 def randn_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    dtypes.check_memory_format(memory_format, "randn_like")
-    return _random_float(_normal, (t.shape,), _like_dtype(t, dtype), None, requires_grad,
-                         device, "randn", like=t)
+    return _laid_out(_random_float(_normal, (t.shape,), _like_dtype(t, dtype), None,
+                                   requires_grad, device, "randn", like=t),
+                     memory_format, t, "randn_like")
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
@@ -854,8 +899,9 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     return _finish(arr, requires_grad, device)
 
 
-def randint_like(t, low, high=None, *, dtype=None, device=None):
-    return beside(randint(low, high, t.shape, dtype=_like_dtype(t, dtype), device=device), t)
+def randint_like(t, low, high=None, *, dtype=None, device=None, memory_format=None):
+    return _laid_out(beside(randint(low, high, t.shape, dtype=_like_dtype(t, dtype),
+                                    device=device), t), memory_format, t, "randint_like")
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):

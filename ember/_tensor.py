@@ -20,10 +20,14 @@ from . import _layouts
 from .backend import as_array as _as_array, broadcast_shapes as _broadcast_shapes, \
     contiguous_strides as _contiguous_strides, numpy_ndarray as _ndarray
 from .backend.meta import MetaArray as _MetaArray, NO_NUMPY as _NO_NUMPY
+from .backend.memory_layout import checked_format as _checked_format, \
+    is_format_contiguous as _is_format_contiguous
 from .backend.dlpack import DLDeviceType as _DLDeviceType
 
 from ._tensor_repr import tensor_repr
 from .backend.dtypes import _BY_NUMPY, FLOAT8_NP as _FLOAT8_NP, is_float_np as _is_float_np
+from .backend.dtypes import contiguous_format as _contiguous_format, \
+    preserve_format as _preserve_format
 from .device import cpu, device_of as _device_of
 
 
@@ -172,6 +176,10 @@ class Tensor:
         return _address(self._data)
 
     def is_contiguous(self, memory_format=None):
+        if memory_format is not None and memory_format is not _contiguous_format \
+                and memory_format is not _preserve_format:  # a channels-last layout
+            return _is_format_contiguous(self.shape, self.stride(),
+                                         _checked_format(memory_format, "is_contiguous"))
         if self._wrapper_strides is not None:
             return _is_row_major(self._data.shape, self._wrapper_strides)
         return self._data.flags.c_contiguous or type(self._data) is _MetaArray

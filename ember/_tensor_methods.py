@@ -13,7 +13,7 @@ import numpy as np
 from .backend import get_array_module, broadcast_shapes, device_module as get_device_module
 from . import _functions as F
 from ._creation import legacy_tensor_data, tensor, beside, _filled, _empty, _refuse_random, \
-    _check_float8_fill, _check_layout, _check_pin_memory
+    _check_float8_fill, _check_layout, _check_pin_memory, keyword_sizes
 from ._tensor import Tensor
 from ._typing import Any, Number, Sequence, dtype
 from ._registry import DECLARED, method, method_entry, method_impl
@@ -21,6 +21,7 @@ from ._torch_function import (dispatching, dispatching_property, is_entry,
                               DisableTorchFunctionSubclass, _State as _tf_state)
 from ._ops import shape as S, indexing as I
 from ._ops.primitive import Primitive, ToDevice
+from ._ops import memory_format as _formats
 from ._ops.elementwise import Add as _AddOp, Sub as _SubOp, Mul as _MulOp, _check_broadcast
 from .backend import dtypes
 from .backend.dtypes import LEGACY_TENSOR_TYPES as _LEGACY
@@ -96,7 +97,11 @@ def _parse_dtype(d):
 
 @method
 def to(self, *args: Any, **kwargs: Any) -> Tensor:
-    """``to(dtype)``, ``to(device)``, ``to(other_tensor)``, ``to(device, dtype)``."""
+    """``to(dtype)``, ``to(device)``, ``to(other_tensor)``, ``to(device, dtype)``;
+    ``memory_format=`` lays the result out (``channels_last``...)."""
+    if "memory_format" in kwargs:
+        memory_format = kwargs.pop("memory_format")
+        return _formats.to_format(to(self, *args, **kwargs), memory_format)
     dtype, device = kwargs.get("dtype"), kwargs.get("device")
     copy = kwargs.get("copy", False)
     for a in args:
@@ -139,7 +144,8 @@ def type_as(self, other: Tensor) -> Tensor:
 
 def _caster(name, dt):
     def cast(self, memory_format: Any = None) -> Tensor:
-        dtypes.check_memory_format(memory_format, name)
+        if memory_format is not None:
+            return _formats.to_format(to(self, dt), memory_format, name)
         return to(self, dt)
     cast.__name__ = cast.__qualname__ = name
     return method(cast)
@@ -156,7 +162,8 @@ del _name, _dt
 
 @method
 def cpu(self, memory_format: Any = None) -> Tensor:
-    dtypes.check_memory_format(memory_format, "cpu")
+    if memory_format is not None:
+        return _formats.to_format(cpu(self), memory_format, "cpu")
     if self.is_meta:
         raise NotImplementedError(NO_DATA)
     return self if self.is_cpu else ToDevice.apply(self, cpu_device, None)
@@ -168,10 +175,11 @@ def cuda(self, device: device | int | str | None = None, non_blocking: bool = Fa
     """A copy on the CUDA device (self when it is there already). Without a CUDA array
     module (CuPy and a GPU) it raises as a CPU-only PyTorch build does
     (``AssertionError: Torch not compiled with CUDA enabled``); so does ``Module.cuda()``."""
-    dtypes.check_memory_format(memory_format, "cuda")
     target = check_device(_cuda_target(device))
     if target.type != "cuda":
         raise RuntimeError("Invalid device, must be cuda device")
+    if memory_format is not None:
+        return _formats.to_format(to(self, target), memory_format, "cuda")
     return to(self, target)
 
 
@@ -225,9 +233,10 @@ def _new_checks(layout, pin_memory, name):
 
 
 def _new_filled(name, fill):
-    def make(self, *size: int | Sequence[int], dtype: dtype | None = None,
-             device: device | str | None = None, requires_grad: bool = False,
-             layout: Any = None, pin_memory: bool = False) -> Tensor:
+    def make(self, *size_args: int | Sequence[int], size: Sequence[int] | None = None,
+             dtype: dtype | None = None, device: device | str | None = None,
+             requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
+        size = size_args if size is None else keyword_sizes(size_args, size, name, "size")
         _new_checks(layout, pin_memory, name)
         return _filled(fill, size, dtype or self.dtype, requires_grad, device, like=self)
     make.__name__ = make.__qualname__ = name
@@ -239,9 +248,10 @@ _new_filled("new_ones", 1)
 
 
 @method
-def new_empty(self, *size: int | Sequence[int], dtype: dtype | None = None,
-              device: device | str | None = None, requires_grad: bool = False,
-              layout: Any = None, pin_memory: bool = False) -> Tensor:
+def new_empty(self, *size_args: int | Sequence[int], size: Sequence[int] | None = None,
+              dtype: dtype | None = None, device: device | str | None = None,
+              requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
+    size = size_args if size is None else keyword_sizes(size_args, size, "new_empty", "size")
     _new_checks(layout, pin_memory, "new_empty")
     return _empty(size, dtype or self.dtype, requires_grad, device, like=self)
 

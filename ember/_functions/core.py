@@ -27,6 +27,8 @@ from .._ops import elementwise as E, reduction as R, shape as S, indexing as I, 
 from .._ops import activation_ops as A, nn_ops as N, special as SP
 from .._ops import trig as T, sets as Z, matmul_family as MF, complex_ops as _CX
 from .._ops import jvp_rules  # noqa: F401  (installs the hand-written forward-mode rules)
+from .._ops import memory_format as _MF
+from ..backend.memory_layout import checked_format as _checked_format
 from ..backend import dtypes, get_array_module, to_host
 
 
@@ -527,7 +529,8 @@ sum_to_size = op(S.sum_to_size)
 
 @op
 def contiguous(input: Tensor, memory_format: Any = None) -> Tensor:
-    dtypes.check_memory_format(memory_format, "contiguous")
+    if memory_format is not None and memory_format is not dtypes.contiguous_format:
+        return _MF.contiguous(input, _checked_format(memory_format, "contiguous"))
     return S.contiguous(input)
 
 
@@ -560,7 +563,11 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
 
 @op
 def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
-    dtypes.check_memory_format(memory_format, "clone")
+    if memory_format is not None or not input._data.flags.c_contiguous:
+        # a layout asked for, or one to preserve (channels-last)
+        out = _MF.clone(input, _checked_format(memory_format, "clone"))
+        if out is not None:
+            return out
     return S.Clone.apply(input)
 
 

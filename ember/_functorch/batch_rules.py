@@ -21,6 +21,7 @@ from .._ops import (activation_ops as A, conv as C, decompositions as D, element
                     special as SP, trig as TR, vision_ops as V)
 from .._ops import elementwise_extra as EX, special_functions as SPF, diagonals as DG
 from .._ops import basics as BA
+from .._ops.grad_link import LINKS as _ZERO_GRAD_LINKS
 from .._ops.primitive import Primitive
 from .._tensor import Tensor as _Tensor
 from .._creation import arange as _arange
@@ -653,6 +654,16 @@ def _fold_into_n(cls, args, level, size):
     n = x.shape[0]
     out = cls.apply(x._value.reshape((size * n,) + tuple(x.shape[1:])), *args[1:])
     return wrap(out.reshape((size, n) + tuple(out.shape[1:])), level)
+
+
+@rule(*_ZERO_GRAD_LINKS)  # (pooling.py has made the max pools' links on import)
+def _zero_grad_link(cls, args, level, size):
+    """A gradient formula tied to its op's input by a zero gradient (_ops/grad_link.py):
+    recorded on the physical tensors; an unbatched formula needs no link of this level."""
+    value, anchor = args
+    if not _batched(value, level):
+        return value
+    return wrap(cls.apply(value._value, _to_batch(anchor, level, size)), level)
 
 
 @rule(EM.Embedding)

@@ -11,6 +11,7 @@ forward reads that array.
 import threading
 import warnings
 
+from .._creation import keyword_sizes
 from .._tensor import Tensor
 from ..autograd import forward_ad
 from ..autograd.batching import INPLACE_BERNOULLI
@@ -201,7 +202,10 @@ class BatchedTensor(Tensor):
         return self
 
     # ---- new tensors: batched like self, as PyTorch's new_* on a BatchedTensor -----------
-    def _new_batched(self, name, size, *args, **kwargs):
+    def _new_batched(self, name, size_args, *args, **kwargs):
+        size = size_args
+        if "size" in kwargs:  # x.new_zeros(size=...): PyTorch's keyword of *size
+            size = keyword_sizes(size_args, kwargs.pop("size"), name, "size")
         size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) \
             else tuple(size)
         made = getattr(self._value, name)((batch_size(self),) + size, *args, **kwargs)

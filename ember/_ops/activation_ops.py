@@ -10,7 +10,9 @@ import math
 import numpy as np  # host-side erf fallback only
 
 from .primitive import Primitive
+from .grad_link import link_zero_grad, LEAKY_RELU_BACKWARD, HARDTANH_BACKWARD
 from ..backend import get_array_module, kernels, to_host
+from ..backend.memory_layout import channels_last_memory
 from ..backend.meta import is_meta
 from ..backend.dtypes import is_float_np, refuse_limited_unsigned, refuse_float8
 from ..backend.parallel import host_work, parallel_for
@@ -104,6 +106,10 @@ def relu_array(d):
     PyTorch keeps x unless x < 0)."""
     xp = get_array_module(d)
     if d.size < 2 * _ROW or d.dtype.kind not in "fiu" or not d.flags.c_contiguous:
+        if d.size >= 2 * _ROW and not d.flags.c_contiguous:  # channels-last: memory order
+            laid_out = channels_last_memory(d)
+            if laid_out is not None:
+                return relu_array(laid_out[0]).transpose(laid_out[1])
         return xp.maximum(0, d, dtype=d.dtype)
     out = xp.empty(d.shape, dtype=d.dtype)
     if kernels.native_for(d):  # one compiled pass (x < 0 ? 0 : x), split over the pool
@@ -159,6 +165,10 @@ def relu_grad_array(g, out):
     xp = get_array_module(g)
     if (g.shape != out.shape or g.size < 2 * _ROW or not g.flags.c_contiguous
             or not out.flags.c_contiguous):
+        if g.size >= 2 * _ROW and g.shape == out.shape:  # both channels-last: memory order
+            g_mem, o_mem = channels_last_memory(g), channels_last_memory(out)
+            if g_mem is not None and o_mem is not None:
+                return relu_grad_array(g_mem[0], o_mem[0]).transpose(g_mem[1])
         return _pass_where(xp, g, relu_keep(xp, out))
     res = xp.empty(g.shape, dtype=g.dtype)
     gf, of, rf = g.reshape(-1), out.reshape(-1), res.reshape(-1)
@@ -188,8 +198,9 @@ class Relu(Primitive):
     def backward(ctx, grad):
         out, = ctx.saved_tensors
         # PyTorch's threshold_backward: out <= 0 ? 0 : grad (a NaN output passes the
-        # gradient, an inf gradient where out <= 0 gives 0) -- as backward_arrays does
-        return grad.masked_fill(out <= 0, 0.0)
+        # gradient, an inf gradient where out <= 0 gives 0) -- as backward_arrays does;
+        # recorded, it reaches ``out`` with a zero gradient, as threshold_backward's does
+        return link_zero_grad(grad.masked_fill(out <= 0, 0.0), out)
 
     @staticmethod
     def backward_arrays(ctx, grad):
@@ -214,7 +225,8 @@ class Hardtanh(Primitive):
     @staticmethod
     def backward(ctx, grad):
         x, = ctx.saved_tensors
-        return grad * ((x > ctx.lo) & (x < ctx.hi)), None, None
+        return link_zero_grad(grad * ((x > ctx.lo) & (x < ctx.hi)), x,
+                              HARDTANH_BACKWARD), None, None
 
 
 class LeakyRelu(Primitive):
@@ -231,7 +243,8 @@ class LeakyRelu(Primitive):
     def backward(ctx, grad):
         x, = ctx.saved_tensors
         pos = x > 0
-        return grad * pos + (grad * ctx.slope) * (~pos), None
+        return link_zero_grad(grad * pos + (grad * ctx.slope) * (~pos), x,
+                              LEAKY_RELU_BACKWARD), None
 
 
 class Elu(Primitive):

@@ -25,6 +25,9 @@ import itertools
 import math
 
 from ..backend import get_array_module, kernels, winograd, strided_view, reshaped_view
+from ..backend.dtypes import contiguous_format
+from ..backend.memory_layout import (any_channels_last, empty_in_format, relayout_like,
+                                     row_major, suggest_format)
 
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.dispatch import active as _dispatch_active
@@ -272,8 +275,10 @@ class _Conv:
         return self.c * self.kk * self.p * itemsize
 
 
-def conv_forward(x, w, geom, bias=None):
-    """y = conv(x, w) (+ bias) on arrays: x (N, C, *S), w (O, C/G, *k) -> (N, O, *out).
+def conv_forward(x, w, geom, bias=None, out_format=None):
+    """y = conv(x, w) (+ bias) on arrays: x (N, C, *S), w (O, C/G, *k) -> (N, O, *out);
+    ``out_format``: the result's memory layout (``rows_take_layout`` says when it may be
+    channels-last: the rows path writes it without a transpose).
 
     The im2col columns live one block at a time (in cache) and are not kept for the weight
     gradient, which rebuilds them block by block: writing all of them out and reading them
@@ -288,7 +293,8 @@ def conv_forward(x, w, geom, bias=None):
     n, o, g, og, nd, out = s.n, s.o, s.g, s.og, s.nd, s.out
     dt = _dtype(x, w)
     xp = get_array_module(x, w)
-    res = xp.empty((n, o) + out, dtype=dt)
+    res = xp.empty((n, o) + out, dtype=dt) if out_format is None else \
+        empty_in_format(xp, (n, o) + out, dt, out_format)
     if s.short:                                                    # n, G, Cg*K, P
         wm = w.reshape(g, og, -1)
         bb = None if bias is None else bias[:, None]
@@ -409,6 +415,15 @@ def _wk(w, s):
         w.reshape((s.g, s.og, s.cg, s.kk)).transpose(0, 3, 1, 2))
 
 
+def rows_take_layout(x, w, geom):
+    """Whether ``conv_forward`` runs the channels-last rows path on these arrays (no widening,
+    no Winograd, a long patch, one group), which reads a channels-last ``x`` as it is and
+    writes a channels-last result directly."""
+    return (geom.groups == 1 and not _short(x.shape[1], w.shape[2:])
+            and not _widened_on_host(x, w)
+            and not winograd.applies(x, w, geom.stride, geom.dilation, geom.pad, 1))
+
+
 def conv_backward(x, w, gy, geom, need=(True, True, False)):
     """Gradients (gx, gw, gb) of ``conv(x, w) + b`` for the output gradient ``gy`` in one pass
     over blocks of samples (each block's output gradient is laid out once for all three);
@@ -505,9 +520,16 @@ class ConvForward(Primitive):
         ctx.geom = geom
         ctx.has_bias = bias is not None
         ctx.save_for_backward(x, w)
-        y = conv_forward(x._data, w._data, geom,
-                         None if bias is None else bias._data)
-        return y
+        xd, wd, bd = x._data, w._data, None if bias is None else bias._data
+        if not any_channels_last(xd, wd):
+            return conv_forward(xd, wd, geom, bd)
+        if rows_take_layout(xd, wd, geom):
+            fmt = suggest_format(xd)
+            return conv_forward(xd, row_major(wd), geom, bd,
+                                suggest_format(wd) if fmt is contiguous_format else fmt)
+        # the kernels run on row-major operands (channels-last ones copied once), and the
+        # result is channels-last when the input or weight is, as PyTorch's
+        return relayout_like(conv_forward(row_major(xd), row_major(wd), geom, bd), xd, wd)
 
     @staticmethod
     def backward(ctx, grad):
@@ -517,8 +539,18 @@ class ConvForward(Primitive):
         # no graph to record: all gradients in one NumPy pass; under dispatch its ops must be seen
         if not _grad_state.enabled and not _dispatch_active[0]:
             need_b = ctx.has_bias and needs[3]
-            gx, gw, gb = conv_backward(x._data, w._data, grad._data, geom,
-                                       (needs[0], needs[1], need_b))
+            xd, wd, gd = x._data, w._data, grad._data
+            if not any_channels_last(xd, wd):
+                gx, gw, gb = conv_backward(xd, wd, gd, geom, (needs[0], needs[1], need_b))
+            else:  # (as in forward) gradients laid out as their tensors, as PyTorch's
+                if rows_take_layout(xd, wd, geom):  # the rows path reads them as they are
+                    xd_, gd_ = xd, gd
+                else:
+                    xd_, gd_ = row_major(xd), row_major(gd)
+                gx, gw, gb = conv_backward(xd_, row_major(wd), gd_, geom,
+                                           (needs[0], needs[1], need_b))
+                gx = gx if gx is None else relayout_like(gx, xd)
+                gw = gw if gw is None else relayout_like(gw, wd)
             gx, gw, gb = (None if a is None else Tensor._make(a) for a in (gx, gw, gb))
             return (gx, gw, None, gb) if ctx.has_bias else (gx, gw, None)
         gx = gw = None
@@ -542,7 +574,11 @@ class ConvInputGrad(Primitive):
     def forward(ctx, g, w, geom):
         ctx.geom = geom
         ctx.save_for_backward(g, w)
-        return conv_input_grad(g._data, w._data, geom)
+        gd, wd = g._data, w._data
+        if not any_channels_last(gd, wd):
+            return conv_input_grad(gd, wd, geom)
+        # (layouts as in ConvForward: conv_transpose's result too)
+        return relayout_like(conv_input_grad(row_major(gd), row_major(wd), geom), gd, wd)
 
     @staticmethod
     def backward(ctx, grad):
@@ -565,7 +601,10 @@ class ConvWeightGrad(Primitive):
     def forward(ctx, x, g, ksize, geom):
         ctx.geom = geom
         ctx.save_for_backward(x, g)
-        return conv_weight_grad(x._data, g._data, ksize, geom)
+        xd, gd = x._data, g._data
+        if any_channels_last(xd, gd):  # (row-major operands for the kernels)
+            xd, gd = row_major(xd), row_major(gd)
+        return conv_weight_grad(xd, gd, ksize, geom)
 
     @staticmethod
     def backward(ctx, grad):

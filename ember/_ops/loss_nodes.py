@@ -13,6 +13,7 @@ from .loss_ops import log_sigmoid as _log_sigmoid
 from .primitive import Primitive
 from .._tensor import Tensor
 from ..backend import get_array_module
+from ..backend.dtypes import from_numpy_dtype, promote_types
 from ..backend.meta import is_meta
 
 _make = Tensor._make
@@ -55,7 +56,11 @@ class _ElementwiseLoss(Primitive):
         xp = get_array_module(xd)
         ctx.save_for_backward(x, y)
         ctx.reduction, ctx.numel, ctx.param = reduction, xd.size, param
-        dtype = np.result_type(xd.dtype, yd.dtype)
+        dtype = xd.dtype
+        if yd.dtype != dtype:  # PyTorch's promotion (float32 with int64 stays float32), and
+            # the operands cast to it before the difference, as its kernel does
+            dtype = promote_types(from_numpy_dtype(dtype), from_numpy_dtype(yd.dtype)).np
+            xd, yd = xd.astype(dtype, copy=False), yd.astype(dtype, copy=False)
         loss = cls.elementwise(xp, xd - yd, param).astype(dtype, copy=False)
         return _reduced(loss, reduction, dtype)
 
@@ -169,7 +174,8 @@ class BinaryCrossEntropyWithLogits(Primitive):
         loss = (1 - td) * xd - log_sig
         if weight is not None:
             loss = loss * weight._data
-        dtype = np.result_type(xd.dtype, td.dtype)
+        # PyTorch builds the loss in place on (1 - target): the target's (floating) dtype
+        dtype = td.dtype
         return _reduced(loss.astype(dtype, copy=False), reduction, dtype)
 
     @staticmethod

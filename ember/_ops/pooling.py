@@ -16,11 +16,13 @@ import numpy as np
 from ..backend import get_array_module, kernels, strided_view
 from ..backend.dtypes import is_float_np
 from ..backend.meta import is_meta
+from ..backend.memory_layout import relayout_like
 
 from .._tensor import Tensor
 from ..autograd.batching import fold_batch_under_vmap
 from .primitive import Primitive
 from .indexing import Gather
+from .grad_link import link_class, link_zero_grad_to_input
 from ..backend.parallel import host_work, parallel_for
 
 
@@ -141,8 +143,10 @@ class MaxPoolGather(Primitive):
     @staticmethod
     def backward(ctx, grad):
         scatter = ctx._forward_cls._scatter
-        return _unbatched_grad(ctx, scatter.apply(_batched_grad(ctx, grad), ctx.indices,
-                                                  ctx.in_shape)), None, None
+        out = _unbatched_grad(ctx, scatter.apply(_batched_grad(ctx, grad), ctx.indices,
+                                                 ctx.in_shape))
+        # recorded, it reaches the input with a zero gradient, as PyTorch's backward op does
+        return link_zero_grad_to_input(out, ctx, scatter._link), None, None
 
 
 def _batched_grad(ctx, grad):
@@ -169,7 +173,8 @@ class MaxPoolScatter(Primitive):
         xp = get_array_module(g)
         idx = indices._data.reshape(n * c, per) + (xp.arange(n * c) * size)[:, None]
         summed = xp.bincount(idx.ravel(), weights=g.ravel(), minlength=n * c * size)
-        return summed.astype(g.dtype, copy=False).reshape(in_shape)
+        # a channels-last network's gradients stay channels-last (mixed layouts run slowly)
+        return relayout_like(summed.astype(g.dtype, copy=False).reshape(in_shape), g)
 
     @staticmethod
     def backward(ctx, gg):
@@ -335,8 +340,8 @@ class TiledMax(Primitive):
     @staticmethod
     def backward(ctx, grad):
         scatter = ctx._forward_cls._scatter
-        return _unbatched_grad(ctx, scatter.apply(_batched_grad(ctx, grad), ctx.geom)), \
-            None, None
+        out = _unbatched_grad(ctx, scatter.apply(_batched_grad(ctx, grad), ctx.geom))
+        return link_zero_grad_to_input(out, ctx, scatter._link), None, None
 
 
 class TiledScatter(Primitive):
@@ -346,7 +351,7 @@ class TiledScatter(Primitive):
     @staticmethod
     def forward(ctx, grad, geom):
         ctx.geom = geom
-        return tiled_scatter(grad._data, geom)
+        return relayout_like(tiled_scatter(grad._data, geom), grad._data)  # (as above)
 
     @staticmethod
     def backward(ctx, gg):
@@ -387,6 +392,9 @@ for _nd, _adaptive in ((3, False), (2, True), (3, True)):
     _GATHERS[_nd, _adaptive] = _named(
         _stem + "Gather", MaxPoolGather, _node + "Backward0",
         _scatter=_named(_stem + "Scatter", MaxPoolScatter, _node + "BackwardBackward0"))
+for _gather in list(_GATHERS.values()) + list(_TILED.values()):
+    # the zero-gradient link of each max pool's gradient (grad_link.py), under its node's name
+    _gather._scatter._link = link_class(_gather._scatter._backward_name)
 
 
 @fold_batch_under_vmap
@@ -408,8 +416,12 @@ def max_pool(x, ksize, stride, padding, dilation, ceil_mode, need_indices=True):
             indices = tiled_indices(geom) if need_indices else None
             indices = None if indices is None else Tensor._make(indices[0] if unbatched
                                                                 else indices)
+            vals = relayout_like(vals, a)  # a channels-last input's layout, as PyTorch
+            indices = indices if indices is None else Tensor._make(
+                relayout_like(indices._data, a))
             return _TILED.get(len(ksize), TiledMax).apply(x, geom, vals), indices
     vals, idx = max_pool_indices(a, ksize, stride, padding, dilation, ceil_mode)
+    vals, idx = relayout_like(vals, a), relayout_like(idx, a)
     indices = Tensor._make(idx)
     gather = _GATHERS.get((len(ksize), False), MaxPoolGather)
     return gather.apply(x, indices, vals), indices[0] if unbatched else indices
@@ -420,7 +432,9 @@ def adaptive_max_pool(x, out):
     """Adaptive max pooling of a batched (N, C, *S) or unbatched (C, *S) tensor:
     (values, indices)."""
     unbatched = x._data.ndim == len(out) + 1
-    vals, idx = adaptive_max_pool_indices(x._data[None] if unbatched else x._data, out)
+    a = x._data[None] if unbatched else x._data
+    vals, idx = adaptive_max_pool_indices(a, out)
+    vals, idx = relayout_like(vals, a), relayout_like(idx, a)  # as max_pool
     indices = Tensor._make(idx)
     gather = _GATHERS.get((len(out), True), MaxPoolGather)
     return gather.apply(x, indices, vals), indices[0] if unbatched else indices
@@ -568,7 +582,7 @@ class AdaptiveAvgPool(Primitive):
     @staticmethod
     def forward(ctx, x, mats):
         ctx.mats = mats
-        return _apply_matrices(x._data, mats)
+        return relayout_like(_apply_matrices(x._data, mats), x._data)  # as PyTorch's layout
 
     @staticmethod
     def backward(ctx, grad):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from .._tensor import Tensor, _wrap_dim
+from .._creation import keyword_sizes
 from ..backend import get_array_module, reshaped_view
 from ..autograd.function import _expandable
 from ..backend.dtypes import SCALAR_NAMES, FLOAT8_NP, dtype as _dtype, result_type, \
@@ -124,7 +125,20 @@ class ViewDtype(Primitive):
         return d.view(np_dtype)
 
 
-def view(x: Tensor, *shape: int | Sequence[int]) -> Tensor:
+def _view_keywords(positional, size, dtype):
+    """``x.view(size=...)`` / ``x.view(dtype=...)`` as the positional form."""
+    if dtype is None:
+        return keyword_sizes(positional, size, "view", "size")
+    if positional or size is not None or not isinstance(dtype, _dtype):
+        raise TypeError("view() received an invalid combination of arguments - expected "
+                        "one of: (torch.dtype dtype) or (tuple of ints size)")
+    return (dtype,)
+
+
+def view(x: Tensor, *shape: int | Sequence[int], size: Sequence[int] | None = None,
+         dtype: Any = None) -> Tensor:
+    if size is not None or dtype is not None:  # PyTorch's keyword forms
+        shape = _view_keywords(shape, size, dtype)
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
         if isinstance(shape[0], _dtype):
             return ViewDtype.apply(x, shape[0].np)
@@ -132,7 +146,9 @@ def view(x: Tensor, *shape: int | Sequence[int]) -> Tensor:
     return View.apply(x, shape)
 
 
-def reshape(x: Tensor, *shape: int | Sequence[int]) -> Tensor:
+def reshape(x: Tensor, *shape_args: int | Sequence[int],
+            shape: Sequence[int] | None = None) -> Tensor:
+    shape = shape_args if shape is None else keyword_sizes(shape_args, shape, "reshape", "shape")
     shape = infer_shape(parse_sizes(shape), x._data.size)
     if shape == x._data.shape or getattr(x._data, "flags", None) is not None and \
             x._data.flags.c_contiguous:  # a view for certain: no trial reshape
@@ -218,8 +234,10 @@ class T(Permute):
     _backward_name = "TBackward0"
 
 
-def permute(x: Tensor, *dims: int | Sequence[int]) -> Tensor:
-    dims = parse_sizes(dims)
+def permute(x: Tensor, *dim_args: int | Sequence[int],
+            dims: Sequence[int] | None = None) -> Tensor:
+    dims = parse_sizes(dim_args if dims is None else
+                       keyword_sizes(dim_args, dims, "permute", "dims"))
     n = x._data.ndim
     if len(dims) != n:
         raise RuntimeError(
@@ -281,8 +299,10 @@ def _type_label(x):
     return f"torch.{name}Tensor"
 
 
-def expand(x: Tensor, *sizes: int | Sequence[int]) -> Tensor:
-    sizes = parse_sizes(sizes)
+def expand(x: Tensor, *sizes: int | Sequence[int], size: Sequence[int] | None = None,
+           implicit: bool = False) -> Tensor:
+    # implicit only marks the expansion as broadcasting for ATen's tracer: no effect here
+    sizes = parse_sizes(sizes if size is None else keyword_sizes(sizes, size, "expand", "size"))
     shape = x._data.shape
     if len(sizes) < len(shape):
         raise RuntimeError(
@@ -330,8 +350,10 @@ class SumToSize(Primitive):
         return grad.expand(ctx.in_shape), None
 
 
-def sum_to_size(x: Tensor, *size: int | Sequence[int]) -> Tensor:
-    size = parse_sizes(size)
+def sum_to_size(x: Tensor, *size_args: int | Sequence[int],
+                size: Sequence[int] | None = None) -> Tensor:
+    size = parse_sizes(size_args if size is None else
+                       keyword_sizes(size_args, size, "sum_to_size", "size"))
     if tuple(size) == x._data.shape:
         return x
     if not _expandable(size, x._data.shape):
@@ -479,8 +501,8 @@ class Flip(Primitive):
         return Flip.apply(grad, ctx.dims), None
 
 
-def flip(x: Tensor, *dims: int | Sequence[int]) -> Tensor:
-    dims = parse_sizes(dims)
+def flip(x: Tensor, *dim_args: int | Sequence[int], dims: Sequence[int] | None = None) -> Tensor:
+    dims = parse_sizes(dim_args if dims is None else keyword_sizes(dim_args, dims, "flip", "dims"))
     n = x._data.ndim
     return Flip.apply(x, tuple(_wrap_dim(d, n) for d in dims))
 
@@ -536,16 +558,18 @@ class Repeat(Primitive):
         return g.reshape(in_shape), None
 
 
-def repeat(x: Tensor, *reps: int | Sequence[int]) -> Tensor:
-    reps = parse_sizes(reps)
+def repeat(x: Tensor, *reps: int | Sequence[int],
+           repeats: Sequence[int] | None = None) -> Tensor:
+    reps = parse_sizes(reps if repeats is None else
+                       keyword_sizes(reps, repeats, "repeat", "repeats"))
     if len(reps) < x._data.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
     return Repeat.apply(x, tuple(reps))
 
 
-def tile(x: Tensor, *reps: int | Sequence[int]) -> Tensor:
-    reps = parse_sizes(reps)
+def tile(x: Tensor, *reps: int | Sequence[int], dims: Sequence[int] | None = None) -> Tensor:
+    reps = parse_sizes(reps if dims is None else keyword_sizes(reps, dims, "tile", "dims"))
     reps = (1,) * (x._data.ndim - len(reps)) + tuple(reps)
     return Repeat.apply(x, reps)
 

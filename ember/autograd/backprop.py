@@ -1,5 +1,8 @@
 """``backward()`` and ``grad()``: check their arguments, make the root gradients and
 run the engine (``engine.run_backward``)."""
+import warnings
+from collections.abc import Mapping
+
 from .._creation import ones_like, zeros_like
 from .._tensor import Tensor
 from ..backend import get_array_module
@@ -41,10 +44,9 @@ def _make_grads(outputs, grads):
         return [_ones_for(outputs[0])]  # the common ``loss.backward()``
     grads = _as_tuple(grads) if grads is not None else (None,) * len(outputs)
     if len(grads) != len(outputs):
-        raise RuntimeError("grad can be implicitly created only for scalar outputs"
-                           if not grads else
-                           f"Mismatch in number of gradients: got {len(grads)} gradients for "
-                           f"{len(outputs)} outputs")
+        if len(grads) < len(outputs):  # PyTorch's engine's check, after pairing them by zip
+            raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+        grads = grads[:len(outputs)]  # zip drops the extra gradients, as PyTorch's does
     result = []
     for i, (out, g) in enumerate(zip(outputs, grads)):
         if g is None:
@@ -80,6 +82,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     tensors = _as_tuple(tensors)
     if grad_tensors is None:
         grad_tensors = grad_variables
+    if inputs is not None:
+        inputs = _inputs_tuple(inputs, "backward")
+        if not inputs:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     grads = _make_grads(tensors, grad_tensors)
     if retain_graph is None:
         retain_graph = create_graph
@@ -109,6 +115,17 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     With ``create_graph=True`` the result is itself differentiable, which gives
     higher-order derivatives.
     """
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
+    if type(inputs) is dict:  # a dict in, a dict out (PyTorch's)
+        grads = grad(outputs, tuple(inputs.values()), grad_outputs, retain_graph, create_graph,
+                     only_inputs, allow_unused, is_grads_batched, materialize_grads)
+        return dict(zip(inputs, grads))
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to "
+                      "True). To accumulate gradient for other parts of the graph, please use "
+                      "torch.autograd.backward.", FutureWarning, stacklevel=2)
     if is_grads_batched:
         return _grads_batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
                               allow_unused, materialize_grads)
@@ -125,14 +142,15 @@ def plain_grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_gra
                allow_unused=None, materialize_grads=False):
     """``grad`` without vmap's interception (vmap runs it with batched grad_outputs)."""
     outputs = _as_tuple(outputs)
-    single = isinstance(inputs, Tensor)
-    inputs = (inputs,) if isinstance(inputs, GradientEdge) else _as_tuple(inputs)
+    inputs = (inputs,) if isinstance(inputs, GradientEdge) else _inputs_tuple(inputs, "grad")
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if allow_unused is None:
         allow_unused = materialize_grads
+    grads = _make_grads(outputs, grad_outputs)  # its errors come first, as in PyTorch
     for t in inputs:
         if not isinstance(t, GradientEdge) and not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    grads = _make_grads(outputs, grad_outputs)
     if retain_graph is None:
         retain_graph = create_graph
     edges = _root_edges(outputs)
@@ -140,20 +158,30 @@ def plain_grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_gra
                           inputs=[(t.node, t.output_nr) if isinstance(t, GradientEdge)
                                   else gradient_edge(t) for t in inputs])
     out = []
-    for t, g in zip(inputs, result):
+    for i, (t, g) in enumerate(zip(inputs, result)):
         if g is None:
             if not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been "
-                                   "used in the graph. Set allow_unused=True if this is the "
-                                   "desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
+                                   "been used in the graph. Set allow_unused=True if this is "
+                                   "the desired behavior.")
             if materialize_grads and isinstance(t, GradientEdge):
                 raise RuntimeError("materialize_grads cannot be used when the given input is "
                                    "a GradientEdge")
             if materialize_grads:
                 g = zeros_like(t)
         out.append(g)
-    del single
     return tuple(out)
+
+
+def _inputs_tuple(inputs, caller):
+    """``inputs`` of grad()/backward() as a tuple: a tensor, a sequence, or a dict's values
+    (PyTorch refuses other mappings)."""
+    if type(inputs) is dict:
+        return tuple(inputs.values())
+    if isinstance(inputs, Mapping):
+        raise TypeError(f"`inputs` argument to `{caller}()` must be a dict, not "
+                        f"{type(inputs).__name__}. Other Mapping types are not supported.")
+    return _as_tuple(inputs)
 
 
 def _grads_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,

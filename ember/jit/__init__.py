@@ -130,7 +130,7 @@ def fork(func: Callable, *args: Any, **kwargs: Any) -> Future:
     tensor([2., 2.])
     """
     warnings.warn("`torch.jit.fork` is deprecated. Please use `torch.compile` instead.",
-                  DeprecationWarning, stacklevel=2)
+                  DeprecationWarning)  # PyTorch's: no stacklevel
     if not callable(func):
         raise TypeError(f"Object of type '{type(func).__name__}' is not an instance of "
                         "'function'")

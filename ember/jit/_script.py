@@ -71,6 +71,7 @@ class ScriptFunction:
     >>> f.name, f(ember.ones(2))
     ('double', tensor([2., 2.]))
     """
+    __name__ = "ScriptFunction"  # what PyTorch's instances answer (their name is ``.name``)
 
     def __init__(self, fn: Callable, name: str | None = None) -> None:
         self._fn = fn
@@ -307,7 +308,9 @@ class _FrozenModule(RecursiveScriptModule):
 
 
 def _deprecated(name: str) -> None:
-    warnings.warn(_DEPRECATED.format(name), DeprecationWarning, stacklevel=3)
+    # attributed to the library, as PyTorch's (no stacklevel): Python's default filters
+    # then keep it quiet outside test runners, as they do for torch.jit.script there
+    warnings.warn(_DEPRECATED.format(name), DeprecationWarning)
 
 
 def _check_optimize(optimize: Any) -> None:
@@ -387,7 +390,7 @@ def freeze(mod: Any, preserved_attrs: list[str] | None = None,
     ([], False)
     """
     warnings.warn("`torch.jit.freeze` is deprecated. Please use `torch.compile` instead.",
-                  DeprecationWarning, stacklevel=2)
+                  DeprecationWarning)  # PyTorch's: no stacklevel
     if not isinstance(mod, ScriptModule):
         raise RuntimeError("Freezing expects a ScriptModule as input. Please use "
                            "torch.jit.script or torch.jit.trace to script your 'nn.Module'.")
@@ -410,7 +413,7 @@ def optimize_for_inference(mod: Any, other_methods: list[str] | None = None) -> 
     tensor([0., 2.])
     """
     warnings.warn("`torch.jit.optimize_for_inference` is deprecated. Please use "
-                  "`torch.compile` instead.", DeprecationWarning, stacklevel=2)
+                  "`torch.compile` instead.", DeprecationWarning)  # PyTorch's: no stacklevel
     if not isinstance(mod, ScriptModule):
         raise RuntimeError("optimize_for_inference expects a ScriptModule as input. Please "
                            "use torch.jit.script or torch.jit.trace to script your "

@@ -258,7 +258,7 @@ def trace_module(mod: Module, inputs: dict, optimize: Any = None, check_trace: b
     """
     warnings.warn(
         "`torch.jit.trace_method` is deprecated. Please switch to `torch.compile` or "
-        "`torch.export`.", DeprecationWarning, stacklevel=2)
+        "`torch.export`.", DeprecationWarning)  # PyTorch's: no stacklevel
     _check_optimize(optimize)
     return _trace_module(mod, inputs, check_trace, check_inputs, check_tolerance, strict,
                          example_inputs_is_kwarg)

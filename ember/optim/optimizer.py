@@ -21,6 +21,7 @@ tensor([0., 0.], requires_grad=True)
 from __future__ import annotations
 
 import copy
+import functools
 import warnings
 from collections import defaultdict, OrderedDict
 from itertools import chain, count
@@ -41,6 +42,9 @@ class _RequiredParameter:
 
 required = _RequiredParameter()
 _hook_ids = count()
+#: hooks every optimizer's step runs (``register_optimizer_step_pre_hook`` / ``post_hook``)
+_global_optimizer_pre_hooks: OrderedDict[int, Any] = OrderedDict()
+_global_optimizer_post_hooks: OrderedDict[int, Any] = OrderedDict()
 
 #: what an optimizer takes: tensors, or parameter groups (dicts with a ``'params'`` entry)
 ParamsT = Union[Iterable[Tensor], Iterable[dict[str, Any]]]
@@ -94,10 +98,19 @@ class Optimizer:
     state: defaultdict[Any, dict[str, Any]]
     param_groups: list[dict[str, Any]]
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # every step (a user's optimizer's too) runs the step hooks around it, as PyTorch's
+        # patched step does; _run_step's own hook calls are then skipped
+        step = cls.__dict__.get("step")
+        if step is not None:
+            cls.step = _hooked_step(step)
+
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
         self._optimizer_step_pre_hooks: OrderedDict[int, OptimizerHook] = OrderedDict()
         self._optimizer_step_post_hooks: OrderedDict[int, OptimizerHook] = OrderedDict()
+        self._init_state_dict_hooks()
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
                             "Tensors or dicts, but got " + _typename(params))
@@ -110,6 +123,49 @@ class Optimizer:
             param_groups = [{"params": param_groups}]
         for group in param_groups:
             self.add_param_group(group)
+
+    def _init_state_dict_hooks(self) -> None:
+        for name in _STATE_DICT_HOOKS:
+            self.__dict__.setdefault(name, OrderedDict())
+
+    def _add_hook(self, registry: str, hook: Callable[..., Any],
+                  prepend: bool = False) -> RemovableHandle:
+        hooks = self.__dict__[registry]
+        key = next(_hook_ids)
+        hooks[key] = hook
+        if prepend:
+            hooks.move_to_end(key, last=False)
+        return RemovableHandle(hooks, key)
+
+    def register_state_dict_pre_hook(self, hook: Callable[["Optimizer"], None],
+                                     prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer)`` runs at the start of ``state_dict()``; returns a handle
+        (``prepend``: before the hooks already registered)."""
+        return self._add_hook("_optimizer_state_dict_pre_hooks", hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable[["Optimizer", dict], Any],
+                                      prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer, state_dict)`` runs at the end of ``state_dict()``; a dict it
+        returns replaces the state dict.
+
+        >>> import ember
+        >>> opt = ember.optim.SGD([ember.nn.Parameter(ember.ones(1))], lr=0.1)
+        >>> _ = opt.register_state_dict_post_hook(lambda o, sd: {**sd, "note": "v2"})
+        >>> opt.state_dict()["note"]
+        'v2'
+        """
+        return self._add_hook("_optimizer_state_dict_post_hooks", hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[["Optimizer", dict], Any],
+                                          prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer, state_dict)`` runs at the start of ``load_state_dict()`` on a
+        shallow copy of the dict; a dict it returns is loaded instead."""
+        return self._add_hook("_optimizer_load_state_dict_pre_hooks", hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable[["Optimizer"], None],
+                                           prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer)`` runs at the end of ``load_state_dict()``."""
+        return self._add_hook("_optimizer_load_state_dict_post_hooks", hook, prepend)
 
     # ------------------------------------------------------------------ groups
     def add_param_group(self, param_group: dict[str, Any]) -> None:
@@ -216,6 +272,8 @@ class Optimizer:
         return loss
 
     def _run_pre_hooks(self) -> None:
+        if self.__dict__.get("_in_hooked_step"):  # the hooked step ran them
+            return
         for hook in list(self._optimizer_step_pre_hooks.values()):
             result = hook(self, (), {})
             if result is not None:
@@ -223,6 +281,8 @@ class Optimizer:
                                    "supported")
 
     def _run_post_hooks(self) -> None:
+        if self.__dict__.get("_in_hooked_step"):
+            return
         for hook in list(self._optimizer_step_post_hooks.values()):
             hook(self, (), {})
 
@@ -272,6 +332,8 @@ class Optimizer:
         >>> sd["param_groups"][0]["params"], sd["param_groups"][0]["lr"]
         ([0], 0.1)
         """
+        for pre_hook in list(self._optimizer_state_dict_pre_hooks.values()):
+            pre_hook(self)
         mappings: dict[int, int] = {}  # id(parameter) -> its number
         start = 0
 
@@ -287,7 +349,12 @@ class Optimizer:
         param_groups = [pack_group(g) for g in self.param_groups]
         packed_state = {(mappings[id(k)] if isinstance(k, Tensor) else k): v
                         for k, v in self.state.items()}
-        return {"state": packed_state, "param_groups": param_groups}
+        state_dict = {"state": packed_state, "param_groups": param_groups}
+        for post_hook in list(self._optimizer_state_dict_post_hooks.values()):
+            result = post_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
 
     @staticmethod
     def _cast(param: Tensor, value: Any, key: Optional[str] = None) -> Any:
@@ -316,6 +383,10 @@ class Optimizer:
         (0.1, tensor(1.))
         """
         state_dict = dict(state_dict)
+        for pre_hook in list(self._optimizer_load_state_dict_pre_hooks.values()):
+            result = pre_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
         groups = self.param_groups
         saved_groups = copy.deepcopy(state_dict["param_groups"])
         if len(groups) != len(saved_groups):
@@ -338,6 +409,8 @@ class Optimizer:
             new_groups.append(saved)
         self.state = state
         self.param_groups = new_groups
+        for post_hook in list(self._optimizer_load_state_dict_post_hooks.values()):
+            post_hook(self)
 
     # ------------------------------------------------------------------ misc
     def __getstate__(self) -> dict[str, Any]:
@@ -348,6 +421,7 @@ class Optimizer:
         self.__dict__.update(state)
         self.__dict__.setdefault("_optimizer_step_pre_hooks", OrderedDict())
         self.__dict__.setdefault("_optimizer_step_post_hooks", OrderedDict())
+        self._init_state_dict_hooks()
 
     def __repr__(self) -> str:
         out = self.__class__.__name__ + " ("
@@ -361,7 +435,79 @@ class Optimizer:
         return out
 
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook",
+           "register_optimizer_step_post_hook"]
+
+
+_STATE_DICT_HOOKS = ("_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
+                     "_optimizer_load_state_dict_pre_hooks",
+                     "_optimizer_load_state_dict_post_hooks")
+
+
+def register_optimizer_step_pre_hook(hook: OptimizerHook) -> RemovableHandle:
+    """``hook(optimizer, args, kwargs)`` runs before every optimizer's step (before the
+    optimizer's own pre-hooks); it may return new ``(args, kwargs)``. Returns a handle.
+
+    >>> import ember
+    >>> from ember.optim.optimizer import register_optimizer_step_pre_hook
+    >>> handle = register_optimizer_step_pre_hook(lambda o, args, kw: print(type(o).__name__))
+    >>> ember.optim.SGD([ember.nn.Parameter(ember.ones(1))], lr=0.1).step()
+    SGD
+    >>> handle.remove()
+    """
+    key = next(_hook_ids)
+    _global_optimizer_pre_hooks[key] = hook
+    return RemovableHandle(_global_optimizer_pre_hooks, key)
+
+
+def register_optimizer_step_post_hook(hook: OptimizerHook) -> RemovableHandle:
+    """``hook(optimizer, args, kwargs)`` runs after every optimizer's step (after the
+    optimizer's own post-hooks). Returns a handle."""
+    key = next(_hook_ids)
+    _global_optimizer_post_hooks[key] = hook
+    return RemovableHandle(_global_optimizer_post_hooks, key)
+
+
+def _hooked_step(step: Callable[..., Any]) -> Callable[..., Any]:
+    """``step`` of an Optimizer subclass wrapped to run the step pre- and post-hooks around
+    it; the hooks get ``(optimizer, args, kwargs)`` with ``args`` starting at the optimizer,
+    and a pre-hook may return new ``(args, kwargs)``, as in PyTorch.
+
+    >>> import ember
+    >>> class Halve(ember.optim.Optimizer):
+    ...     def __init__(self, params):
+    ...         super().__init__(params, {})
+    ...     def step(self, closure=None):
+    ...         for p in self.param_groups[0]["params"]:
+    ...             p.data.mul_(0.5)
+    >>> opt = Halve([ember.nn.Parameter(ember.ones(1))])
+    >>> _ = opt.register_step_post_hook(lambda o, args, kwargs: print("stepped", len(args)))
+    >>> opt.step()
+    stepped 1
+    """
+    @functools.wraps(step)
+    def hooked(*args: Any, **kwargs: Any) -> Any:
+        self = args[0]
+        if self.__dict__.get("_in_hooked_step"):  # a subclass's step calling super().step()
+            return step(*args, **kwargs)
+        for pre_hook in [*_global_optimizer_pre_hooks.values(),
+                         *self._optimizer_step_pre_hooks.values()]:
+            result = pre_hook(self, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(f"{step} must return None or a tuple of (new_args, "
+                                       f"new_kwargs), but got {result}.")
+                args, kwargs = result
+        self._in_hooked_step = True
+        try:
+            out = step(*args, **kwargs)
+        finally:
+            self._in_hooked_step = False
+        for post_hook in [*self._optimizer_step_post_hooks.values(),
+                          *_global_optimizer_post_hooks.values()]:
+            post_hook(self, args, kwargs)
+        return out
+    return hooked
 
 
 def has_sparse_grad(group: dict) -> bool:

@@ -2,9 +2,10 @@
 
 An ember file is a NumPy ``.npz`` (a zip): ``<n>.npy`` members (written and read with
 ``allow_pickle=False``) and ``structure.json``, a JSON description of the saved object that
-points at the arrays by number. It stores tensors (and Parameters), NumPy arrays, ``None``,
-bools, ints, floats (nan/inf too), strings, bytes, dtypes, devices and lists/tuples/dicts/
-OrderedDicts of these (dict keys of any of these types, order kept; a state_dict's
+points at the arrays by number. It stores tensors (and Parameters), NumPy arrays and scalars
+(loaded back as NumPy scalars), ``None``, bools, ints, floats (nan/inf too), strings, bytes,
+dtypes, devices and lists/tuples/sets/frozensets/dicts/OrderedDicts/Counters of these (dict
+keys of any of these types, order kept; a state_dict's
 ``_metadata`` too), and plain-data objects holding these: Enum members, ``argparse.Namespace``
 and dataclass objects, recorded as their class's name plus their value or fields and rebuilt
 (without running ``__init__``) only when the class is allowlisted with :func:`add_safe_globals`

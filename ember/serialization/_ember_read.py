@@ -9,7 +9,7 @@ import base64
 import dataclasses
 import enum
 import json
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 
 import numpy as np
 
@@ -129,8 +129,18 @@ class _Decoder:
         if kind in ("list", "tuple"):
             items = [self.decode(v) for v in node["items"]]
             return items if kind == "list" else tuple(items)
-        if kind in ("dict", "odict"):
+        if kind in ("dict", "odict", "counter"):
             return self.dict(node, kind)
+        if kind in ("set", "frozenset"):
+            items = [self.decode(v) for v in node["items"]]
+            if any(isinstance(v, (list, dict, set)) for v in items):
+                self.fail(f"an unhashable item in a {kind}")
+            return set(items) if kind == "set" else frozenset(items)
+        if kind == "npscalar":
+            scalar_dtype = np.dtype(str(node["dtype"]))
+            if scalar_dtype.kind not in "biuf":
+                self.fail(f"bad NumPy scalar dtype {scalar_dtype}")
+            return scalar_dtype.type(self.decode(node["value"]))
         if kind == "float":
             if node["value"] not in ("nan", "inf", "-inf"):
                 self.fail(f"bad float {node['value']!r}")
@@ -176,7 +186,7 @@ class _Decoder:
         keys, values = node["keys"], node["values"]
         if not isinstance(keys, list) or not isinstance(values, list) or len(keys) != len(values):
             self.fail("dict with mismatched keys and values")
-        out = (OrderedDict if kind == "odict" else dict)()
+        out = (OrderedDict if kind == "odict" else Counter if kind == "counter" else dict)()
         for k, v in zip(keys, values):
             k = self.decode(k)
             if isinstance(k, list):

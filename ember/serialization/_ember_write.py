@@ -11,7 +11,7 @@ import enum
 import json
 import math
 import zipfile
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 
 import numpy as np
 
@@ -71,13 +71,13 @@ class Encoder:
             return obj
         if isinstance(obj, self.Tensor):
             return self.tensor(obj)
-        if isinstance(obj, (int, np.integer)):
+        if isinstance(obj, (np.integer, np.floating, np.bool_)):  # kept NumPy scalars
+            return {"$type": "npscalar", "dtype": obj.dtype.str, "value": self.encode(obj.item())}
+        if isinstance(obj, int):
             return int(obj)
-        if isinstance(obj, (float, np.floating)):
+        if isinstance(obj, float):
             obj = float(obj)
             return obj if math.isfinite(obj) else {"$type": "float", "value": repr(obj)}
-        if isinstance(obj, np.bool_):
-            return bool(obj)
         if isinstance(obj, np.ndarray):
             if obj.dtype.kind not in "biuf":
                 raise TypeError(f"ember.save can't store NumPy arrays of dtype {obj.dtype} "
@@ -91,7 +91,9 @@ class Encoder:
         if isinstance(obj, self.device):
             return {"$type": "device", "name": str(obj)}
         if isinstance(obj, dict):
-            node = {"$type": "odict" if isinstance(obj, OrderedDict) else "dict",
+            kind = "odict" if isinstance(obj, OrderedDict) else \
+                "counter" if isinstance(obj, Counter) else "dict"
+            node = {"$type": kind,
                     "keys": [self.encode(k) for k in obj.keys()],
                     "values": [self.encode(v) for v in obj.values()]}
             metadata = getattr(obj, "_metadata", None)
@@ -102,6 +104,9 @@ class Encoder:
             return {"$type": "tuple", "items": [self.encode(v) for v in obj]}
         if isinstance(obj, list):
             return {"$type": "list", "items": [self.encode(v) for v in obj]}
+        if isinstance(obj, (set, frozenset)):
+            return {"$type": "frozenset" if isinstance(obj, frozenset) else "set",
+                    "items": [self.encode(v) for v in obj]}
         record = self.plain_object(obj)
         if record is not None:
             return record
@@ -114,8 +119,9 @@ class Encoder:
                 "on a freshly built object")
         raise TypeError(
             f"ember.save can't store an object of type {type(obj).__module__}."
-            f"{type(obj).__qualname__}: it stores tensors, NumPy arrays, None, bools, ints, "
-            "floats, strings, bytes, dtypes, devices, lists, tuples and dicts of these, and "
+            f"{type(obj).__qualname__}: it stores tensors, NumPy arrays and scalars, None, bools, "
+            "ints, floats, strings, bytes, dtypes, devices, lists, tuples, sets and dicts of "
+            "these, and "
             "Enum members, argparse.Namespace and dataclass objects holding them (no pickle)")
 
     def plain_object(self, obj):

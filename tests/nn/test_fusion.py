@@ -88,8 +88,9 @@ def test_convert_weight_memory_format():
     assert nn.utils.convert_conv2d_weight_memory_format(m, ember.contiguous_format) is m
     assert m[0].weight is w and m[0].weight.is_contiguous()
     assert nn.utils.convert_conv3d_weight_memory_format(m, ember.contiguous_format) is m
-    with pytest.raises(NotImplementedError):
-        nn.utils.convert_conv2d_weight_memory_format(m, ember.channels_last)
+    nn.utils.convert_conv2d_weight_memory_format(m, ember.channels_last)
+    assert m[0].weight.is_contiguous(memory_format=ember.channels_last)
+    assert m[0].weight.stride() == (9, 1, 3, 1)
 
 
 def test_deprecated_spellings_warn_and_work():

@@ -83,12 +83,21 @@ SHARED_NODE_NAMES = {
     "IndexPutBackward0": {"IndexPut", "IndexGrad",               # x[i] = v; gathers' grads;
                           "IndexPutAccumulate"},                # index_put(accumulate=True)
     "MaxPool2DWithIndicesBackward0": {"MaxPoolGather", "TiledMax"},
-    "MaxPool2DWithIndicesBackwardBackward0": {"MaxPoolScatter", "TiledScatter"},
+    # max pools' gradients, and their zero-gradient links under create_graph (grad_link.py)
+    "MaxPool2DWithIndicesBackwardBackward0": {"MaxPoolScatter", "TiledScatter",
+                                              "MaxPool2DWithIndicesBackwardLink"},
     "MaxPool3DWithIndicesBackward0": {"MaxPool3DGather", "TiledMax3D"},
-    "MaxPool3DWithIndicesBackwardBackward0": {"MaxPool3DScatter", "TiledScatter3D"},
+    "MaxPool3DWithIndicesBackwardBackward0": {"MaxPool3DScatter", "TiledScatter3D",
+                                              "MaxPool3DWithIndicesBackwardLink"},
+    "AdaptiveMaxPool2DBackwardBackward0": {"AdaptiveMaxPool2DScatter",
+                                           "AdaptiveMaxPool2DBackwardLink"},
+    "AdaptiveMaxPool3DBackwardBackward0": {"AdaptiveMaxPool3DScatter",
+                                           "AdaptiveMaxPool3DBackwardLink"},
     "MmBackward0": {"Matmul", "Mm", "LinearNoBias"},
     "UnsqueezeBackward0": {"Unsqueeze", "UnsqueezeIndex"},      # x.unsqueeze(d), x[None]
-    "ToCopyBackward0": {"ToDtype", "ToMeta", "ToDevice"},       # x.to(dtype / "meta" / "cuda")
+    "ToCopyBackward0": {"ToDtype", "ToMeta", "ToDevice",        # x.to(dtype / "meta" / "cuda"
+                        "ToCopyInFormat"},                      # / memory_format=)
+    "CloneBackward0": {"Clone", "CloneInFormat"},               # clone(memory_format=)
     "NotImplemented": {"Heaviside", "Binomial"},  # PyTorch's node for ops with no derivative
 }
 

@@ -23,7 +23,10 @@ def _run(*args):
 @pytest.mark.parametrize("program", ["dcgan.py", "idioms.py", "resnet_seq2seq.py", "stn.py",
                                      "char_rnn.py", "gcn_triplet.py", "vae_style.py", "vit.py",
                                      "data_amp.py", "sparse_models.py", "gpt.py",
-                                     "ddpm.py", "ppo.py", "llama.py", "bilstm_crf.py"])
+                                     "ddpm.py", "ppo.py", "llama.py", "bilstm_crf.py",
+                                     "audio_kws.py", "nlp_seq2seq.py", "wide_deep.py",
+                                     "simclr.py", "vision_recipe.py", "cgan.py",
+                                     "gat_pointnet.py", "realnvp.py"])
 def test_program_prints_torchs_numbers(program):
     path = str(PROGRAMS / program)
     on_torch = _run(path)

@@ -361,10 +361,9 @@ def test_make_tensor_errors(kwargs, error, text):
 def test_make_tensor_memory_format():
     t = make_tensor(2, 3, dtype=ember.float32, device="cpu", memory_format=ember.contiguous_format)
     assert t.is_contiguous() and t.shape == (2, 3)
-    # ember's tensors are row-major: asked for channels-last, it says so (no silent layout)
-    with pytest.raises(NotImplementedError, match="channels_last"):
-        make_tensor(1, 2, 3, 4, dtype=ember.float32, device="cpu",
+    t = make_tensor(1, 2, 3, 4, dtype=ember.float32, device="cpu",
                     memory_format=ember.channels_last)
+    assert t.stride() == (24, 1, 8, 2)  # PyTorch's channels-last strides
 
 
 def test_make_tensor_low_equal_high_warns_for_floats():

@@ -32,6 +32,11 @@ def _extract_tensor_metadata(result: Any) -> TensorMetadata:
     memory_format = None
     if result.is_contiguous():
         memory_format = _contiguous_format()
+    elif result.dim() in (4, 5):  # a channels-last layout, as torch.fx names it
+        namespace = ember_namespace()
+        for fmt in (namespace.channels_last, namespace.channels_last_3d):
+            if result.is_contiguous(memory_format=fmt):
+                memory_format = fmt
     return TensorMetadata(result.shape, result.dtype, result.requires_grad, result.stride(),
                           memory_format, False, {})
 

@@ -259,6 +259,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
                          f"size ({input.shape}) is deprecated. Please ensure they have the same "
                          "size.")
+    if target.dtype is not input.dtype:
+        raise RuntimeError(f"Found dtype {target.dtype.scalar_name} but expected "
+                           f"{input.dtype.scalar_name}")
     if weight is not None:
         weight = weight.detach().expand(_F.broadcast_shapes(target.shape, weight.shape))
     return _nodes.binary_cross_entropy(input, target, weight, reduction)
@@ -272,9 +275,22 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
+    _check_logits_target(input, target)
     return _nodes.binary_cross_entropy_with_logits(
         input, target, None if weight is None else weight.detach(),
         None if pos_weight is None else pos_weight.detach(), reduction)
+
+
+def _check_logits_target(input, target):
+    """PyTorch builds the logits loss in place on ``1 - target``: a bool target fails the
+    subtraction, an integer one cannot hold the floating loss."""
+    if target.dtype is _dt.bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if not (target.is_floating_point() or target.is_complex()):
+        result = _dt.promote_types(input.dtype, target.dtype)
+        raise RuntimeError(f"result type {result.scalar_name} can't be cast to the desired "
+                           f"output type {target.dtype.scalar_name}")
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
@@ -291,6 +307,10 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                 "major release.", stacklevel=2)
         if reduction not in _REDUCTIONS + ("batchmean",):
             raise ValueError(f"{reduction} is not a valid value for reduction")
+    if input.is_complex() or target.is_complex():
+        raise RuntimeError("kl_div: Complex inputs not supported.")
+    if not (input.is_floating_point() and target.is_floating_point()):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
         loss = _F.exp(target) * (target - input)
     else:

@@ -104,7 +104,10 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     if tuple(prod.shape) != tuple(input.shape):  # PyTorch writes into a tensor like input
         raise RuntimeError(f"output with shape {_sizes(input.shape)} doesn't match the "
                            f"broadcast shape {_sizes(prod.shape)}")
-    return _reduce(_F.log1p(_F.exp(prod)), reduction)
+    loss = _F.log1p(_F.exp(prod))
+    if loss.dtype is not input.dtype:  # PyTorch writes the loss into a tensor like input
+        loss = loss.to(input.dtype)
+    return _reduce(loss, reduction)
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,

@@ -167,19 +167,23 @@ class _ConvTranspose(_ConvNd):
         if output_size is None:
             return self.output_padding
         n = self._nd
-        output_size = list(output_size)[-n:]
+        non_spatial = 2 if input.dim() == n + 2 else 1
+        if len(output_size) == non_spatial + n:
+            output_size = output_size[non_spatial:]
+        if len(output_size) != n:
+            raise ValueError(f"ConvTranspose{n}D: for {input.dim()}D input, output_size must "
+                             f"have {n} or {non_spatial + n} elements (got {len(output_size)})")
         spatial = input.shape[-n:]
-        ret = []
+        min_sizes = [(spatial[d] - 1) * self.stride[d] - 2 * self.padding[d]
+                     + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(n)]
+        max_sizes = [min_sizes[d] + self.stride[d] - 1 for d in range(n)]
         for d in range(n):
-            min_size = ((spatial[d] - 1) * self.stride[d] - 2 * self.padding[d]
-                        + self.dilation[d] * (self.kernel_size[d] - 1) + 1)
-            max_size = min_size + self.stride[d] - 1
-            if not min_size <= output_size[d] <= max_size:
+            if not min_sizes[d] <= output_size[d] <= max_sizes[d]:
+                # PyTorch's wording, down to the input's sizes from dim 2 on
                 raise ValueError(f"requested an output size of {output_size}, but valid sizes "
-                                 f"range from {min_size} to {max_size} (for an input of "
-                                 f"{list(spatial)})")
-            ret.append(output_size[d] - min_size)
-        return tuple(ret)
+                                 f"range from {min_sizes} to {max_sizes} (for an input of "
+                                 f"{input.size()[2:]})")
+        return tuple(output_size[d] - min_sizes[d] for d in range(n))
 
     def forward(self, input, output_size=None):
         op = self._output_padding(input, output_size)

@@ -708,6 +708,7 @@ class Module:
         True
         """
         dtype, device = kwargs.get("dtype"), kwargs.get("device")
+        memory_format = kwargs.get("memory_format")
         for a in args:
             if isinstance(a, dtype_cls):
                 dtype = a
@@ -721,6 +722,10 @@ class Module:
                             f"got desired dtype={dtype!r}")
         if target is not None:
             self._check_leaves_meta(target)
+        if memory_format is not None:  # 4-D and 5-D parameters and buffers take the layout
+            return self._apply(lambda t: t.to(target, dtype if t.is_floating_point() else None,
+                                              memory_format=memory_format
+                                              if t.dim() in (4, 5) else None))
         if dtype is None and (target is None
                               or all(t.device == target for t in self._all_tensors())):
             return self

@@ -1,8 +1,7 @@
 """Converting convolution weights to a memory format, as PyTorch's ``nn.utils`` does.
 
-ember's tensors are always row-major (``contiguous_format``): converting to it (or to
-``preserve_format``) is a no-op, and ``channels_last`` / ``channels_last_3d`` raise
-NotImplementedError (from ``Tensor.clone``).
+The weight is copied into the layout (``Tensor.clone(memory_format=...)``): ``channels_last``
+for 4-D weights, ``channels_last_3d`` for 5-D ones (another rank raises PyTorch's error).
 """
 __all__ = ["convert_conv2d_weight_memory_format", "convert_conv3d_weight_memory_format"]
 

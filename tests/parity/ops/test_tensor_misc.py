@@ -441,10 +441,11 @@ def test_memory_formats():
         assert lib.zeros_like(x, memory_format=lib.preserve_format).shape == x.shape
         assert x.double(memory_format=lib.preserve_format).dtype == lib.float64
     assert repr(ember.channels_last) == repr(torch.channels_last)
-    with pytest.raises(NotImplementedError, match="channels_last"):
-        ember.ones(1, 2, 3, 3).clone(memory_format=ember.channels_last)
-    with pytest.raises(NotImplementedError, match="channels_last"):
-        ember.empty_like(ember.ones(1, 2, 3, 3), memory_format=ember.channels_last)
+    for lib in (ember, torch):  # channels-last layouts (tests/parity/memory_format/: more)
+        assert lib.ones(1, 2, 3, 3).clone(memory_format=lib.channels_last).stride() == \
+            (18, 1, 6, 2)
+        assert lib.empty_like(lib.ones(1, 2, 3, 3), memory_format=lib.channels_last).stride() \
+            == (18, 1, 6, 2)
 
 
 # ---- bfloat16 -----------------------------------------------------------------------------
