@@ -488,11 +488,30 @@ def wrap_namespace(namespace, names, module, *, python_level=False, modes_only=(
         namespace[name] = entry
 
 
+_PROPERTY_NAMES: dict = {}
+
+
+def called_name(func) -> str:
+    """The name a tensor subclass's handler table knows ``func`` by, in its
+    ``__torch_function__``: a function's ``__name__``, or, for a property's getter (which
+    arrives as the property's ``__get__`` method-wrapper), the property's attribute name on
+    Tensor (getters may be lambdas)."""
+    if type(func).__name__ != "method-wrapper":
+        return func.__name__
+    prop = func.__self__
+    if not _PROPERTY_NAMES:
+        for klass in reversed(Tensor.__mro__):
+            for attr, value in vars(klass).items():
+                if isinstance(value, property):
+                    _PROPERTY_NAMES[value] = attr
+    return _PROPERTY_NAMES.get(prop) or prop.fget.__name__
+
+
 def is_entry(fn):
     return getattr(fn, "__ember_impl__", None) is not None
 
 
 __all__ = ["ACTIVE", "PASS", "AUTOCAST", "DISPATCHING", "set_autocast_hook", "dispatch",
            "dispatch_failed", "dispatching", "wrap_namespace", "dispatching_property",
-           "overloaded_args", "DisableTorchFunction", "DisableTorchFunctionSubclass",
+           "overloaded_args", "called_name", "DisableTorchFunction", "DisableTorchFunctionSubclass",
            "push_mode", "pop_mode", "mode_stack", "hold_dispatch"]

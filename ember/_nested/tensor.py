@@ -30,7 +30,7 @@ from .. import _layouts
 from .._creation import tensor as _tensor
 from .._functions import cat
 from .._tensor import Tensor
-from .._torch_function import hold_dispatch
+from .._torch_function import called_name, hold_dispatch
 
 strided = _layouts.strided
 jagged = _layouts.jagged  # the layout object (ember.jagged)
@@ -121,10 +121,7 @@ class NestedTensor(Tensor):
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
-        if type(func).__name__ == "method-wrapper":  # a property's getter: by its name
-            name = _property_name(func.__self__)
-        else:
-            name = func.__name__
+        name = called_name(func)
         handler = HANDLERS.get(name)
         if handler is None:
             raise unsupported(name, args, kwargs)
@@ -162,18 +159,6 @@ def unsupported(name, args, kwargs=None):
             return no_nested_kernel(_STRIDED_ATEN.get(name, name))
     return no_nested_kernel(name)
 
-
-_PROPERTY_NAMES = {}
-
-
-def _property_name(prop):
-    """The attribute name of one of Tensor's properties (getters may be lambdas)."""
-    if not _PROPERTY_NAMES:
-        for klass in reversed(Tensor.__mro__):
-            for attr, value in vars(klass).items():
-                if isinstance(value, property):
-                    _PROPERTY_NAMES[value] = attr
-    return _PROPERTY_NAMES.get(prop) or prop.fget.__name__
 
 
 def _new(layout, state) -> NestedTensor:

@@ -26,8 +26,7 @@ import weakref
 
 from .._tensor import Tensor
 from .._tensor_repr import PRINT_OPTS, tensor_repr
-from .._torch_function import hold_dispatch
-from .._sparse.tensor import _property_name
+from .._torch_function import called_name, hold_dispatch
 from ..backend import get_array_module
 from ..backend.dtypes import QUANTIZED, float32, float64, int64
 from ..backend.quantized_data import QuantizedData, no_quantized_kernel
@@ -51,10 +50,7 @@ class QuantizedTensor(Tensor):
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
-        if type(func).__name__ == "method-wrapper":  # a property's getter: by its name
-            name = _property_name(func.__self__)
-        else:
-            name = func.__name__
+        name = called_name(func)
         handler = HANDLERS.get(name)
         if handler is None:
             raise no_quantized_kernel(name.strip("_"))

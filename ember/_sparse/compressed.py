@@ -28,7 +28,7 @@ from .. import _layouts
 from .. import _functions as F
 from .._creation import arange, zeros
 from .._tensor import Tensor
-from .._torch_function import hold_dispatch
+from .._torch_function import called_name, hold_dispatch
 from ..backend.dtypes import bool_, get_default_dtype, int64
 from ..backend.sparse_data import SparseCOOData, no_sparse_kernel
 from .tensor import is_sparse
@@ -78,28 +78,13 @@ class SparseCompressedTensor(Tensor):
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
-        if type(func).__name__ == "method-wrapper":  # a property's getter: by its name
-            name = property_name(func.__self__)
-        else:
-            name = func.__name__
+        name = called_name(func)
         handler = COMPRESSED_HANDLERS.get(name)
         if handler is None:  # a dunder by its op's name; ATen's own names keep their "_"
             raise no_sparse_kernel(name.strip("_") if name.startswith("__") else name,
                                    BACKEND)
         return handler(*args, **(kwargs or {}))
 
-
-_PROPERTY_NAMES = {}
-
-
-def property_name(prop):
-    """The attribute name of one of Tensor's properties."""
-    if not _PROPERTY_NAMES:
-        for klass in reversed(Tensor.__mro__):
-            for attr, value in vars(klass).items():
-                if isinstance(value, property):
-                    _PROPERTY_NAMES[value] = attr
-    return _PROPERTY_NAMES.get(prop) or prop.fget.__name__
 
 
 def make_compressed(layout: str, compressed: Tensor, plain: Tensor, values: Tensor,

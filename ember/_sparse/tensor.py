@@ -29,7 +29,7 @@ from .._creation import zeros, tensor as _tensor
 from .._tensor import Tensor
 from .._ops.indexing import add_rows
 from ..autograd.grad_mode import is_grad_enabled
-from .._torch_function import hold_dispatch
+from .._torch_function import called_name, hold_dispatch
 from ..backend.dtypes import bool_, int64
 from ..backend.sparse_data import SparseCOOData, no_sparse_kernel
 
@@ -48,27 +48,12 @@ class SparseTensor(Tensor):
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
-        if type(func).__name__ == "method-wrapper":  # a property's getter: by its name
-            name = _property_name(func.__self__)
-        else:
-            name = func.__name__
+        name = called_name(func)
         handler = HANDLERS.get(name)
         if handler is None:
             raise no_sparse_kernel(name.strip("_"))
         return handler(*args, **(kwargs or {}))
 
-
-_PROPERTY_NAMES = {}
-
-
-def _property_name(prop):
-    """The attribute name of one of Tensor's properties (getters may be lambdas)."""
-    if not _PROPERTY_NAMES:
-        for klass in reversed(Tensor.__mro__):
-            for attr, value in vars(klass).items():
-                if isinstance(value, property):
-                    _PROPERTY_NAMES[value] = attr
-    return _PROPERTY_NAMES.get(prop) or prop.fget.__name__
 
 
 def make_sparse(indices: Tensor, values: Tensor, shape, coalesced: bool = False) -> SparseTensor:

@@ -22,8 +22,7 @@ import warnings
 import weakref
 
 from .._tensor import Tensor
-from .._torch_function import hold_dispatch
-from .._sparse.tensor import _property_name as property_name
+from .._torch_function import called_name, hold_dispatch
 from ..backend import dtypes
 
 __all__ = ["MaskedTensor", "is_masked_tensor", "masked_tensor", "as_masked_tensor"]
@@ -142,10 +141,7 @@ class MaskedTensor(Tensor):
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
-        if type(func).__name__ == "method-wrapper":  # a property's getter: by its name
-            name = property_name(func.__self__)
-        else:
-            name = func.__name__
+        name = called_name(func)
         handler = HANDLERS.get(name)
         if handler is None:
             raise not_implemented(name)
