@@ -54,20 +54,13 @@ class SparseCompressedData(SparseCOOData):
     PyTorch's error for an op without a SparseCsrCPU kernel."""
     __slots__ = ()
 
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        raise no_sparse_kernel(name.strip("_"), BACKEND)
+    @staticmethod
+    def no_kernel(name):
+        return no_sparse_kernel(name, BACKEND)
 
     def __array__(self, *args, **kwargs):
         raise TypeError("can't convert SparseCsr layout tensor to numpy. Use "
                         "Tensor.to_dense() first.")
-
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        raise no_sparse_kernel(ufunc.__name__, BACKEND)
-
-    def __array_function__(self, func, types, args, kwargs):
-        raise no_sparse_kernel(func.__name__, BACKEND)
 
 
 class SparseCompressedTensor(Tensor):

@@ -14,7 +14,7 @@ NotImplementedError: Could not run 'aten::sum' with arguments from the 'Quantize
 backend. This could be because the operator doesn't exist for this backend, or was omitted \
 during the selective/custom build process (if using custom build).
 """
-import math
+from .placeholder_data import PlaceholderData
 
 
 def no_quantized_kernel(name):
@@ -25,48 +25,10 @@ def no_quantized_kernel(name):
         "the selective/custom build process (if using custom build).")
 
 
-class QuantizedData:
+class QuantizedData(PlaceholderData):
     """The ``_data`` of a quantized tensor: metadata only (see the module)."""
-    __slots__ = ("shape", "dtype")
-    base = None
-
-    def __init__(self, shape, dtype):
-        self.shape = tuple(shape)
-        self.dtype = dtype
-
-    @property
-    def ndim(self):
-        return len(self.shape)
-
-    @property
-    def size(self):
-        return math.prod(self.shape)
-
-    @property
-    def itemsize(self):
-        return self.dtype.itemsize
-
-    def __getattr__(self, name):
-        if name.startswith("__"):  # protocols NumPy probes for (it then calls __array__)
-            raise AttributeError(name)
-        raise no_quantized_kernel(name.strip("_"))
+    __slots__ = ()
+    no_kernel = staticmethod(no_quantized_kernel)
 
     def __array__(self, *args, **kwargs):
         raise no_quantized_kernel("numpy")
-
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        raise no_quantized_kernel(ufunc.__name__)
-
-    def __array_function__(self, func, types, args, kwargs):
-        raise no_quantized_kernel(func.__name__)
-
-    def _refuse(name):
-        def refuse(self, *args, **kwargs):
-            raise no_quantized_kernel(name)
-        return refuse
-
-    __getitem__, __setitem__ = _refuse("index"), _refuse("index_put_")
-    __iter__, __len__, __bool__ = _refuse("unbind"), _refuse("size"), _refuse("is_nonzero")
-    __add__ = __radd__ = __iadd__ = _refuse("add")
-    __mul__ = __rmul__ = __imul__ = _refuse("mul")
-    del _refuse
