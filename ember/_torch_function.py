@@ -507,11 +507,24 @@ def called_name(func) -> str:
     return _PROPERTY_NAMES.get(prop) or prop.fget.__name__
 
 
+def registrar(table: dict):
+    """The ``@handles("add", "__add__")`` decorator that files a function in ``table`` (a
+    tensor subclass's calls by name, answered in its ``__torch_function__``)."""
+    def handles(*names):
+        def register(fn):
+            for name in names:
+                table[name] = fn
+            return fn
+        return register
+    return handles
+
+
 def is_entry(fn):
     return getattr(fn, "__ember_impl__", None) is not None
 
 
 __all__ = ["ACTIVE", "PASS", "AUTOCAST", "DISPATCHING", "set_autocast_hook", "dispatch",
            "dispatch_failed", "dispatching", "wrap_namespace", "dispatching_property",
-           "overloaded_args", "called_name", "DisableTorchFunction", "DisableTorchFunctionSubclass",
-           "push_mode", "pop_mode", "mode_stack", "hold_dispatch"]
+           "overloaded_args", "called_name", "registrar", "DisableTorchFunction",
+           "DisableTorchFunctionSubclass", "push_mode", "pop_mode", "mode_stack",
+           "hold_dispatch"]

@@ -5,6 +5,7 @@ arguments as that function got them.
 """
 from __future__ import annotations
 
+from .._torch_function import registrar
 from .. import _functions as F
 from .._creation import full, tensor as _tensor, zeros_like
 from .._tensor import Size, Tensor
@@ -20,12 +21,7 @@ _NO_SIZES = "Internal error: NestedTensorImpl doesn't support sizes. Please file
 _NO_STRIDES = "Internal error: NestedTensorImpl doesn't support strides. Please file an issue."
 
 
-def handles(*names):
-    def register(fn):
-        for name in names:
-            HANDLERS[name] = fn
-        return fn
-    return register
+handles = registrar(HANDLERS)
 
 
 def map_nested(nt, fn):

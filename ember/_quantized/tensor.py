@@ -26,7 +26,7 @@ import weakref
 
 from .._tensor import Tensor
 from .._tensor_repr import PRINT_OPTS, tensor_repr
-from .._torch_function import called_name, hold_dispatch
+from .._torch_function import called_name, hold_dispatch, registrar
 from ..backend import get_array_module
 from ..backend.dtypes import QUANTIZED, float32, float64, int64
 from ..backend.quantized_data import QuantizedData, no_quantized_kernel
@@ -201,12 +201,7 @@ def dequantize(tensor):
 
 
 # ---- what a quantized tensor answers -------------------------------------------------------
-def handles(*names):
-    def register(fn):
-        for name in names:
-            HANDLERS[name] = fn
-        return fn
-    return register
+handles = registrar(HANDLERS)
 
 
 def _int_repr_of(q):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numbers
 
+from .._torch_function import registrar
 from .. import _functions as F
 from .._creation import zeros
 from .._tensor import Size, Tensor
@@ -28,12 +29,7 @@ from .compressed_factory import convert, to_coo
 from .compressed_products import addmm, matmul, mv
 
 
-def handles(*names):
-    def register(fn):
-        for name in names:
-            COMPRESSED_HANDLERS[name] = fn
-        return fn
-    return register
+handles = registrar(COMPRESSED_HANDLERS)
 
 
 def _unsupported_layout(t):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numbers
 
+from .._torch_function import registrar
 from .. import _functions as F
 from .._creation import zeros
 from .._tensor import Size, Tensor
@@ -24,12 +25,7 @@ from .tensor import (HANDLERS, SparseTensor, accumulate_, coalesce, dense_to_spa
                      is_sparse, make_sparse, numel, shape_of, sparse_coo, sparse_dim,
                      to_dense, unravel, linear_index, values_of, with_values)
 
-def handles(*names):
-    def register(fn):
-        for name in names:
-            HANDLERS[name] = fn
-        return fn
-    return register
+handles = registrar(HANDLERS)
 
 
 def _sparse_only(name):

@@ -12,6 +12,7 @@ them.
 """
 from __future__ import annotations
 
+from .._torch_function import registrar
 from .. import _functions as F
 from .._creation import ones_like
 from .._tensor import Tensor
@@ -20,12 +21,7 @@ from . import _ops as masked_ops
 from ._core import HANDLERS, MaskedTensor, not_implemented, wrap
 
 
-def handles(*names):
-    def register(fn):
-        for name in names:
-            HANDLERS[name] = fn
-        return fn
-    return register
+handles = registrar(HANDLERS)
 
 
 def _data(a):
