@@ -68,7 +68,10 @@ def _check_inplace_allowed(t):
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
     base = t._base
-    if base is not None and base._grad_fn is None and base._requires_grad:
+    # a view of a leaf: the leaf requires grad, or the view itself was made to require grad
+    # (``x.reshape(2, 2).requires_grad_()``), as PyTorch's check
+    if base is not None and base._grad_fn is None and (
+            base._requires_grad or (t._requires_grad and t._grad_fn is None)):
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
 
