@@ -8,7 +8,7 @@ from __future__ import annotations
 from .._torch_function import registrar
 from .. import _functions as F
 from .._creation import full, tensor as _tensor, zeros_like
-from .._tensor import Size, Tensor
+from .._tensor import Size, Tensor, _wrap_dim
 from ..autograd.backprop import backward as _backward
 from ..backend.dtypes import get_default_dtype, int64
 from .tensor import (HANDLERS, _ScaledNestedInt, batch_size, bounds_of,
@@ -45,13 +45,10 @@ def _size(func, nt, dim=None):
     if dim is None:
         return _shape(func, nt)
     shape = nested_shape(nt)
-    n = len(shape)
-    if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}],"
-                         f" but got {dim})")
-    size = shape[dim % n]
+    dim = _wrap_dim(dim, len(shape))
+    size = shape[dim]
     if size is None:
-        raise RuntimeError(f"Given dimension {dim % n} is irregular and does not have a size.")
+        raise RuntimeError(f"Given dimension {dim} is irregular and does not have a size.")
     return size
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numbers
 
+from .._tensor import _wrap_dim as _norm_dim
 from .. import _functions as F
 from .._tensor import Size, Tensor
 from .handlers import handles, map_nested
@@ -239,13 +240,6 @@ def _matmul(func, a, b):
 
 
 # ---- softmax, reductions, norms ------------------------------------------------------------
-def _norm_dim(dim, n):
-    if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}],"
-                         f" but got {dim})")
-    return dim % n
-
-
 @handles("softmax", "log_softmax")
 def _softmax(func, nt, dim=None, *args, **kwargs):
     name = func.__name__

@@ -5,6 +5,7 @@ PyTorch's support per layout and its errors.
 """
 from __future__ import annotations
 
+from .._tensor import _wrap_dim as _norm_dim
 from .. import _functions as F
 from .handlers import handles
 from .tensor import (batch_size, components, jagged, layout_of, make_strided, nested_dim,
@@ -12,13 +13,6 @@ from .tensor import (batch_size, components, jagged, layout_of, make_strided, ne
                      with_values)
 
 _NO_SIZES = "Internal error: NestedTensorImpl doesn't support sizes. Please file an issue."
-
-
-def _norm_dim(dim, n):
-    if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}],"
-                         f" but got {dim})")
-    return dim % n
 
 
 def _shape_text(nt):

@@ -15,7 +15,7 @@ import numbers
 from .._torch_function import registrar
 from .. import _functions as F
 from .._creation import zeros
-from .._tensor import Size, Tensor
+from .._tensor import Size, Tensor, _wrap_dim
 from .._tensor_repr import (PRINT_OPTS, _format_array, _formatter, _summarized_values,
                             _with_suffixes)
 from ..backend import to_host
@@ -47,10 +47,7 @@ def _size(t, dim=None):
     shape = shape_of(t)
     if dim is None:
         return Size(shape)
-    if not -len(shape) <= dim < max(len(shape), 1):
-        raise IndexError(f"Dimension out of range (expected to be in range of "
-                         f"[{-len(shape)}, {len(shape) - 1}], but got {dim})")
-    return shape[dim]
+    return shape[_wrap_dim(dim, len(shape))]
 
 
 @handles("dim", "ndimension", "ndim")

@@ -16,7 +16,7 @@ import numbers
 from .._torch_function import registrar
 from .. import _functions as F
 from .._creation import zeros
-from .._tensor import Size, Tensor
+from .._tensor import Size, Tensor, _wrap_dim
 from .._tensor_repr import tensor_repr
 from .._ops.sparse_ops import SpMM
 from ..backend.dtypes import get_default_dtype, int64
@@ -46,10 +46,7 @@ def _size(s, dim=None):
     shape = shape_of(s)
     if dim is None:
         return Size(shape)
-    if not -len(shape) <= dim < max(len(shape), 1):
-        raise IndexError(f"Dimension out of range (expected to be in range of "
-                         f"[{-len(shape)}, {len(shape) - 1}], but got {dim})")
-    return shape[dim]
+    return shape[_wrap_dim(dim, len(shape))]
 
 
 @handles("dim", "ndimension")

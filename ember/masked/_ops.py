@@ -21,7 +21,7 @@ import math
 
 from .. import _functions as F
 from .._creation import ones
-from .._tensor import Tensor
+from .._tensor import Tensor, _wrap_dim
 from ..backend import dtypes
 from ..linalg import vector_norm
 from ..nn import functional as NF
@@ -69,10 +69,7 @@ def _canonical_dim(dim, ndim: int) -> tuple:
     for d in ((dim,) if isinstance(dim, int) else dim):
         if d in seen:
             raise RuntimeError(f"dim={d} appears multiple times in the list of dims")
-        if d >= ndim or d < -ndim:
-            raise IndexError(f"Dimension out of range (expected to be in range of "
-                             f"[{-ndim}, {ndim - 1}], but got {d})")
-        seen.append(d % ndim)
+        seen.append(_wrap_dim(d, ndim))
     return tuple(sorted(seen))
 
 
